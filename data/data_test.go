@@ -1,0 +1,145 @@
+package data
+
+import (
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
+)
+
+func TestBundledChecksums(t *testing.T) {
+	want := map[string]string{
+		"train": "b4ea0ea4064004fa7b9a83fba84563ac3cac1971462a3633deb58f5d968f8d54",
+		"test":  "8362a26a8a35e23a9da6f271ff4ed077152907cb11ee4646daf34d21cce5b32b",
+	}
+	for split, sum := range want {
+		f, err := bundled.Open("bundled/bibtex/" + split + ".txt.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, zr); err != nil {
+			t.Fatal(err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+			t.Errorf("bundled bibtex %s: sha256 %s, want %s (PROVENANCE.md)", split, got, sum)
+		}
+	}
+}
+
+// The reference files load with the sizes the dataset README states, and the
+// Delicious rows without labels are kept.
+func TestReferenceDatasets(t *testing.T) {
+	for _, c := range []struct {
+		name                       string
+		train, test, feats, labels int
+	}{
+		{"bibtex", 4880, 2515, 1836, 159},
+		{"delicious", 12920, 3185, 500, 983},
+	} {
+		dir := testdata.Dir(t, c.name)
+		train, test, err := LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if train.Len() != c.train || test.Len() != c.test || train.Features() != c.feats || train.Labels() != c.labels {
+			t.Errorf("%s: %d/%d points, %d features, %d labels", c.name, train.Len(), test.Len(), train.Features(), train.Labels())
+		}
+		for _, d := range []*Dataset{train, test} {
+			if err := d.X.Validate(); err != nil {
+				t.Error(err)
+			}
+			if err := d.Y.Validate(); err != nil {
+				t.Error(err)
+			}
+		}
+		if c.name == "delicious" {
+			if s := Describe(train, 3); s.UnlabeledPoints == 0 {
+				t.Errorf("delicious train: no unlabeled points, want the lines starting with a space")
+			}
+		}
+	}
+}
+
+func TestMNIST(t *testing.T) {
+	dir := testdata.Dir(t, "mnist")
+	train, test, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train.Len() != 60000 || test.Len() != 10000 || train.Features() != 784 || train.Labels() != 10 {
+		t.Fatalf("mnist: %d/%d points, %d features, %d labels", train.Len(), test.Len(), train.Features(), train.Labels())
+	}
+	if err := train.X.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range train.X.Values {
+		if !(v > 0 && v <= 1) {
+			t.Fatalf("pixel value %v outside (0,1]", v)
+		}
+	}
+	if _, _, err := LoadMNIST(filepath.Join(dir, "nope")); err == nil {
+		t.Fatal("missing folder accepted")
+	}
+}
+
+func TestSamplerAndBatch(t *testing.T) {
+	train, _, err := Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := NewSampler(train.Len(), 7), NewSampler(train.Len(), 7)
+	b1, b2 := NewBatch(train, 300), NewBatch(train, 300)
+	seen := make([]int, train.Len())
+	for range 3 * train.Len() / 300 { // three epochs, crossing boundaries mid-batch
+		b1.Draw(train, s1, 300)
+		b2.Draw(train, s2, 300)
+		for i, r := range b1.Rows {
+			if b2.Rows[i] != r {
+				t.Fatal("same seed, different rows")
+			}
+			seen[r]++
+		}
+	}
+	// Within the first full epoch every row appears exactly once.
+	s := NewSampler(train.Len(), 9)
+	rows := make([]int32, train.Len())
+	s.Next(rows)
+	count := make([]int, train.Len())
+	for _, r := range rows {
+		count[r]++
+	}
+	for r, c := range count {
+		if c != 1 {
+			t.Fatalf("row %d dealt %d times in one epoch", r, c)
+		}
+	}
+	if s.Epochs() != 1 {
+		t.Fatalf("Epochs = %v after one pass", s.Epochs())
+	}
+	// The gathered batch holds exactly the dataset's rows.
+	b1.Draw(train, s1, 17)
+	for i, r := range b1.Rows {
+		gi, gv := b1.X.Row(i)
+		wi, wv := train.X.Row(int(r))
+		if len(gi) != len(wi) || len(gv) != len(wv) {
+			t.Fatalf("batch row %d differs from dataset row %d", i, r)
+		}
+		for k := range gi {
+			if gi[k] != wi[k] || gv[k] != wv[k] {
+				t.Fatalf("batch row %d differs from dataset row %d", i, r)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(50, func() { b1.Draw(train, s1, 300) }); a != 0 {
+		t.Fatalf("Draw allocates %v times", a)
+	}
+}

@@ -1,0 +1,55 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// Dataset is a set of points: features X (Rows × features) and labels Y
+// (Rows × labels, a pattern matrix).
+type Dataset struct {
+	Name string
+	X    sparse.CSR
+	Y    sparse.CSR
+}
+
+// Len returns the number of points.
+func (d *Dataset) Len() int { return d.X.Rows }
+
+// Features returns the dimension of the feature space.
+func (d *Dataset) Features() int { return d.X.Cols }
+
+// Labels returns the number of labels.
+func (d *Dataset) Labels() int { return d.Y.Cols }
+
+// ErrFormat is wrapped by every ParseError.
+var ErrFormat = errors.New("data: bad input")
+
+// ParseError reports bad input: the file (as named by the caller), the
+// 1-based line (0 when the problem is not on one line) and what is wrong.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("data: %s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("data: %s: %s", e.File, e.Msg)
+}
+
+func (e *ParseError) Unwrap() error { return ErrFormat }
+
+// CheckPair verifies that a test set can be evaluated by a model trained on
+// train: the same feature and label spaces.
+func CheckPair(train, test *Dataset) error {
+	if train.Features() != test.Features() || train.Labels() != test.Labels() {
+		return fmt.Errorf("data: %s has %d features and %d labels but %s has %d and %d; a train/test pair must share both spaces",
+			train.Name, train.Features(), train.Labels(), test.Name, test.Features(), test.Labels())
+	}
+	return nil
+}

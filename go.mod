@@ -1,0 +1,3 @@
+module github.com/hetsgd/hetsgd
+
+go 1.26

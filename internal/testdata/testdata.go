@@ -1,0 +1,54 @@
+// Package testdata locates the reference datasets (Bibtex, Delicious, MNIST in
+// their standard splits) for tests that need more than the bundled Bibtex.
+//
+// The folder is $HETSGD_DATA when set, otherwise ../shared/data beside the
+// repository root. Tests that need it call Dir, which skips the test when the
+// folder is absent, so the suite passes (with skips) anywhere.
+package testdata
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Dir returns the reference data folder holding sub, or skips the test.
+func Dir(t testing.TB, sub string) string {
+	t.Helper()
+	for _, base := range candidates() {
+		p := filepath.Join(base, sub)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+	}
+	t.Skipf("reference dataset %q not found (set HETSGD_DATA to the folder holding it)", sub)
+	return ""
+}
+
+func candidates() []string {
+	if d := os.Getenv("HETSGD_DATA"); d != "" {
+		return []string{d}
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return nil
+	}
+	return []string{filepath.Join(root, "..", "shared", "data")}
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,149 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// gemmLadder is the shared ladder of GEMM shapes: tiny, odd (not multiples of
+// any blocking size), and the model's shapes (batch × hidden × labels).
+var gemmLadder = []struct{ m, n, k int }{
+	{1, 1, 1}, {3, 5, 7}, {4, 4, 4}, {5, 3, 1}, {17, 33, 9}, {33, 67, 129},
+	{64, 159, 128}, {65, 1025, 257}, {128, 983, 128}, {256, 128, 983}, {130, 70, 600},
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
+}
+
+// closeTo reports whether got is within a relative-to-scale tolerance of want:
+// |got−want| ≤ tol·(1 + scale), where scale bounds the terms summed.
+func closeTo(got, want []float32, tol float64, scale float64) (int, bool) {
+	for i := range want {
+		if math.Float32bits(got[i]) == math.Float32bits(want[i]) {
+			continue // equal, NaN padding included
+		}
+		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol*(1+scale)) {
+			return i, false
+		}
+	}
+	return -1, true
+}
+
+func TestGemmMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sz := range gemmLadder {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, ab := range [][2]float32{{1, 0}, {-0.5, 1}, {2, 0.25}} {
+					m, n, k := sz.m, sz.n, sz.k
+					lda, ldb, ldc := k+1, n+2, n+3 // padded leading dimensions
+					if ta {
+						lda = m + 1
+					}
+					if tb {
+						ldb = k + 2
+					}
+					a := randSlice(r, max(m, k)*lda)
+					b := randSlice(r, max(n, k)*ldb)
+					c := randSlice(r, m*ldc)
+					if ab[1] == 0 {
+						for i := range c {
+							c[i] = float32(math.NaN()) // beta=0 must ignore C
+						}
+					}
+					want := append([]float32(nil), c...)
+					GemmRef(ta, tb, m, n, k, ab[0], a, lda, b, ldb, ab[1], want, ldc)
+					for _, workers := range []int{1, 2, 3} {
+						got := append([]float32(nil), c...)
+						NewPool(workers).Gemm(ta, tb, m, n, k, ab[0], a, lda, b, ldb, ab[1], got, ldc)
+						// float32 accumulation of k products of N(0,1) values.
+						tol := 1e-6 * float64(k)
+						if i, ok := closeTo(got, want, tol, 3*math.Sqrt(float64(k))); !ok && i%ldc < n {
+							t.Fatalf("%dx%dx%d tA=%v tB=%v alpha,beta=%v workers=%d: C[%d]=%v, want %v",
+								m, n, k, ta, tb, ab, workers, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The split over workers must not change a single bit.
+func TestGemmBitwiseIndependentOfWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m, n, k := 67, 301, 515
+	a, b := randSlice(r, m*k), randSlice(r, k*n)
+	c1 := make([]float32, m*n)
+	NewPool(1).Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c1, n)
+	for _, w := range []int{2, 3, 5} {
+		c2 := make([]float32, m*n)
+		NewPool(w).Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c2, n)
+		for i := range c1 {
+			if math.Float32bits(c1[i]) != math.Float32bits(c2[i]) {
+				t.Fatalf("workers=%d: C[%d]=%v differs from 1-worker %v", w, i, c2[i], c1[i])
+			}
+		}
+	}
+}
+
+func TestGemmNoAlloc(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 128, 983, 128
+	a, b, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
+	p := NewPool(2)
+	p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+	if allocs := testing.AllocsPerRun(20, func() {
+		p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+	}); allocs != 0 {
+		t.Fatalf("Gemm allocates %v times per call", allocs)
+	}
+}
+
+func TestGemmPanicsOnShortSlice(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a too-short C")
+		}
+	}()
+	Gemm(false, false, 2, 2, 2, 1, make([]float32, 4), 2, make([]float32, 4), 2, 0, make([]float32, 3), 2)
+}
+
+// BenchmarkGemm runs the model's three GEMM layouts on the ladder shared with
+// the other backends: forward (NN), weight gradient (TN), input gradient (NT).
+func BenchmarkGemm(b *testing.B) {
+	shapes := []struct{ m, n, k int }{
+		{128, 983, 128}, {256, 8192, 128}, {256, 65536, 128},
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, s := range shapes {
+		for _, layout := range []string{"NN", "TN", "NT"} {
+			ta, tb := layout[0] == 'T', layout[1] == 'T'
+			m, n, k := s.m, s.n, s.k
+			lda, ldb := k, n
+			if ta {
+				lda = m
+			}
+			if tb {
+				ldb = k
+			}
+			a := randSlice(r, m*k)
+			bb := randSlice(r, k*n)
+			c := make([]float32, m*n)
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", layout, m, n, k), func(b *testing.B) {
+				b.SetBytes(0)
+				for b.Loop() {
+					Gemm(ta, tb, m, n, k, 1, a, lda, bb, ldb, 0, c, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

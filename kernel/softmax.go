@@ -1,0 +1,212 @@
+package kernel
+
+import (
+	"math"
+
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// SoftmaxXent is the fused softmax–cross-entropy pass over a batch of logits
+// z (y.Rows rows of n, leading dimension n), with uniform targets over each
+// row's label set y_i (k_i = |y_i| labels, target 1/k_i each). It returns
+// Σ_i loss_i, where
+//
+//	loss_i = logsumexp(z_i) − (1/k_i)·Σ_{l ∈ y_i} z_il     (0 when k_i = 0)
+//
+// and, when grad is true, overwrites each row with scale times the gradient
+// of loss_i with respect to z_i:
+//
+//	z_i ← scale·(softmax(z_i) − t_i)                        (0 when k_i = 0)
+//
+// A row without labels contributes neither loss nor gradient. Exponentials
+// are taken after subtracting the row maximum, so no finite input overflows.
+// The sum is reduced over a fixed number of row chunks in a fixed order, so it
+// is reproducible bit for bit.
+func SoftmaxXent(z []float32, n int, y *sparse.CSR, scale float32, grad bool) float64 {
+	if len(z) < y.Rows*n {
+		panic("kernel: SoftmaxXent logits too short")
+	}
+	t := softmaxTaskPool.get()
+	*t = softmaxTask{z: z, n: n, y: y, scale: scale, grad: grad}
+	if y.Rows*n < vecParallelMin {
+		for i := 0; i < vecChunks; i++ {
+			t.Part(i, vecChunks)
+		}
+	} else {
+		Default().Run(t, vecChunks)
+	}
+	var s float64
+	for _, p := range t.partial {
+		s += p
+	}
+	*t = softmaxTask{}
+	softmaxTaskPool.put(t)
+	return s
+}
+
+type softmaxTask struct {
+	z       []float32
+	n       int
+	y       *sparse.CSR
+	scale   float32
+	grad    bool
+	partial [vecChunks]float64
+}
+
+var softmaxTaskPool = newFreeList[softmaxTask](64)
+
+func (t *softmaxTask) Part(c, chunks int) {
+	lo, hi := c*t.y.Rows/chunks, (c+1)*t.y.Rows/chunks
+	var sum float64
+	for i := lo; i < hi; i++ {
+		labels, _ := t.y.Row(i)
+		row := t.z[i*t.n : i*t.n+t.n]
+		if len(labels) == 0 {
+			if t.grad {
+				clear(row)
+			}
+			continue
+		}
+		m := row[0]
+		for _, v := range row {
+			if v > m {
+				m = v
+			}
+		}
+		var target float64
+		for _, l := range labels {
+			target += float64(row[l])
+		}
+		target /= float64(len(labels))
+		var s float64
+		if t.grad {
+			s = expShiftStore(row, m)
+		} else {
+			s = expShiftSum(row, m)
+		}
+		sum += float64(m) + math.Log(s) - target
+		if t.grad {
+			inv := t.scale / float32(s)
+			for j := range row {
+				row[j] *= inv
+			}
+			tk := t.scale / float32(len(labels))
+			for _, l := range labels {
+				row[l] -= tk
+			}
+		}
+	}
+	t.partial[c] = sum
+}
+
+// expShiftStore overwrites x[j] with exp(x[j]−m) and returns their sum.
+func expShiftStore(x []float32, m float32) float64 {
+	var s0, s1 float64
+	for len(x) >= 2 {
+		e0, e1 := Exp32(x[0]-m), Exp32(x[1]-m)
+		x[0], x[1] = e0, e1
+		s0 += float64(e0)
+		s1 += float64(e1)
+		x = x[2:]
+	}
+	for j, v := range x {
+		e := Exp32(v - m)
+		x[j] = e
+		s0 += float64(e)
+	}
+	return s0 + s1
+}
+
+// expShiftSum returns Σ exp(x[j]−m) without changing x.
+func expShiftSum(x []float32, m float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(Exp32(v - m))
+	}
+	return s
+}
+
+// Exp32 is a float32 exponential accurate to about 2 ulp on the normal
+// range. Results below the smallest normal float32 flush to 0; above the
+// largest they are +Inf; NaN stays NaN.
+//
+// Range reduction x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in two parts for
+// an exact product), then a degree-6 polynomial for e^r (the Cephes expf
+// coefficients) and a scaling by 2^n built from the exponent bits.
+func Exp32(x float32) float32 {
+	const (
+		log2e  = 1.44269504088896341
+		ln2Hi  = 0.693359375
+		ln2Lo  = -2.12194440e-4
+		maxArg = 88.72283905206835
+		minArg = -87.33654475055310 // ln of the smallest normal float32
+	)
+	switch {
+	case x != x:
+		return x
+	case x > maxArg:
+		return float32(math.Inf(1))
+	case x < minArg:
+		return 0
+	}
+	fn := x * log2e
+	var n int32
+	if fn >= 0 {
+		n = int32(fn + 0.5)
+	} else {
+		n = int32(fn - 0.5)
+	}
+	f := float32(n)
+	r := x - f*ln2Hi - f*ln2Lo
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	p = p*r*r + r + 1
+	// x ≥ minArg keeps n ≥ −126. n = 128 happens only next to maxArg; 2^n is
+	// then split in two to stay representable.
+	if n > 127 {
+		return p * 2 * math.Float32frombits(uint32(n-1+127)<<23)
+	}
+	return p * math.Float32frombits(uint32(n+127)<<23)
+}
+
+// SoftmaxXentRef is the reference for SoftmaxXent, in float64 with math.Exp.
+func SoftmaxXentRef(z []float32, n int, y *sparse.CSR, scale float32, grad bool) float64 {
+	var total float64
+	for i := 0; i < y.Rows; i++ {
+		labels, _ := y.Row(i)
+		row := z[i*n : i*n+n]
+		if len(labels) == 0 {
+			if grad {
+				clear(row)
+			}
+			continue
+		}
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = math.Max(m, float64(v))
+		}
+		var s float64
+		for _, v := range row {
+			s += math.Exp(float64(v) - m)
+		}
+		lse := m + math.Log(s)
+		k := float64(len(labels))
+		for _, l := range labels {
+			total -= float64(row[l]) / k
+		}
+		total += lse
+		if grad {
+			for j, v := range row {
+				row[j] = float32(float64(scale) * math.Exp(float64(v)-lse))
+			}
+			for _, l := range labels {
+				row[l] -= float32(float64(scale) / k)
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,130 @@
+package kernel
+
+import (
+	"math"
+)
+
+// axpyUnitary computes y += a·x for len(x) == len(y) elements. The loop is
+// unrolled by four with bounds checks hoisted; it is the inner loop of the
+// sparse kernels.
+func axpyUnitary(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for len(x) >= 4 && len(y) >= 4 {
+		y[0] += a * x[0]
+		y[1] += a * x[1]
+		y[2] += a * x[2]
+		y[3] += a * x[3]
+		x, y = x[4:], y[4:]
+	}
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+// Axpy computes y += a·x (len(y) ≥ len(x)), in parallel for long vectors.
+func Axpy(a float32, x, y []float32) {
+	if len(y) < len(x) {
+		panic("kernel: Axpy y shorter than x")
+	}
+	vecRun(vecAxpy, a, 0, x, y[:len(x)], nil)
+}
+
+// AxpBy computes y = a·x + b·y (len(y) ≥ len(x)).
+func AxpBy(a float32, x []float32, b float32, y []float32) {
+	if len(y) < len(x) {
+		panic("kernel: AxpBy y shorter than x")
+	}
+	vecRun(vecAxpby, a, b, x, y[:len(x)], nil)
+}
+
+// Scal computes x *= a.
+func Scal(a float32, x []float32) { vecRun(vecScal, a, 0, x, nil, nil) }
+
+// Dot returns Σ x[i]·y[i], accumulated in float64 over a fixed number of
+// chunks that depends only on len(x), so the value is reproducible bit for bit.
+func Dot(x, y []float32) float64 {
+	if len(y) < len(x) {
+		panic("kernel: Dot y shorter than x")
+	}
+	var partial [vecChunks]float64
+	vecRun(vecDot, 0, 0, x, y[:len(x)], &partial)
+	var s float64
+	for _, p := range partial {
+		s += p
+	}
+	return s
+}
+
+// Nrm2 returns the Euclidean norm of x (float64 accumulation, reproducible).
+func Nrm2(x []float32) float64 { return math.Sqrt(Dot(x, x)) }
+
+type vecOp uint8
+
+const (
+	vecAxpy vecOp = iota
+	vecAxpby
+	vecScal
+	vecDot
+)
+
+// vecChunks is the fixed number of chunks a long vector is cut into; dot
+// products reduce their chunk sums in chunk order.
+const vecChunks = 16
+
+// Vectors shorter than this run on the caller alone.
+const vecParallelMin = 1 << 16
+
+type vecTask struct {
+	op      vecOp
+	a, b    float32
+	x, y    []float32
+	partial *[vecChunks]float64
+}
+
+var vecTaskPool = newFreeList[vecTask](64)
+
+func vecRun(op vecOp, a, b float32, x, y []float32, partial *[vecChunks]float64) {
+	t := vecTaskPool.get()
+	*t = vecTask{op: op, a: a, b: b, x: x, y: y, partial: partial}
+	if len(x) < vecParallelMin {
+		for i := 0; i < vecChunks; i++ {
+			t.Part(i, vecChunks)
+		}
+	} else {
+		Default().Run(t, vecChunks)
+	}
+	*t = vecTask{}
+	vecTaskPool.put(t)
+}
+
+func (t *vecTask) Part(i, n int) {
+	lo, hi := i*len(t.x)/n, (i+1)*len(t.x)/n
+	x := t.x[lo:hi]
+	switch t.op {
+	case vecAxpy:
+		axpyUnitary(t.a, x, t.y[lo:hi])
+	case vecAxpby:
+		y := t.y[lo:hi]
+		for j, v := range x {
+			y[j] = t.a*v + t.b*y[j]
+		}
+	case vecScal:
+		for j := range x {
+			x[j] *= t.a
+		}
+	case vecDot:
+		y := t.y[lo:hi]
+		var s0, s1, s2, s3 float64
+		for len(x) >= 4 && len(y) >= 4 {
+			s0 += float64(x[0]) * float64(y[0])
+			s1 += float64(x[1]) * float64(y[1])
+			s2 += float64(x[2]) * float64(y[2])
+			s3 += float64(x[3]) * float64(y[3])
+			x, y = x[4:], y[4:]
+		}
+		for j, v := range x {
+			s0 += float64(v) * float64(y[j])
+		}
+		t.partial[i] = (s0 + s1) + (s2 + s3)
+	}
+}
