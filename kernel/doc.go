@@ -16,3 +16,5 @@
 // All matrices are row-major. Shapes are the caller's responsibility: a slice
 // too short for the stated shape panics with a "kernel:" message.
 package kernel
+
+//go:generate sh -c "cd asm && go run . -pkg kernel -out ../simd_amd64.s -stubs ../simd_amd64_stubs.go"

@@ -1,17 +1,5 @@
 package kernel
 
-// Blocking parameters of the packed GEMM (BLIS notation). A kc×nc block of
-// op(B) is packed into nr-wide column panels that stay in L2; an mc×kc block
-// of op(A) is packed into mr-tall row panels; the micro-kernel multiplies one
-// A panel by one B panel into an mr×nr tile of C held in registers.
-const (
-	gemmMR = 4
-	gemmNR = 4
-	gemmKC = 256
-	gemmMC = 64
-	gemmNC = 1024
-)
-
 // Gemm computes C = alpha·op(A)·op(B) + beta·C on the default pool, where
 // op(A) is m×k (A itself is k×m when transA), op(B) is k×n, and C is m×n, all
 // row-major with leading dimensions lda, ldb, ldc. With beta == 0, C is
@@ -21,6 +9,7 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 }
 
 type gemmArgs struct {
+	impl           *impl
 	transA, transB bool
 	m, n, k        int
 	alpha, beta    float32
@@ -34,9 +23,12 @@ type gemmTask struct {
 	gemmArgs
 }
 
+// gemmScratch holds one part's packing buffers and an edge tile, sized for
+// the implementation it was made for.
 type gemmScratch struct {
-	pa [gemmMC * gemmKC]float32
-	pb [gemmKC * gemmNC]float32
+	impl   *impl
+	pa, pb []float32
+	tile   []float32
 }
 
 var (
@@ -50,8 +42,9 @@ func (p *Pool) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32
 	if m == 0 || n == 0 {
 		return
 	}
+	g := cur
 	t := gemmTaskPool.get()
-	t.gemmArgs = gemmArgs{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
+	t.gemmArgs = gemmArgs{impl: g, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
 		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc}
 	// Split the larger output dimension into one part per worker. The split
 	// only decides who computes which tile of C; every element is computed
@@ -62,10 +55,10 @@ func (p *Pool) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32
 	}
 	t.splitN = n >= m
 	if t.splitN {
-		t.unit = roundUp(ceilDiv(n, parts), gemmNR)
+		t.unit = roundUp(ceilDiv(n, parts), g.nr)
 		parts = ceilDiv(n, t.unit)
 	} else {
-		t.unit = roundUp(ceilDiv(m, parts), gemmMR)
+		t.unit = roundUp(ceilDiv(m, parts), g.mr)
 		parts = ceilDiv(m, t.unit)
 	}
 	p.Run(t, parts)
@@ -82,6 +75,10 @@ func (t *gemmTask) Part(i, _ int) {
 		i0, i1 = i*g.unit, min((i+1)*g.unit, g.m)
 	}
 	s := gemmScratchPool.get()
+	if s.impl != g.impl {
+		im := g.impl
+		*s = gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
+	}
 	gemmBlock(&g, i0, i1, j0, j1, s)
 	gemmScratchPool.put(s)
 }
@@ -103,25 +100,37 @@ func gemmBlock(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
 	if g.k == 0 || g.alpha == 0 {
 		return
 	}
-	for jc := j0; jc < j1; jc += gemmNC {
-		nc := min(gemmNC, j1-jc)
-		for pc := 0; pc < g.k; pc += gemmKC {
-			kc := min(gemmKC, g.k-pc)
-			packB(s.pb[:], g.b, g.ldb, g.transB, pc, kc, jc, nc)
-			for ic := i0; ic < i1; ic += gemmMC {
-				mc := min(gemmMC, i1-ic)
-				packA(s.pa[:], g.a, g.lda, g.transA, ic, mc, pc, kc, g.alpha)
-				for jr := 0; jr < nc; jr += gemmNR {
-					nr := min(gemmNR, nc-jr)
-					bp := s.pb[jr*kc : jr*kc+kc*gemmNR]
-					for ir := 0; ir < mc; ir += gemmMR {
-						mr := min(gemmMR, mc-ir)
-						ap := s.pa[ir*kc : ir*kc+kc*gemmMR]
+	im := g.impl
+	mr, nr := im.mr, im.nr
+	for jc := j0; jc < j1; jc += im.nc {
+		nc := min(im.nc, j1-jc)
+		for pc := 0; pc < g.k; pc += im.kc {
+			kc := min(im.kc, g.k-pc)
+			packB(s.pb, nr, g.b, g.ldb, g.transB, pc, kc, jc, nc)
+			for ic := i0; ic < i1; ic += im.mc {
+				mc := min(im.mc, i1-ic)
+				packA(s.pa, mr, g.a, g.lda, g.transA, ic, mc, pc, kc, g.alpha)
+				for jr := 0; jr < nc; jr += nr {
+					nrr := min(nr, nc-jr)
+					bp := s.pb[jr*kc : jr*kc+kc*nr]
+					for ir := 0; ir < mc; ir += mr {
+						mrr := min(mr, mc-ir)
+						ap := s.pa[ir*kc : ir*kc+kc*mr]
 						off := (ic+ir)*g.ldc + jc + jr
-						if mr == gemmMR && nr == gemmNR {
-							micro4x4(kc, ap, bp, g.c[off:], g.ldc)
-						} else {
-							microEdge(kc, ap, bp, g.c[off:], g.ldc, mr, nr)
+						if mrr == mr && nrr == nr {
+							im.micro(kc, ap, bp, g.c[off:], g.ldc)
+							continue
+						}
+						// Edge tile: compute the whole tile into scratch
+						// (same arithmetic as a full tile) and add the part
+						// that lies inside C.
+						clear(s.tile)
+						im.micro(kc, ap, bp, s.tile, nr)
+						for r := 0; r < mrr; r++ {
+							dst := g.c[off+r*g.ldc : off+r*g.ldc+nrr]
+							for q, v := range s.tile[r*nr : r*nr+nrr] {
+								dst[q] += v
+							}
 						}
 					}
 				}
@@ -132,27 +141,33 @@ func gemmBlock(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
 
 // packA copies alpha·op(A)[ic:ic+mc, pc:pc+kc] into mr-tall panels: panel r
 // holds, for each p, the mr values of column p (zero-padded past mc).
-func packA(dst, a []float32, lda int, trans bool, ic, mc, pc, kc int, alpha float32) {
-	for ir := 0; ir < mc; ir += gemmMR {
-		mr := min(gemmMR, mc-ir)
-		panel := dst[ir*kc : ir*kc+kc*gemmMR]
-		for r := 0; r < gemmMR; r++ {
-			if r >= mr {
+func packA(dst []float32, mr int, a []float32, lda int, trans bool, ic, mc, pc, kc int, alpha float32) {
+	for ir := 0; ir < mc; ir += mr {
+		rows := min(mr, mc-ir)
+		panel := dst[ir*kc : ir*kc+kc*mr]
+		if trans {
+			// op(A)[i,p] = a[p,i]: each p reads a contiguous run of rows.
+			for p := 0; p < kc; p++ {
+				src := a[(pc+p)*lda+ic+ir : (pc+p)*lda+ic+ir+rows]
+				d := panel[p*mr : p*mr+mr]
+				for r, v := range src {
+					d[r] = alpha * v
+				}
+				clear(d[rows:])
+			}
+			continue
+		}
+		for r := 0; r < mr; r++ {
+			if r >= rows {
 				for p := 0; p < kc; p++ {
-					panel[p*gemmMR+r] = 0
+					panel[p*mr+r] = 0
 				}
 				continue
 			}
 			i := ic + ir + r
-			if !trans {
-				src := a[i*lda+pc : i*lda+pc+kc]
-				for p, v := range src {
-					panel[p*gemmMR+r] = alpha * v
-				}
-			} else {
-				for p := 0; p < kc; p++ {
-					panel[p*gemmMR+r] = alpha * a[(pc+p)*lda+i]
-				}
+			src := a[i*lda+pc : i*lda+pc+kc]
+			for p, v := range src {
+				panel[p*mr+r] = alpha * v
 			}
 		}
 	}
@@ -160,109 +175,30 @@ func packA(dst, a []float32, lda int, trans bool, ic, mc, pc, kc int, alpha floa
 
 // packB copies op(B)[pc:pc+kc, jc:jc+nc] into nr-wide panels: panel j holds,
 // for each p, the nr values of row p (zero-padded past nc).
-func packB(dst, b []float32, ldb int, trans bool, pc, kc, jc, nc int) {
-	for jr := 0; jr < nc; jr += gemmNR {
-		nr := min(gemmNR, nc-jr)
-		panel := dst[jr*kc : jr*kc+kc*gemmNR]
+func packB(dst []float32, nr int, b []float32, ldb int, trans bool, pc, kc, jc, nc int) {
+	for jr := 0; jr < nc; jr += nr {
+		cols := min(nr, nc-jr)
+		panel := dst[jr*kc : jr*kc+kc*nr]
 		if !trans {
 			for p := 0; p < kc; p++ {
-				src := b[(pc+p)*ldb+jc+jr:]
-				d := panel[p*gemmNR : p*gemmNR+gemmNR]
-				if nr == gemmNR {
-					d[0], d[1], d[2], d[3] = src[0], src[1], src[2], src[3]
-				} else {
-					for c := range d {
-						if c < nr {
-							d[c] = src[c]
-						} else {
-							d[c] = 0
-						}
-					}
-				}
+				row := (pc+p)*ldb + jc + jr
+				d := panel[p*nr : p*nr+nr]
+				copy(d, b[row:row+cols])
+				clear(d[cols:])
 			}
 			continue
 		}
-		for c := 0; c < gemmNR; c++ {
-			if c >= nr {
+		for c := 0; c < nr; c++ {
+			if c >= cols {
 				for p := 0; p < kc; p++ {
-					panel[p*gemmNR+c] = 0
+					panel[p*nr+c] = 0
 				}
 				continue
 			}
 			src := b[(jc+jr+c)*ldb+pc : (jc+jr+c)*ldb+pc+kc]
 			for p, v := range src {
-				panel[p*gemmNR+c] = v
+				panel[p*nr+c] = v
 			}
-		}
-	}
-}
-
-// micro4x4 adds the product of a packed 4×kc A panel and a packed kc×4 B
-// panel to the 4×4 tile of C at c (leading dimension ldc).
-func micro4x4(kc int, a, b, c []float32, ldc int) {
-	var c00, c01, c02, c03, c10, c11, c12, c13 float32
-	var c20, c21, c22, c23, c30, c31, c32, c33 float32
-	a = a[:4*kc]
-	b = b[:4*kc]
-	for len(a) >= 4 && len(b) >= 4 {
-		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
-		b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
-		a, b = a[4:], b[4:]
-		c00 += a0 * b0
-		c01 += a0 * b1
-		c02 += a0 * b2
-		c03 += a0 * b3
-		c10 += a1 * b0
-		c11 += a1 * b1
-		c12 += a1 * b2
-		c13 += a1 * b3
-		c20 += a2 * b0
-		c21 += a2 * b1
-		c22 += a2 * b2
-		c23 += a2 * b3
-		c30 += a3 * b0
-		c31 += a3 * b1
-		c32 += a3 * b2
-		c33 += a3 * b3
-	}
-	r := c[0:4:4]
-	r[0] += c00
-	r[1] += c01
-	r[2] += c02
-	r[3] += c03
-	r = c[ldc : ldc+4 : ldc+4]
-	r[0] += c10
-	r[1] += c11
-	r[2] += c12
-	r[3] += c13
-	r = c[2*ldc : 2*ldc+4 : 2*ldc+4]
-	r[0] += c20
-	r[1] += c21
-	r[2] += c22
-	r[3] += c23
-	r = c[3*ldc : 3*ldc+4 : 3*ldc+4]
-	r[0] += c30
-	r[1] += c31
-	r[2] += c32
-	r[3] += c33
-}
-
-// microEdge is micro4x4 for a partial tile of mr×nr (mr ≤ 4, nr ≤ 4). It
-// accumulates in the same order as micro4x4, so a tile's values do not depend
-// on whether it lies on an edge.
-func microEdge(kc int, a, b, c []float32, ldc, mr, nr int) {
-	var acc [gemmMR * gemmNR]float32
-	for p := 0; p < kc; p++ {
-		for r := 0; r < gemmMR; r++ {
-			ar := a[p*gemmMR+r]
-			for s := 0; s < gemmNR; s++ {
-				acc[r*gemmNR+s] += ar * b[p*gemmNR+s]
-			}
-		}
-	}
-	for r := 0; r < mr; r++ {
-		for s := 0; s < nr; s++ {
-			c[r*ldc+s] += acc[r*gemmNR+s]
 		}
 	}
 }

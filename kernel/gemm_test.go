@@ -36,7 +36,23 @@ func closeTo(got, want []float32, tol float64, scale float64) (int, bool) {
 	return -1, true
 }
 
+// forEachImpl runs f with each GEMM micro-kernel this machine supports in
+// turn, restoring the default afterwards.
+func forEachImpl(t testing.TB, f func(name string)) {
+	defer Use(Impl())
+	for _, name := range Impls() {
+		if err := Use(name); err != nil {
+			t.Fatal(err)
+		}
+		f(name)
+	}
+}
+
 func TestGemmMatchesReference(t *testing.T) {
+	forEachImpl(t, func(name string) { testGemmMatchesReference(t, name) })
+}
+
+func testGemmMatchesReference(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, sz := range gemmLadder {
 		for _, ta := range []bool{false, true} {
@@ -66,8 +82,8 @@ func TestGemmMatchesReference(t *testing.T) {
 						// float32 accumulation of k products of N(0,1) values.
 						tol := 1e-6 * float64(k)
 						if i, ok := closeTo(got, want, tol, 3*math.Sqrt(float64(k))); !ok && i%ldc < n {
-							t.Fatalf("%dx%dx%d tA=%v tB=%v alpha,beta=%v workers=%d: C[%d]=%v, want %v",
-								m, n, k, ta, tb, ab, workers, i, got[i], want[i])
+							t.Fatalf("%s %dx%dx%d tA=%v tB=%v alpha,beta=%v workers=%d: C[%d]=%v, want %v",
+								impl, m, n, k, ta, tb, ab, workers, i, got[i], want[i])
 						}
 					}
 				}
@@ -78,6 +94,10 @@ func TestGemmMatchesReference(t *testing.T) {
 
 // The split over workers must not change a single bit.
 func TestGemmBitwiseIndependentOfWorkers(t *testing.T) {
+	forEachImpl(t, func(string) { testGemmBitwise(t) })
+}
+
+func testGemmBitwise(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	m, n, k := 67, 301, 515
 	a, b := randSlice(r, m*k), randSlice(r, k*n)
@@ -99,12 +119,14 @@ func TestGemmNoAlloc(t *testing.T) {
 	m, n, k := 128, 983, 128
 	a, b, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
 	p := NewPool(2)
-	p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
-	if allocs := testing.AllocsPerRun(20, func() {
+	forEachImpl(t, func(name string) {
 		p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
-	}); allocs != 0 {
-		t.Fatalf("Gemm allocates %v times per call", allocs)
-	}
+		if allocs := testing.AllocsPerRun(20, func() {
+			p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		}); allocs != 0 {
+			t.Fatalf("%s: Gemm allocates %v times per call", name, allocs)
+		}
+	})
 }
 
 func TestGemmPanicsOnShortSlice(t *testing.T) {
@@ -137,12 +159,13 @@ func BenchmarkGemm(b *testing.B) {
 			a := randSlice(r, m*k)
 			bb := randSlice(r, k*n)
 			c := make([]float32, m*n)
-			b.Run(fmt.Sprintf("%s/%dx%dx%d", layout, m, n, k), func(b *testing.B) {
-				b.SetBytes(0)
-				for b.Loop() {
-					Gemm(ta, tb, m, n, k, 1, a, lda, bb, ldb, 0, c, n)
-				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			forEachImpl(b, func(impl string) {
+				b.Run(fmt.Sprintf("%s/%s/%dx%dx%d", impl, layout, m, n, k), func(b *testing.B) {
+					for b.Loop() {
+						Gemm(ta, tb, m, n, k, 1, a, lda, bb, ldb, 0, c, n)
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
 			})
 		}
 	}

@@ -80,16 +80,13 @@ func (t *softmaxTask) Part(c, chunks int) {
 		target /= float64(len(labels))
 		var s float64
 		if t.grad {
-			s = expShiftStore(row, m)
+			s = cur.expShift(row, m)
 		} else {
 			s = expShiftSum(row, m)
 		}
 		sum += float64(m) + math.Log(s) - target
 		if t.grad {
-			inv := t.scale / float32(s)
-			for j := range row {
-				row[j] *= inv
-			}
+			cur.scal(t.scale/float32(s), row)
 			tk := t.scale / float32(len(labels))
 			for _, l := range labels {
 				row[l] -= tk
@@ -97,24 +94,6 @@ func (t *softmaxTask) Part(c, chunks int) {
 		}
 	}
 	t.partial[c] = sum
-}
-
-// expShiftStore overwrites x[j] with exp(x[j]−m) and returns their sum.
-func expShiftStore(x []float32, m float32) float64 {
-	var s0, s1 float64
-	for len(x) >= 2 {
-		e0, e1 := Exp32(x[0]-m), Exp32(x[1]-m)
-		x[0], x[1] = e0, e1
-		s0 += float64(e0)
-		s1 += float64(e1)
-		x = x[2:]
-	}
-	for j, v := range x {
-		e := Exp32(v - m)
-		x[j] = e
-		s0 += float64(e)
-	}
-	return s0 + s1
 }
 
 // expShiftSum returns Σ exp(x[j]−m) without changing x.

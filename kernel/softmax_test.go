@@ -36,8 +36,12 @@ func TestExp32(t *testing.T) {
 }
 
 func TestSoftmaxXentMatchesReference(t *testing.T) {
+	forEachImpl(t, func(impl string) { testSoftmaxXent(t, impl) })
+}
+
+func testSoftmaxXent(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, s := range []struct{ rows, n int }{{1, 1}, {3, 7}, {17, 159}, {128, 983}, {300, 2000}} {
+	for _, s := range []struct{ rows, n int }{{1, 1}, {3, 7}, {2, 16}, {5, 33}, {17, 159}, {128, 983}, {300, 2000}} {
 		y := randCSR(r, s.rows, s.n, 3, true)
 		z := randSlice(r, s.rows*s.n)
 		for i := range z {
@@ -49,10 +53,10 @@ func TestSoftmaxXentMatchesReference(t *testing.T) {
 			lw := SoftmaxXentRef(want, s.n, y, 0.5, grad)
 			lg := SoftmaxXent(got, s.n, y, 0.5, grad)
 			if math.Abs(lg-lw) > 1e-5*(1+math.Abs(lw)) {
-				t.Fatalf("%+v grad=%v: loss %v, want %v", s, grad, lg, lw)
+				t.Fatalf("%s %+v grad=%v: loss %v, want %v", impl, s, grad, lg, lw)
 			}
 			if i, ok := closeTo(got, want, 1e-6, 0); !ok {
-				t.Fatalf("%+v grad=%v: z[%d]=%v, want %v", s, grad, i, got[i], want[i])
+				t.Fatalf("%s %+v grad=%v: z[%d]=%v, want %v", impl, s, grad, i, got[i], want[i])
 			}
 		}
 	}
@@ -96,12 +100,14 @@ func BenchmarkSoftmaxXent(b *testing.B) {
 		y := randCSR(r, 256, n, 5, true)
 		z0 := randSlice(r, 256*n)
 		z := make([]float32, len(z0))
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				copy(z, z0)
-				SoftmaxXent(z, n, y, 1, true)
-			}
-			b.ReportMetric(float64(len(z))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mlogit/s")
+		forEachImpl(b, func(impl string) {
+			b.Run(fmt.Sprintf("%s/n=%d", impl, n), func(b *testing.B) {
+				for b.Loop() {
+					copy(z, z0)
+					SoftmaxXent(z, n, y, 1, true)
+				}
+				b.ReportMetric(float64(len(z))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mlogit/s")
+			})
 		})
 	}
 }
@@ -116,4 +122,42 @@ func BenchmarkExp32(b *testing.B) {
 			x[i] = Exp32(-float32(i) / 100)
 		}
 	}
+}
+
+// Each implementation's exp-shift pass agrees with math.Exp to a few ulp over
+// the range of shifted logits, and its float64 sum with the exact sum.
+func TestExpShiftAccuracy(t *testing.T) {
+	forEachImpl(t, func(impl string) {
+		for _, n := range []int{1, 15, 16, 17, 100, 4099} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = -90 + 95*float32(i)/float32(n) // crosses minArg and 0
+			}
+			const m = 3.5
+			want := make([]float64, n)
+			var sum float64
+			for i, v := range x {
+				want[i] = math.Exp(float64(v - m))
+				if want[i] >= 1.2e-38 { // below, results may flush to 0
+					sum += float64(float32(want[i]))
+				}
+			}
+			got := cur.expShift(x, m)
+			for i, v := range x {
+				w := want[i]
+				if w < 1.2e-38 {
+					if v > 1.2e-38 {
+						t.Fatalf("%s: exp(%g) = %g, want ≈ 0", impl, float64(-90+95*float32(i)/float32(n)-m), v)
+					}
+					continue
+				}
+				if rel := math.Abs(float64(v)-w) / w; rel > 3e-7 {
+					t.Fatalf("%s n=%d: exp at %d = %g, want %g (rel %.2g)", impl, n, i, v, w, rel)
+				}
+			}
+			if math.Abs(got-sum) > 1e-6*sum+1e-36 {
+				t.Fatalf("%s n=%d: sum %v, want %v", impl, n, got, sum)
+			}
+		}
+	})
 }

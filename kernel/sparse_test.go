@@ -32,7 +32,16 @@ var sparseLadder = []struct{ rows, cols, nnz, n int }{
 	{128, 500, 18, 128}, {129, 3000, 40, 127}, {256, 135909, 76, 128},
 }
 
+// sparseTol bounds the difference between a kernel and its reference: each
+// output sums up to a few dozen products of N(0,1) values, rounded in a
+// different order or with fused multiply-adds.
+const sparseTol = 1e-5
+
 func TestSpMMMatchesReference(t *testing.T) {
+	forEachImpl(t, func(impl string) { testSpMM(t, impl) })
+}
+
+func testSpMM(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, s := range sparseLadder {
 		for _, pattern := range []bool{false, true} {
@@ -40,13 +49,17 @@ func TestSpMMMatchesReference(t *testing.T) {
 			w := randSlice(r, s.cols*s.n)
 			want := randSlice(r, s.rows*s.n)
 			SpMMRef(want, x, w, s.n)
+			var first []float32
 			for _, workers := range []int{1, 2, 3} {
 				got := randSlice(r, s.rows*s.n) // garbage must be overwritten
 				NewPool(workers).SpMM(got, x, w, s.n)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%+v pattern=%v workers=%d: dst[%d]=%v, want %v", s, pattern, workers, i, got[i], want[i])
-					}
+				if i, ok := closeTo(got, want, sparseTol, 0); !ok {
+					t.Fatalf("%s %+v pattern=%v workers=%d: dst[%d]=%v, want %v", impl, s, pattern, workers, i, got[i], want[i])
+				}
+				if first == nil {
+					first = got
+				} else if i := bitDiff(got, first); i >= 0 {
+					t.Fatalf("%s %+v workers=%d: dst[%d] differs from 1 worker", impl, s, workers, i)
 				}
 			}
 		}
@@ -54,6 +67,10 @@ func TestSpMMMatchesReference(t *testing.T) {
 }
 
 func TestSpMMTMatchesReference(t *testing.T) {
+	forEachImpl(t, func(impl string) { testSpMMT(t, impl) })
+}
+
+func testSpMMT(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, s := range sparseLadder {
 		for _, pattern := range []bool{false, true} {
@@ -62,13 +79,17 @@ func TestSpMMTMatchesReference(t *testing.T) {
 			init := randSlice(r, s.cols*s.n)
 			want := append([]float32(nil), init...)
 			SpMMTRef(want, x, g, s.n)
+			var first []float32
 			for _, workers := range []int{1, 2, 3} {
 				got := append([]float32(nil), init...)
 				NewPool(workers).SpMMT(got, x, g, s.n)
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%+v pattern=%v workers=%d: dW[%d]=%v, want %v", s, pattern, workers, i, got[i], want[i])
-					}
+				if i, ok := closeTo(got, want, sparseTol, 0); !ok {
+					t.Fatalf("%s %+v pattern=%v workers=%d: dW[%d]=%v, want %v", impl, s, pattern, workers, i, got[i], want[i])
+				}
+				if first == nil {
+					first = got
+				} else if i := bitDiff(got, first); i >= 0 {
+					t.Fatalf("%s %+v workers=%d: dW[%d] differs from 1 worker", impl, s, workers, i)
 				}
 			}
 		}
@@ -80,9 +101,11 @@ func TestSparseNoAlloc(t *testing.T) {
 	x := randCSR(r, 256, 5000, 76, false)
 	w, dst := randSlice(r, 5000*128), make([]float32, 256*128)
 	p := NewPool(2)
-	if a := testing.AllocsPerRun(20, func() { p.SpMM(dst, x, w, 128); p.SpMMT(w, x, dst, 128) }); a != 0 {
-		t.Fatalf("sparse kernels allocate %v times per call", a)
-	}
+	forEachImpl(t, func(impl string) {
+		if a := testing.AllocsPerRun(20, func() { p.SpMM(dst, x, w, 128); p.SpMMT(w, x, dst, 128) }); a != 0 {
+			t.Fatalf("%s: sparse kernels allocate %v times per call", impl, a)
+		}
+	})
 }
 
 // BenchmarkSparse runs the first layer's forward (SpMM) and backward (SpMMT)
@@ -96,15 +119,27 @@ func BenchmarkSparse(b *testing.B) {
 		x := randCSR(r, s.rows, s.cols, s.nnz, false)
 		w, dst := randSlice(r, s.cols*s.n), make([]float32, s.rows*s.n)
 		name := fmt.Sprintf("%dx%d@%dx%d", s.rows, s.cols, s.nnz, s.n)
-		b.Run("SpMM/"+name, func(b *testing.B) {
-			for b.Loop() {
-				SpMM(dst, x, w, s.n)
-			}
-		})
-		b.Run("SpMMT/"+name, func(b *testing.B) {
-			for b.Loop() {
-				SpMMT(w, x, dst, s.n)
-			}
+		forEachImpl(b, func(impl string) {
+			b.Run(impl+"/SpMM/"+name, func(b *testing.B) {
+				for b.Loop() {
+					SpMM(dst, x, w, s.n)
+				}
+			})
+			b.Run(impl+"/SpMMT/"+name, func(b *testing.B) {
+				for b.Loop() {
+					SpMMT(w, x, dst, s.n)
+				}
+			})
 		})
 	}
+}
+
+// bitDiff returns the first index where a and b differ in any bit, or -1.
+func bitDiff(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
 }

@@ -4,22 +4,9 @@ import (
 	"math"
 )
 
-// axpyUnitary computes y += a·x for len(x) == len(y) elements. The loop is
-// unrolled by four with bounds checks hoisted; it is the inner loop of the
-// sparse kernels.
-func axpyUnitary(a float32, x, y []float32) {
-	y = y[:len(x)]
-	for len(x) >= 4 && len(y) >= 4 {
-		y[0] += a * x[0]
-		y[1] += a * x[1]
-		y[2] += a * x[2]
-		y[3] += a * x[3]
-		x, y = x[4:], y[4:]
-	}
-	for i, v := range x {
-		y[i] += a * v
-	}
-}
+// axpyUnitary computes y += a·x for len(x) == len(y) elements with the
+// implementation in use; it is the inner loop of the sparse kernels.
+func axpyUnitary(a float32, x, y []float32) { cur.axpy(a, x, y) }
 
 // Axpy computes y += a·x (len(y) ≥ len(x)), in parallel for long vectors.
 func Axpy(a float32, x, y []float32) {
@@ -109,9 +96,7 @@ func (t *vecTask) Part(i, n int) {
 			y[j] = t.a*v + t.b*y[j]
 		}
 	case vecScal:
-		for j := range x {
-			x[j] *= t.a
-		}
+		cur.scal(t.a, x)
 	case vecDot:
 		y := t.y[lo:hi]
 		var s0, s1, s2, s3 float64

@@ -7,8 +7,12 @@ import (
 )
 
 func TestVectorOps(t *testing.T) {
+	forEachImpl(t, func(impl string) { testVectorOps(t, impl) })
+}
+
+func testVectorOps(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(31, 32))
-	for _, n := range []int{0, 1, 5, 1000, vecParallelMin + 7} {
+	for _, n := range []int{0, 1, 5, 15, 16, 17, 1000, vecParallelMin + 7} {
 		x, y := randSlice(r, n), randSlice(r, n)
 		var dot float64
 		for i := range x {
@@ -23,8 +27,8 @@ func TestVectorOps(t *testing.T) {
 		}
 		got := append([]float32(nil), y...)
 		Axpy(2.5, x, got)
-		if i, ok := closeTo(got, want, 0, 0); !ok {
-			t.Fatalf("n=%d: Axpy[%d]=%v, want %v", n, i, got[i], want[i])
+		if i, ok := closeTo(got, want, 1e-6, 0); !ok { // fused or not
+			t.Fatalf("%s n=%d: Axpy[%d]=%v, want %v", impl, n, i, got[i], want[i])
 		}
 		for i := range want {
 			want[i] = 0.5*x[i] - 2*y[i]
@@ -32,13 +36,13 @@ func TestVectorOps(t *testing.T) {
 		got = append(got[:0], y...)
 		AxpBy(0.5, x, -2, got)
 		if i, ok := closeTo(got, want, 0, 0); !ok {
-			t.Fatalf("n=%d: AxpBy[%d]=%v, want %v", n, i, got[i], want[i])
+			t.Fatalf("%s n=%d: AxpBy[%d]=%v, want %v", impl, n, i, got[i], want[i])
 		}
 		got = append(got[:0], x...)
 		Scal(3, got)
 		for i := range got {
 			if got[i] != 3*x[i] {
-				t.Fatalf("n=%d: Scal[%d]=%v, want %v", n, i, got[i], 3*x[i])
+				t.Fatalf("%s n=%d: Scal[%d]=%v, want %v", impl, n, i, got[i], 3*x[i])
 			}
 		}
 	}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/hetsgd/hetsgd/data"
+)
+
+func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	sub := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+		"stats": runDataStats,
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || sub[args[0]] == nil {
+		fmt.Fprintf(stderr, "Usage:\n  hetsgd data stats [--format F] [--top N] FILE|DIR|bundled:NAME ...\n")
+		if len(args) > 0 && sub[args[0]] == nil && args[0] != "-h" && args[0] != "--help" {
+			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q\n", args[0])
+		}
+		return errUsage
+	}
+	return sub[args[0]](ctx, args[1:], stdout, stderr)
+}
+
+func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("data stats", "data stats [flags] FILE|DIR|bundled:NAME ...", stderr)
+	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
+	top := fs.Int("top", 5, "labels to list at each end of the frequency ranking")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	f, err := data.ParseFormat(*format)
+	if err != nil {
+		return err
+	}
+	for _, path := range fs.Args() {
+		sets, err := loadForStats(path, f)
+		if err != nil {
+			return err
+		}
+		for _, d := range sets {
+			if err := data.Describe(d, *top).Write(stdout); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// loadForStats reads a file, a dataset folder (both splits) or a bundled set.
+func loadForStats(path string, f data.Format) ([]*data.Dataset, error) {
+	if name, ok := cutPrefix(path, "bundled:"); ok {
+		tr, te, err := data.Bundled(name)
+		return []*data.Dataset{tr, te}, err
+	}
+	if isDir(path) {
+		tr, te, err := data.LoadDir(path)
+		return []*data.Dataset{tr, te}, err
+	}
+	d, err := data.Load(path, f)
+	return []*data.Dataset{d}, err
+}

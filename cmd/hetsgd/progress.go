@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/train"
+)
+
+// progressWanted decides whether to draw the progress bar: "auto" draws it
+// only when stderr is a terminal, so logs and pipes stay clean.
+func progressWanted(mode string, stderr *os.File) (bool, error) {
+	switch mode {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	case "auto":
+		st, err := stderr.Stat()
+		return err == nil && st.Mode()&os.ModeCharDevice != 0, nil
+	}
+	return false, fmt.Errorf("--progress %q: want auto, on or off", mode)
+}
+
+// progressBar redraws one status line on stderr at most ten times a second:
+// epoch, a bar, samples per second of training time, the training loss and
+// the last P@1.
+type progressBar struct {
+	w          io.Writer
+	epochs     float64
+	last       time.Time
+	lastP1     float64
+	haveP1     bool
+	loss       float64
+	drawn      bool
+	epoch      float64
+	samples    int64
+	trainSecs  float64
+	lossWeight float64
+}
+
+func newProgressBar(w io.Writer, epochs float64) *progressBar {
+	return &progressBar{w: w, epochs: epochs}
+}
+
+func (b *progressBar) Step(epoch float64, samples int64, trainSeconds, loss float64) {
+	// An exponential average keeps the loss readable.
+	b.loss = 0.95*b.loss + 0.05*loss
+	b.lossWeight = 0.95*b.lossWeight + 0.05
+	b.epoch, b.samples, b.trainSecs = epoch, samples, trainSeconds
+	if now := time.Now(); now.Sub(b.last) >= 100*time.Millisecond {
+		b.last = now
+		b.draw()
+	}
+}
+
+func (b *progressBar) Eval(r metric.EvalRecord) {
+	b.lastP1, b.haveP1 = r.P1, true
+	b.draw()
+}
+
+func (b *progressBar) draw() {
+	const width = 24
+	frac := min(1, b.epoch/b.epochs)
+	full := int(frac * width)
+	bar := strings.Repeat("█", full) + strings.Repeat("·", width-full)
+	rate := 0.0
+	if b.trainSecs > 0 {
+		rate = float64(b.samples) / b.trainSecs
+	}
+	p1 := "  –   "
+	if b.haveP1 {
+		p1 = fmt.Sprintf("%.4f", b.lastP1)
+	}
+	loss := 0.0
+	if b.lossWeight > 0 {
+		loss = b.loss / b.lossWeight
+	}
+	fmt.Fprintf(b.w, "\r\033[K epoch %6.2f/%g %s %9.0f samples/s  loss %.4f  P@1 %s", b.epoch, b.epochs, bar, rate, loss, p1)
+	b.drawn = true
+}
+
+// clear removes the status line.
+func (b *progressBar) clear() {
+	if b.drawn {
+		fmt.Fprint(b.w, "\r\033[K")
+	}
+}
+
+// multiObserver feeds the line printer and the bar, clearing the bar before
+// a line is printed so the two never interleave.
+type multiObserver struct {
+	printer train.Observer
+	bar     *progressBar
+}
+
+func (m *multiObserver) Step(e float64, s int64, t, l float64) { m.bar.Step(e, s, t, l) }
+
+func (m *multiObserver) Eval(r metric.EvalRecord) {
+	m.bar.clear()
+	m.printer.Eval(r)
+	m.bar.Eval(r)
+}
+
+func (m *multiObserver) finish() { m.bar.clear() }

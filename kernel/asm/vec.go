@@ -1,0 +1,224 @@
+package main
+
+import (
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// Exp constants, shared with the scalar Exp32 of package kernel: range
+// reduction x = n·ln2 + r with ln2 split in two, then the Cephes expf
+// polynomial for e^r.
+var expPoly = []float32{1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1}
+
+const (
+	log2e  = 1.44269504088896341
+	ln2Hi  = 0.693359375
+	ln2Lo  = -2.12194440e-4
+	minArg = -87.33654475055310 // ln of the smallest normal float32
+)
+
+// f32 is a float32 constant in the read-only data section, broadcast from
+// memory by the instructions that use it.
+func f32(name string, v float32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	DATA(0, U32(math.Float32bits(v)))
+	return m
+}
+
+// expShiftStore generates
+//
+//	func name(x *float32, n int, m float32) float64
+//
+// which replaces x[i] by exp(x[i] − m) for i < n (n a multiple of the vector
+// width) and returns the sum of the new values accumulated in float64.
+func expShiftStore(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(x *float32, n int, m float32) float64")
+	Pragma("noescape")
+	Doc(name + " replaces x[i] by exp(x[i]−m) for i < n (a multiple of the vector width) and returns their sum, accumulated in float64.")
+	x := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	avx512 := lanes == 16
+	vec := func() reg.VecVirtual {
+		if avx512 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	half := func() reg.VecVirtual { // half the float32 vector, as float32 → float64 converts
+		if avx512 {
+			return YMM()
+		}
+		return XMM()
+	}
+	mv := vec()
+	VBROADCASTSS(NewParamAddr("m", 16), mv)
+	suffix := "512"
+	if !avx512 {
+		suffix = "256"
+	}
+	cMin, cLog2e := vec(), vec()
+	VBROADCASTSS(f32("expMin"+suffix, minArg), cMin)
+	VBROADCASTSS(f32("expLog2e"+suffix, log2e), cLog2e)
+	cHi, cLo := vec(), vec()
+	VBROADCASTSS(f32("expLn2Hi"+suffix, ln2Hi), cHi)
+	VBROADCASTSS(f32("expLn2Lo"+suffix, ln2Lo), cLo)
+	poly := make([]Mem, len(expPoly))
+	for i, c := range expPoly {
+		poly[i] = f32("expP"+string(rune('0'+i))+suffix, c)
+	}
+	one := f32("expOne"+suffix, 1)
+	var bias Mem
+	if !avx512 {
+		bias = GLOBL("expBias256", RODATA|NOPTR)
+		DATA(0, U32(127))
+	}
+	acc0, acc1 := vec(), vec()
+	VXORPD(acc0, acc0, acc0)
+	VXORPD(acc1, acc1, acc1)
+
+	Label(name + "_loop")
+	t := vec()
+	VMOVUPS(Mem{Base: x}, t)
+	VSUBPS(mv, t, t)
+	VMAXPS(cMin, t, t)
+	nf := vec()
+	VMULPS(cLog2e, t, nf)
+	VROUNDPSorRNDSCALE(avx512, nf)
+	// r = t − n·ln2Hi − n·ln2Lo
+	VFNMADD231PS(cHi, nf, t)
+	VFNMADD231PS(cLo, nf, t)
+	p := vec()
+	tmp := vec()
+	VBROADCASTSS(poly[0], p)
+	for _, c := range poly[1:] {
+		VBROADCASTSS(c, tmp)
+		VFMADD213PS(tmp, t, p) // p = p·r + c
+	}
+	// p = p·r² + r + 1
+	r2 := vec()
+	VMULPS(t, t, r2)
+	VBROADCASTSS(one, tmp)
+	VADDPS(tmp, t, t)
+	VFMADD213PS(t, r2, p)
+	// × 2^n
+	if avx512 {
+		VSCALEFPS(nf, p, p)
+	} else {
+		ni := vec()
+		VCVTPS2DQ(nf, ni)
+		VPBROADCASTD(bias, tmp)
+		VPADDD(tmp, ni, ni)
+		VPSLLD(Imm(23), ni, ni)
+		VMULPS(ni, p, p)
+	}
+	VMOVUPS(p, Mem{Base: x})
+	// Sum in float64: convert each half of the vector.
+	lo, hi := half(), half()
+	if avx512 {
+		VEXTRACTF64X4(Imm(1), p, hi)
+		VCVTPS2PD(p.AsY(), tmp)
+		VADDPD(tmp, acc0, acc0)
+		VCVTPS2PD(hi, tmp)
+		VADDPD(tmp, acc1, acc1)
+	} else {
+		VEXTRACTF128(Imm(1), p, hi)
+		VCVTPS2PD(p.AsX(), tmp)
+		VADDPD(tmp, acc0, acc0)
+		VCVTPS2PD(hi, tmp)
+		VADDPD(tmp, acc1, acc1)
+	}
+	_ = lo
+	ADDQ(Imm(uint64(4*lanes)), x)
+	SUBQ(Imm(uint64(lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+
+	// Horizontal sum of the float64 accumulators.
+	VADDPD(acc1, acc0, acc0)
+	if avx512 {
+		y := YMM()
+		VEXTRACTF64X4(Imm(1), acc0, y)
+		VADDPD(y, acc0.AsY(), y)
+		xx := XMM()
+		VEXTRACTF128(Imm(1), y, xx)
+		VADDPD(xx, y.AsX(), xx)
+		VHADDPD(xx, xx, xx)
+		Store(xx, ReturnIndex(0))
+	} else {
+		xx := XMM()
+		VEXTRACTF128(Imm(1), acc0, xx)
+		VADDPD(xx, acc0.AsX(), xx)
+		VHADDPD(xx, xx, xx)
+		Store(xx, ReturnIndex(0))
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// VROUNDPSorRNDSCALE rounds v to the nearest integer in place.
+func VROUNDPSorRNDSCALE(avx512 bool, v reg.VecVirtual) {
+	if avx512 {
+		VRNDSCALEPS(Imm(0), v, v)
+	} else {
+		VROUNDPS(Imm(0), v, v)
+	}
+}
+
+// axpy generates func name(a float32, x, y *float32, n int): y[i] += a·x[i]
+// for i < n, n a multiple of the vector width.
+func axpy(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(a float32, x, y *float32, n int)")
+	Pragma("noescape")
+	Doc(name + " computes y[i] += a·x[i] for i < n, a multiple of the vector width.")
+	x := Load(Param("x"), GP64())
+	y := Load(Param("y"), GP64())
+	n := Load(Param("n"), GP64())
+	vec := func() reg.VecVirtual {
+		if lanes == 16 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	av := vec()
+	VBROADCASTSS(NewParamAddr("a", 0), av)
+	v := vec()
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: y}, v)
+	VFMADD231PS(Mem{Base: x}, av, v)
+	VMOVUPS(v, Mem{Base: y})
+	ADDQ(Imm(uint64(4*lanes)), x)
+	ADDQ(Imm(uint64(4*lanes)), y)
+	SUBQ(Imm(uint64(lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// scal generates func name(a float32, x *float32, n int): x[i] *= a for
+// i < n, n a multiple of the vector width.
+func scal(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(a float32, x *float32, n int)")
+	Pragma("noescape")
+	Doc(name + " computes x[i] *= a for i < n, a multiple of the vector width.")
+	x := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	vec := func() reg.VecVirtual {
+		if lanes == 16 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	av := vec()
+	VBROADCASTSS(NewParamAddr("a", 0), av)
+	v := vec()
+	Label(name + "_loop")
+	VMULPS(Mem{Base: x}, av, v)
+	VMOVUPS(v, Mem{Base: x})
+	ADDQ(Imm(uint64(4*lanes)), x)
+	SUBQ(Imm(uint64(lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,111 @@
+package kernel
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// impl is one implementation of the kernels' inner loops: the GEMM
+// micro-kernel with the blocking sizes that suit it (BLIS notation), and the
+// vector loops. A kc×nc block of op(B) is packed into nr-wide column panels;
+// an mc×kc block of op(A) into mr-tall row panels; the micro-kernel
+// multiplies one A panel by one B panel into an mr×nr tile of C held in
+// registers.
+type impl struct {
+	name       string
+	mr, nr     int
+	kc, mc, nc int
+	micro      func(kc int, a, b, c []float32, ldc int) // C[mr×nr] += A·B
+	expShift   func(x []float32, m float32) float64     // x = exp(x−m); Σ in float64
+	axpy       func(a float32, x, y []float32)          // y += a·x, len(y) == len(x)
+	scal       func(a float32, x []float32)             // x *= a
+}
+
+// goImpl is the portable implementation: a 4×4 GEMM tile in scalar Go and
+// plain loops.
+var goImpl = &impl{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024,
+	micro: micro4x4, expShift: expShiftGo, axpy: axpyGo, scal: scalGo}
+
+// impls lists the implementations this machine can run, fastest first; cur
+// is the one in use.
+var (
+	impls = append(simdImpls(), goImpl)
+	cur   = pickImpl()
+)
+
+// pickImpl chooses the fastest implementation, or the one named by the
+// HETSGD_KERNEL environment variable (go, avx2, avx512) when it is available.
+func pickImpl() *impl {
+	if name := os.Getenv("HETSGD_KERNEL"); name != "" {
+		for _, g := range impls {
+			if g.name == name {
+				return g
+			}
+		}
+	}
+	return impls[0]
+}
+
+// Impl returns the name of the kernel implementation in use.
+func Impl() string { return cur.name }
+
+// Impls lists the kernel implementations this machine can run, fastest first.
+func Impls() []string {
+	var names []string
+	for _, g := range impls {
+		names = append(names, g.name)
+	}
+	return names
+}
+
+// Use selects a kernel implementation by name. It is meant for start-up and
+// tests; it must not race with running kernels.
+func Use(name string) error {
+	for _, g := range impls {
+		if g.name == name {
+			cur = g
+			return nil
+		}
+	}
+	return fmt.Errorf("kernel: implementation %q is not available here (have %s)", name, strings.Join(Impls(), ", "))
+}
+
+// The portable vector loops.
+
+func axpyGo(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for len(x) >= 4 && len(y) >= 4 {
+		y[0] += a * x[0]
+		y[1] += a * x[1]
+		y[2] += a * x[2]
+		y[3] += a * x[3]
+		x, y = x[4:], y[4:]
+	}
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+func scalGo(a float32, x []float32) {
+	for i := range x {
+		x[i] *= a
+	}
+}
+
+func expShiftGo(x []float32, m float32) float64 {
+	var s0, s1 float64
+	for len(x) >= 2 {
+		e0, e1 := Exp32(x[0]-m), Exp32(x[1]-m)
+		x[0], x[1] = e0, e1
+		s0 += float64(e0)
+		s1 += float64(e1)
+		x = x[2:]
+	}
+	for j, v := range x {
+		e := Exp32(v - m)
+		x[j] = e
+		s0 += float64(e)
+	}
+	return s0 + s1
+}

@@ -1,0 +1,141 @@
+package metric
+
+import (
+	"math"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// Scores are the metrics of a model over a test set.
+type Scores struct {
+	P1, P3, P5          float64
+	NDCG1, NDCG3, NDCG5 float64
+	Loss                float64 // mean over points with labels
+	Points              int
+}
+
+// rowScores returns P@1,3,5 and nDCG@1,3,5 of one point from its top-5
+// predictions (best first) and its true labels.
+func rowScores(top []int32, labels []int32) (p, n [3]float64) {
+	if len(labels) == 0 {
+		return p, n
+	}
+	ks := [3]int{1, 3, 5}
+	var hits, dcg float64
+	r := 0
+	for ki, k := range ks {
+		for ; r < k && r < len(top); r++ {
+			if contains(labels, top[r]) {
+				hits++
+				dcg += 1 / math.Log2(float64(r+2))
+			}
+		}
+		var idcg float64
+		for q := 0; q < min(k, len(labels)); q++ {
+			idcg += 1 / math.Log2(float64(q+2))
+		}
+		p[ki] = hits / float64(k)
+		n[ki] = dcg / idcg
+	}
+	return p, n
+}
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Evaluator scores a model over a test set in batches of its workspace's
+// capacity. It allocates its buffers once; Evaluate does not allocate.
+type Evaluator struct {
+	test    *data.Dataset
+	ws      *model.Workspace
+	batch   *data.Batch
+	limit   int
+	task    evalTask
+	sums    [7]float64 // p1 p3 p5 n1 n3 n5 loss
+	labeled int
+}
+
+// NewEvaluator prepares the evaluation of test with networks of shape m,
+// through a workspace of batchRows rows. limit > 0 evaluates only the first
+// limit points (for sets too large to score in full at every evaluation).
+func NewEvaluator(m *model.MLP, test *data.Dataset, batchRows, limit int) *Evaluator {
+	if limit <= 0 || limit > test.Len() {
+		limit = test.Len()
+	}
+	batchRows = max(1, min(batchRows, limit))
+	e := &Evaluator{test: test, ws: m.NewWorkspace(batchRows), batch: data.NewBatch(test, batchRows), limit: limit}
+	e.task.top = make([]int32, batchRows*5)
+	return e
+}
+
+// Points returns the number of test points scored.
+func (e *Evaluator) Points() int { return e.limit }
+
+// Evaluate scores parameters p.
+func (e *Evaluator) Evaluate(p []float32) Scores {
+	e.sums, e.labeled = [7]float64{}, 0
+	for lo := 0; lo < e.limit; lo += e.batch.Cap() {
+		hi := min(lo+e.batch.Cap(), e.limit)
+		e.batch.Range(e.test, lo, hi)
+		e.ws.Forward(p, &e.batch.X)
+		t := &e.task
+		t.logits, t.y, t.labels = e.ws.Logits(), &e.batch.Y, e.test.Labels()
+		t.partial = [evalChunks][6]float64{}
+		kernel.Default().Run(t, evalChunks)
+		for _, part := range t.partial {
+			for i, v := range part {
+				e.sums[i] += v
+			}
+		}
+		e.sums[6] += e.ws.Loss(&e.batch.Y)
+		for i := 0; i < e.batch.Len(); i++ {
+			if e.batch.Y.RowNNZ(i) > 0 {
+				e.labeled++
+			}
+		}
+	}
+	n := float64(e.limit)
+	s := Scores{
+		P1: e.sums[0] / n, P3: e.sums[1] / n, P5: e.sums[2] / n,
+		NDCG1: e.sums[3] / n, NDCG3: e.sums[4] / n, NDCG5: e.sums[5] / n,
+		Points: e.limit,
+	}
+	if e.labeled > 0 {
+		s.Loss = e.sums[6] / float64(e.labeled)
+	}
+	return s
+}
+
+// evalChunks is the fixed number of row chunks of a batch, so that sums are
+// reduced in the same order whatever the number of cores.
+const evalChunks = 16
+
+type evalTask struct {
+	logits  []float32
+	y       *sparse.CSR
+	labels  int
+	top     []int32
+	partial [evalChunks][6]float64
+}
+
+func (t *evalTask) Part(c, n int) {
+	lo, hi := c*t.y.Rows/n, (c+1)*t.y.Rows/n
+	for i := lo; i < hi; i++ {
+		top := model.TopK(t.logits[i*t.labels:(i+1)*t.labels], 5, t.top[5*i:5*i+5])
+		labels, _ := t.y.Row(i)
+		p, nd := rowScores(top, labels)
+		for k := 0; k < 3; k++ {
+			t.partial[c][k] += p[k]
+			t.partial[c][3+k] += nd[k]
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Config gives the shape of an MLP.
+type Config struct {
+	Inputs  int   // D, the sparse input dimension
+	Hidden  []int // widths of the hidden layers (ReLU); empty gives a linear model
+	Outputs int   // L, the number of labels
+}
+
+// MLP describes the shapes of a network and where each layer's parameters sit
+// in the flat vector.
+type MLP struct {
+	cfg    Config
+	layers []Layer
+	size   int
+}
+
+// Layer is one affine map of the network and its place in the flat vector:
+// weights at [W, W+In·Out), bias at [B, B+Out).
+type Layer struct {
+	In, Out int
+	W, B    int
+}
+
+// New checks cfg and lays out the parameters.
+func New(cfg Config) (*MLP, error) {
+	if cfg.Inputs < 1 || cfg.Outputs < 1 {
+		return nil, fmt.Errorf("model: need at least one input and one output, got %d and %d", cfg.Inputs, cfg.Outputs)
+	}
+	m := &MLP{cfg: Config{Inputs: cfg.Inputs, Hidden: append([]int(nil), cfg.Hidden...), Outputs: cfg.Outputs}}
+	in := cfg.Inputs
+	for i, h := range append(append([]int(nil), cfg.Hidden...), cfg.Outputs) {
+		if h < 1 {
+			return nil, fmt.Errorf("model: hidden layer %d has width %d", i+1, h)
+		}
+		l := Layer{In: in, Out: h, W: m.size}
+		l.B = l.W + in*h
+		m.size = l.B + h
+		m.layers = append(m.layers, l)
+		in = h
+	}
+	if m.size > math.MaxInt32*4 {
+		return nil, fmt.Errorf("model: %d parameters is more than this build supports", m.size)
+	}
+	return m, nil
+}
+
+// Config returns the network's shape.
+func (m *MLP) Config() Config { return m.cfg }
+
+// NumParams returns the length of the flat parameter vector.
+func (m *MLP) NumParams() int { return m.size }
+
+// Layers returns the layers, input first.
+func (m *MLP) Layers() []Layer { return m.layers }
+
+// Init fills p with initial parameters drawn from a stream seeded by seed:
+// every weight and bias of a layer with fan-in n uniform in ±1/√n, the
+// default of PyTorch's nn.Linear, so that runs compare with the peer's.
+func (m *MLP) Init(p []float32, seed uint64) {
+	m.check(p, "parameters")
+	r := rand.New(rand.NewPCG(seed, 0x1a17_0f_5eed))
+	for _, l := range m.layers {
+		bound := 1 / math.Sqrt(float64(l.In))
+		for i := l.W; i < l.B+l.Out; i++ {
+			p[i] = float32((2*r.Float64() - 1) * bound)
+		}
+	}
+}
+
+func (m *MLP) check(v []float32, what string) {
+	if len(v) != m.size {
+		panic(fmt.Sprintf("model: %s vector has length %d, want %d", what, len(v), m.size))
+	}
+}

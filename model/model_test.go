@@ -1,0 +1,219 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// refLoss is a deliberately plain float64 forward pass of the network: the
+// mean over rows of the cross-entropy against uniform label targets.
+func refLoss(m *MLP, p []float64, x, y *sparse.CSR) float64 {
+	var total float64
+	for i := 0; i < x.Rows; i++ {
+		// Dense copy of the input row.
+		act := make([]float64, m.cfg.Inputs)
+		idx, vals := x.Row(i)
+		for q, j := range idx {
+			act[j] = float64(vals[q])
+		}
+		for li, l := range m.layers {
+			next := make([]float64, l.Out)
+			for o := 0; o < l.Out; o++ {
+				s := p[l.B+o]
+				for in := 0; in < l.In; in++ {
+					s += act[in] * p[l.W+in*l.Out+o]
+				}
+				if li < len(m.layers)-1 {
+					s = math.Max(s, 0)
+				}
+				next[o] = s
+			}
+			act = next
+		}
+		labels, _ := y.Row(i)
+		if len(labels) == 0 {
+			continue
+		}
+		mx := math.Inf(-1)
+		for _, v := range act {
+			mx = math.Max(mx, v)
+		}
+		var se float64
+		for _, v := range act {
+			se += math.Exp(v - mx)
+		}
+		lse := mx + math.Log(se)
+		for _, l := range labels {
+			total += (lse - act[l]) / float64(len(labels))
+		}
+	}
+	return total / float64(x.Rows)
+}
+
+func randBatch(r *rand.Rand, rows, d, l, nnz int) (x, y *sparse.CSR) {
+	xb := sparse.NewBuilder(d, false, rows, rows*nnz)
+	yb := sparse.NewBuilder(l, true, rows, rows)
+	for i := 0; i < rows; i++ {
+		for _, j := range r.Perm(d)[:nnz] {
+			xb.Append(int32(j), float32(r.Float64()+0.5))
+		}
+		xb.EndRow()
+		k := 1 + r.IntN(3)
+		if i == 2 {
+			k = 0 // a point without labels
+		}
+		for _, j := range r.Perm(l)[:k] {
+			yb.Append(int32(j), 0)
+		}
+		yb.EndRow()
+	}
+	xm, ym := xb.Build(), yb.Build()
+	return &xm, &ym
+}
+
+// TestGradientFiniteDifference checks Backward against central differences
+// of the float64 reference loss, for a linear model and one and two hidden
+// layers.
+func TestGradientFiniteDifference(t *testing.T) {
+	for _, hidden := range [][]int{nil, {7}, {6, 5}} {
+		r := rand.New(rand.NewPCG(1, uint64(len(hidden))))
+		m, err := New(Config{Inputs: 11, Hidden: hidden, Outputs: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float32, m.NumParams())
+		m.Init(p, 3)
+		for i := range p {
+			p[i] *= 4 // larger weights: fewer dead units, a sharper test
+		}
+		x, y := randBatch(r, 5, 11, 9, 4)
+		ws := m.NewWorkspace(8)
+		g := make([]float32, len(p))
+		for i := range g {
+			g[i] = float32(math.NaN()) // Backward must overwrite every element
+		}
+		loss := ws.Gradient(p, g, x, y)
+		p64 := make([]float64, len(p))
+		for i, v := range p {
+			p64[i] = float64(v)
+		}
+		if want := refLoss(m, p64, x, y); math.Abs(loss-want) > 1e-5*(1+want) {
+			t.Fatalf("hidden %v: loss %v, reference %v", hidden, loss, want)
+		}
+		const h = 1e-6
+		var maxErr float64
+		for i := range p64 {
+			orig := p64[i]
+			p64[i] = orig + h
+			up := refLoss(m, p64, x, y)
+			p64[i] = orig - h
+			down := refLoss(m, p64, x, y)
+			p64[i] = orig
+			fd := (up - down) / (2 * h)
+			err := math.Abs(float64(g[i])-fd) / (1e-3 + math.Abs(fd))
+			maxErr = max(maxErr, err)
+			if !(err < 1e-3) {
+				t.Fatalf("hidden %v: dL/dp[%d] = %v, finite difference %v", hidden, i, g[i], fd)
+			}
+		}
+		t.Logf("hidden %v: %d parameters, max relative error %.2g", hidden, len(p), maxErr)
+	}
+}
+
+func TestTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	dst := make([]int32, 10)
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + r.IntN(50)
+		row := make([]float32, n)
+		for i := range row {
+			row[i] = float32(r.IntN(8)) // many ties
+		}
+		k := r.IntN(7)
+		got := TopK(row, k, dst)
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortStableFunc(idx, func(a, b int32) int {
+			switch {
+			case row[a] > row[b]:
+				return -1
+			case row[a] < row[b]:
+				return 1
+			}
+			return 0
+		})
+		want := idx[:min(k, n)]
+		if !slices.Equal(got, want) {
+			t.Fatalf("TopK(%v, %d) = %v, want %v", row, k, got, want)
+		}
+	}
+}
+
+func TestInitDeterministicAndBounded(t *testing.T) {
+	m, _ := New(Config{Inputs: 100, Hidden: []int{16}, Outputs: 10})
+	a, b := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+	m.Init(a, 42)
+	m.Init(b, 42)
+	if !slices.Equal(a, b) {
+		t.Fatal("same seed, different parameters")
+	}
+	m.Init(b, 43)
+	if slices.Equal(a, b) {
+		t.Fatal("different seeds, same parameters")
+	}
+	l := m.Layers()[0]
+	for _, v := range a[l.W:l.B] {
+		if math.Abs(float64(v)) > 0.1 {
+			t.Fatalf("first-layer weight %v outside ±1/√100", v)
+		}
+	}
+	if _, err := New(Config{Inputs: 10, Hidden: []int{0}, Outputs: 3}); err == nil {
+		t.Fatal("zero-width layer accepted")
+	}
+}
+
+func TestGradientNoAlloc(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	m, _ := New(Config{Inputs: 1836, Hidden: []int{128}, Outputs: 159})
+	p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+	m.Init(p, 1)
+	x, y := randBatch(r, 128, 1836, 159, 68)
+	ws := m.NewWorkspace(128)
+	ws.Gradient(p, g, x, y)
+	if a := testing.AllocsPerRun(20, func() { ws.Gradient(p, g, x, y) }); a != 0 {
+		t.Fatalf("Gradient allocates %v times per step", a)
+	}
+}
+
+// BenchmarkGradient times one training step's gradient on the model shapes:
+// Bibtex, Delicious, and an Amazon-670k-like first layer with fewer labels
+// (the full Amazon-670k step is BenchmarkAmazonStep).
+func BenchmarkGradient(b *testing.B) {
+	for _, c := range []struct {
+		name         string
+		d, l, nnz, n int
+	}{
+		{"bibtex", 1836, 159, 68, 128},
+		{"delicious", 500, 983, 18, 128},
+		{"amazon-in-8k-out", 135909, 8192, 76, 256},
+	} {
+		r := rand.New(rand.NewPCG(9, 10))
+		m, _ := New(Config{Inputs: c.d, Hidden: []int{128}, Outputs: c.l})
+		p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+		m.Init(p, 1)
+		x, y := randBatch(r, c.n, c.d, c.l, c.nnz)
+		ws := m.NewWorkspace(c.n)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				ws.Gradient(p, g, x, y)
+			}
+			b.ReportMetric(float64(c.n)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}
