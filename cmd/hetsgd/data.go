@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
 )
@@ -11,9 +12,10 @@ import (
 func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sub := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"stats": runDataStats,
+		"gen":   runDataGen,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || sub[args[0]] == nil {
-		fmt.Fprintf(stderr, "Usage:\n  hetsgd data stats [--format F] [--top N] FILE|DIR|bundled:NAME ...\n")
+		fmt.Fprintf(stderr, "Usage:\n  hetsgd data stats [--format F] [--top N] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE [--scale S] [--seed N] --out DIR\n")
 		if len(args) > 0 && sub[args[0]] == nil && args[0] != "-h" && args[0] != "--help" {
 			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q\n", args[0])
 		}
@@ -63,4 +65,39 @@ func loadForStats(path string, f data.Format) ([]*data.Dataset, error) {
 	}
 	d, err := data.Load(path, f)
 	return []*data.Dataset{d}, err
+}
+
+func runDataGen(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	names := make([]string, len(data.Profiles))
+	for i, p := range data.Profiles {
+		names[i] = p.Name
+	}
+	fs := newFlagSet("data gen", "data gen --like PROFILE [--scale S] [--seed N] --out DIR", stderr)
+	like := fs.String("like", "", "statistics to imitate: "+strings.Join(names, ", "))
+	scale := fs.Float64("scale", 1, "multiply points, features and labels by this `factor`")
+	seed := fs.Uint64("seed", 1, "`seed` of the generator")
+	out := fs.String("out", "", "output `dir` for train.txt and test.txt")
+	force := fs.Bool("force", false, "overwrite existing files in --out")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *like == "" || *out == "" {
+		fmt.Fprintln(stderr, "hetsgd data gen: --like and --out are required")
+		fs.Usage()
+		return errUsage
+	}
+	p, err := data.LookupProfile(*like)
+	if err != nil {
+		return err
+	}
+	if !(*scale > 0 && *scale <= 1) {
+		return fmt.Errorf("--scale %v: need a factor in (0, 1]", *scale)
+	}
+	p = p.Scaled(*scale)
+	train, test, err := data.GenerateDir(*out, p, *seed, *force)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
+	return data.WriteReport(stdout, train, test)
 }

@@ -1,0 +1,342 @@
+package data
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Profile gives the statistics a synthetic dataset imitates.
+type Profile struct {
+	Name              string
+	Features, Labels  int
+	Train, Test       int
+	AvgNNZ, AvgLabels float64
+	ZipfLabels        float64 // exponent of the label-frequency power law
+}
+
+// Profiles are the datasets the generator imitates, with the statistics of
+// the real sets (the Extreme Classification Repository's tables for the
+// large ones; the files in the standard splits for Bibtex and Delicious).
+var Profiles = []Profile{
+	{Name: "amazon-670k", Features: 135909, Labels: 670091, Train: 490449, Test: 153025, AvgNNZ: 75.7, AvgLabels: 5.4, ZipfLabels: 0.9},
+	{Name: "delicious-200k", Features: 782585, Labels: 205443, Train: 196606, Test: 100095, AvgNNZ: 301, AvgLabels: 75, ZipfLabels: 0.9},
+	{Name: "bibtex", Features: 1836, Labels: 159, Train: 4880, Test: 2515, AvgNNZ: 68.5, AvgLabels: 2.4, ZipfLabels: 0.9},
+	{Name: "delicious", Features: 500, Labels: 983, Train: 12920, Test: 3185, AvgNNZ: 18.5, AvgLabels: 19.0, ZipfLabels: 0.9},
+}
+
+// LookupProfile returns the named profile.
+func LookupProfile(name string) (Profile, error) {
+	for _, p := range Profiles {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	names := make([]string, len(Profiles))
+	for i, p := range Profiles {
+		names[i] = p.Name
+	}
+	return Profile{}, fmt.Errorf("data: unknown profile %q (have %s)", name, strings.Join(names, ", "))
+}
+
+// Scaled returns the profile with points, features and labels multiplied by
+// scale (at least 16 features and labels, 8 test points); per-point counts
+// keep their targets, capped by the scaled dimensions.
+func (p Profile) Scaled(scale float64) Profile {
+	if scale == 1 {
+		return p
+	}
+	s := func(n, least int) int { return max(least, int(math.Round(float64(n)*scale))) }
+	q := p
+	q.Name = fmt.Sprintf("%s×%g", p.Name, scale)
+	q.Features, q.Labels = s(p.Features, 16), s(p.Labels, 16)
+	q.Train, q.Test = s(p.Train, 16), s(p.Test, 8)
+	q.AvgNNZ = math.Min(p.AvgNNZ, float64(q.Features)/4)
+	q.AvgLabels = math.Min(p.AvgLabels, float64(q.Labels)/4)
+	return q
+}
+
+// The generative model. Every label l owns a prototype: protoSize feature
+// ids drawn uniformly (a per-label stream, so nothing is stored). A point
+// draws its labels from the power law; its features are, for a fraction
+// signal of them, drawn from its labels' prototypes, and for the rest, noise
+// drawn from a power law over features (the common words of a text
+// collection). Values are positive and rows have unit L2 norm, like the
+// tf-idf rows of the real sets. The labels are therefore learnable from the
+// features, more so for frequent labels, as in real extreme classification.
+const (
+	protoSize = 64
+	protoZipf = 0.7
+	signal    = 0.35
+	nnzSigma  = 0.5 // log-normal spread of the points' feature counts
+)
+
+// GenStats describes what was generated, for comparison with the profile.
+type GenStats struct {
+	Profile                  Profile
+	Points                   int
+	AvgNNZ, AvgLabels        float64
+	UsedLabels               int
+	MaxLabelFreq             int
+	LabelsWithOnePointOrLess int
+}
+
+// Generate writes a synthetic training and test set imitating p to trainW
+// and testW in the XC format. Two runs with the same profile and seed write
+// the same bytes.
+func Generate(p Profile, seed uint64, trainW, testW io.Writer) (train, test GenStats, err error) {
+	g := newGenerator(p, seed)
+	if train, err = g.write(trainW, p.Train, 0); err != nil {
+		return
+	}
+	test, err = g.write(testW, p.Test, 1)
+	return
+}
+
+// GenerateDir writes train.txt and test.txt into dir (created if needed).
+// Existing files are not overwritten unless overwrite is set.
+func GenerateDir(dir string, p Profile, seed uint64, overwrite bool) (train, test GenStats, err error) {
+	if err = os.MkdirAll(dir, 0o755); err != nil {
+		return train, test, fmt.Errorf("data: %w", err)
+	}
+	paths := []string{filepath.Join(dir, "train.txt"), filepath.Join(dir, "test.txt")}
+	if !overwrite {
+		for _, path := range paths {
+			if _, err := os.Stat(path); err == nil {
+				return train, test, fmt.Errorf("data: %s already exists (choose another folder, or overwrite with --force)", path)
+			}
+		}
+	}
+	// Write to temporary names and rename at the end, so an interrupted run
+	// never leaves a truncated file under a dataset name.
+	var files [2]*os.File
+	for i, path := range paths {
+		if files[i], err = os.Create(path + ".partial"); err != nil {
+			return train, test, fmt.Errorf("data: %w", err)
+		}
+		defer files[i].Close()
+	}
+	bw := [2]*bufio.Writer{bufio.NewWriterSize(files[0], 1<<20), bufio.NewWriterSize(files[1], 1<<20)}
+	if train, test, err = Generate(p, seed, bw[0], bw[1]); err != nil {
+		return train, test, err
+	}
+	for i, path := range paths {
+		if err := bw[i].Flush(); err != nil {
+			return train, test, fmt.Errorf("data: writing %s: %w", path, err)
+		}
+		if err := files[i].Close(); err != nil {
+			return train, test, fmt.Errorf("data: writing %s: %w", path, err)
+		}
+		if err := os.Rename(path+".partial", path); err != nil {
+			return train, test, fmt.Errorf("data: %w", err)
+		}
+	}
+	return train, test, nil
+}
+
+type generator struct {
+	p          Profile
+	seed       uint64
+	labelCDF   []float64
+	featureCDF []float64
+	labelIDs   []int32 // popularity rank → label id
+	protoCDF   []float64
+	protoIDs   []int32 // prototype feature rank → feature id
+}
+
+func newGenerator(p Profile, seed uint64) *generator {
+	g := &generator{p: p, seed: seed, labelCDF: zipfCDF(p.Labels, p.ZipfLabels), featureCDF: zipfCDF(p.Features, 1)}
+	// Label ids are a seeded permutation of popularity ranks, so that
+	// frequent labels are spread over the id space rather than sitting at
+	// 0, 1, 2, ...
+	g.labelIDs = make([]int32, p.Labels)
+	for i := range g.labelIDs {
+		g.labelIDs[i] = int32(i)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x1abe1))
+	r.Shuffle(len(g.labelIDs), func(i, j int) { g.labelIDs[i], g.labelIDs[j] = g.labelIDs[j], g.labelIDs[i] })
+	// Prototype features follow a milder power law over another permutation
+	// of the features than the noise, so labels share some features.
+	g.protoCDF = zipfCDF(p.Features, protoZipf)
+	g.protoIDs = make([]int32, p.Features)
+	for i := range g.protoIDs {
+		g.protoIDs[i] = int32(i)
+	}
+	r.Shuffle(len(g.protoIDs), func(i, j int) { g.protoIDs[i], g.protoIDs[j] = g.protoIDs[j], g.protoIDs[i] })
+	return g
+}
+
+// zipfCDF returns the cumulative distribution of P(i) ∝ 1/(i+1)^s.
+func zipfCDF(n int, s float64) []float64 {
+	cdf := make([]float64, n)
+	var sum float64
+	for i := range cdf {
+		sum += math.Pow(float64(i+1), -s)
+		cdf[i] = sum
+	}
+	for i := range cdf {
+		cdf[i] /= sum
+	}
+	return cdf
+}
+
+func draw(cdf []float64, u float64) int32 {
+	return int32(min(sort.SearchFloat64s(cdf, u), len(cdf)-1))
+}
+
+// mix is a stateless 64-bit hash (splitmix64 finaliser) of two words.
+func mix(a, b uint64) uint64 {
+	z := a*0x9e3779b97f4a7c15 + b
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (g *generator) write(w io.Writer, n int, split uint64) (GenStats, error) {
+	st := GenStats{Profile: g.p, Points: n}
+	freq := make([]int32, g.p.Labels)
+	bw := bufio.NewWriterSize(w, 1<<20)
+	fmt.Fprintf(bw, "%d %d %d\n", n, g.p.Features, g.p.Labels)
+	var (
+		labels []int32
+		feats  []int32
+		vals   []float32
+		seen   = map[int32]struct{}{}
+		line   []byte
+		nnz    int64
+		nlab   int64
+	)
+	for i := 0; i < n; i++ {
+		r := rand.New(rand.NewPCG(g.seed, mix(split+1, uint64(i))))
+		// Labels: 1 + Poisson(avg − 1), distinct, from the power law.
+		k := min(g.p.Labels, 1+poisson(r, g.p.AvgLabels-1))
+		labels = labels[:0]
+		clear(seen)
+		for len(labels) < k {
+			l := g.labelIDs[draw(g.labelCDF, r.Float64())]
+			if _, dup := seen[l]; !dup {
+				seen[l] = struct{}{}
+				labels = append(labels, l)
+			}
+		}
+		// Features: a log-normal count around the average, a signal share
+		// from the labels' prototypes, the rest noise.
+		m := int(math.Round(g.p.AvgNNZ * math.Exp(nnzSigma*r.NormFloat64()-nnzSigma*nnzSigma/2)))
+		m = max(1, min(m, g.p.Features/2))
+		feats, vals = feats[:0], vals[:0]
+		clear(seen)
+		add := func(f int32, v float32) {
+			if _, dup := seen[f]; !dup {
+				seen[f] = struct{}{}
+				feats = append(feats, f)
+				vals = append(vals, v)
+			}
+		}
+		fromProto := int(math.Round(signal * float64(m)))
+		for j := 0; j < fromProto; j++ {
+			l := labels[j%len(labels)]
+			slot := uint64(r.IntN(protoSize))
+			u := float64(mix(g.seed^uint64(l)<<20, slot)>>11) / (1 << 53)
+			f := g.protoIDs[draw(g.protoCDF, u)]
+			add(f, float32(1+r.Float64()))
+		}
+		for tries := 0; len(feats) < m && tries < 4*m; tries++ {
+			add(draw(g.featureCDF, r.Float64()), float32(0.5+r.Float64()))
+		}
+		var norm float64
+		for _, v := range vals {
+			norm += float64(v) * float64(v)
+		}
+		inv := float32(1 / math.Sqrt(norm))
+		slices.Sort(labels)
+		line = line[:0]
+		for j, l := range labels {
+			if j > 0 {
+				line = append(line, ',')
+			}
+			line = strconv.AppendInt(line, int64(l), 10)
+			freq[l]++
+		}
+		for j, f := range feats {
+			line = append(line, ' ')
+			line = strconv.AppendInt(line, int64(f), 10)
+			line = append(line, ':')
+			line = strconv.AppendFloat(line, float64(vals[j]*inv), 'g', 4, 32)
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return st, fmt.Errorf("data: writing synthetic data: %w", err)
+		}
+		nnz += int64(len(feats))
+		nlab += int64(len(labels))
+	}
+	if err := bw.Flush(); err != nil {
+		return st, fmt.Errorf("data: writing synthetic data: %w", err)
+	}
+	st.AvgNNZ = float64(nnz) / float64(max(n, 1))
+	st.AvgLabels = float64(nlab) / float64(max(n, 1))
+	for _, c := range freq {
+		if c > 0 {
+			st.UsedLabels++
+		}
+		if c <= 1 {
+			st.LabelsWithOnePointOrLess++
+		}
+		st.MaxLabelFreq = max(st.MaxLabelFreq, int(c))
+	}
+	return st, nil
+}
+
+// poisson draws from a Poisson distribution of mean lambda (Knuth's method
+// for small means, a rounded normal approximation above 30).
+func poisson(r *rand.Rand, lambda float64) int {
+	if lambda <= 0 {
+		return 0
+	}
+	if lambda > 30 {
+		return max(0, int(math.Round(lambda+math.Sqrt(lambda)*r.NormFloat64())))
+	}
+	l, k, p := math.Exp(-lambda), 0, 1.0
+	for {
+		p *= r.Float64()
+		if p <= l {
+			return k
+		}
+		k++
+	}
+}
+
+// WriteReport prints generated statistics beside the profile's targets.
+func WriteReport(w io.Writer, train, test GenStats) error {
+	p := train.Profile
+	_, err := fmt.Fprintf(w, `%-22s %12s %12s
+%-22s %12d %12d
+%-22s %12d %12d
+%-22s %12d %12d
+%-22s %12d %12d
+%-22s %12.2f %12.2f
+%-22s %12.2f %12.2f
+%-22s %12s %12d
+%-22s %12s %12d
+%-22s %12s %12d
+`,
+		p.Name, "target", "generated",
+		"train points", p.Train, train.Points,
+		"test points", p.Test, test.Points,
+		"features", p.Features, p.Features,
+		"labels", p.Labels, p.Labels,
+		"avg nnz per point", p.AvgNNZ, train.AvgNNZ,
+		"avg labels per point", p.AvgLabels, train.AvgLabels,
+		"labels used (train)", "", train.UsedLabels,
+		"most frequent label", "", train.MaxLabelFreq,
+		"labels on ≤1 point", "", train.LabelsWithOnePointOrLess)
+	return err
+}
