@@ -24,15 +24,14 @@ def read_xc(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         n, d, l = map(int, f.readline().split())
-        indptr, idx, val, labels = [0], [], [], []
+        indptr, idx, val, lptr, lab = [0], [], [], [0], []
         for line in f:
             line = line.rstrip("\n")
-            if not line.strip() and len(labels) == n:
+            if not line.strip() and len(lptr) - 1 == n:
                 continue
             toks = line.split(" ")
-            labs = []
             if toks and toks[0] and ":" not in toks[0]:
-                labs = [int(x) for x in toks[0].split(",")]
+                lab.extend(int(x) for x in toks[0].split(","))
                 toks = toks[1:]
             for t in toks:
                 if t:
@@ -40,28 +39,36 @@ def read_xc(path):
                     idx.append(int(k))
                     val.append(float(v))
             indptr.append(len(idx))
-            labels.append(labs)
-    return (np.array(indptr, dtype=np.int64), np.array(idx, dtype=np.int64),
-            np.array(val, dtype=np.float32), labels, d, l)
+            lptr.append(len(lab))
+    return (np.array(indptr, dtype=np.int64), np.array(idx, dtype=np.int64), np.array(val, dtype=np.float32),
+            np.array(lptr, dtype=np.int64), np.array(lab, dtype=np.int64), d, l)
+
+
+def gather(ptr, rows):
+    """Positions of the entries of the given CSR rows, concatenated, and the
+    rows' lengths (vectorised, no Python loop)."""
+    starts, lens = ptr[rows], ptr[rows + 1] - ptr[rows]
+    total = int(lens.sum())
+    offsets = np.cumsum(lens) - lens
+    pos = np.repeat(starts - offsets, lens) + np.arange(total)
+    return pos, lens, offsets
 
 
 class Data:
     def __init__(self, path):
-        self.indptr, self.idx, self.val, self.labels, self.d, self.l = read_xc(path)
-        self.n = len(self.labels)
+        self.indptr, self.idx, self.val, self.lptr, self.lab, self.d, self.l = read_xc(path)
+        self.n = len(self.indptr) - 1
+        self.idx_t, self.val_t = torch.from_numpy(self.idx), torch.from_numpy(self.val)
 
     def batch(self, rows):
-        starts, ends = self.indptr[rows], self.indptr[rows + 1]
-        lens = ends - starts
-        sel = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)]) if len(rows) else np.zeros(0, np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lens)[:-1]])
-        target = np.zeros((len(rows), self.l), dtype=np.float32)
-        for i, r in enumerate(rows):
-            labs = self.labels[r]
-            if labs:
-                target[i, labs] = 1.0 / len(labs)
-        return (torch.from_numpy(self.idx[sel]), torch.from_numpy(offsets.astype(np.int64)),
-                torch.from_numpy(self.val[sel]), torch.from_numpy(target))
+        pos, _, offsets = gather(self.indptr, rows)
+        lpos, llens, _ = gather(self.lptr, rows)
+        target = torch.zeros(len(rows), self.l)
+        r = np.repeat(np.arange(len(rows)), llens)
+        w = np.repeat(1.0 / np.maximum(llens, 1), llens).astype(np.float32)
+        target[torch.from_numpy(r), torch.from_numpy(self.lab[lpos])] = torch.from_numpy(w)
+        pos_t = torch.from_numpy(pos)
+        return self.idx_t[pos_t], torch.from_numpy(offsets), self.val_t[pos_t], target
 
 
 class MLP(torch.nn.Module):
@@ -89,13 +96,9 @@ def evaluate(model, test, batch):
             rows = np.arange(lo, min(lo + batch, test.n))
             idx, off, val, target = test.batch(rows)
             z = model(idx, off, val)
-            top = torch.topk(z, 5, dim=1).indices.numpy()
-            for i, r in enumerate(rows):
-                labs = set(test.labels[r])
-                if not labs:
-                    continue
-                hits = [t in labs for t in top[i]]
-                p += [hits[0], sum(hits[:3]) / 3, sum(hits[:5]) / 5]
+            top = torch.topk(z, 5, dim=1).indices
+            hits = (target.gather(1, top) > 0).float()
+            p += [float(hits[:, 0].sum()), float(hits[:, :3].sum()) / 3, float(hits.sum()) / 5]
             has = target.sum(1) > 0
             loss += float(-(target * torch.log_softmax(z, 1)).sum(1)[has].sum())
             labeled += int(has.sum())

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 )
@@ -16,16 +17,18 @@ type impl struct {
 	name       string
 	mr, nr     int
 	kc, mc, nc int
-	micro      func(kc int, a, b, c []float32, ldc int) // C[mr×nr] += A·B
-	expShift   func(x []float32, m float32) float64     // x = exp(x−m); Σ in float64
-	axpy       func(a float32, x, y []float32)          // y += a·x, len(y) == len(x)
-	scal       func(a float32, x []float32)             // x *= a
+	micro      func(kc int, a, b, c []float32, ldc int)  // C[mr×nr] += A·B
+	expShift   func(x []float32, m float32) float64      // x = exp(x−m); Σ in float64
+	axpy       func(a float32, x, y []float32)           // y += a·x, len(y) == len(x)
+	scal       func(a float32, x []float32)              // x *= a
+	adam       func(p, g, m, v []float32, c *[6]float32) // see AdamUpdate
+	momentum   func(p, g, b []float32, c *[3]float32)    // see MomentumUpdate
 }
 
 // goImpl is the portable implementation: a 4×4 GEMM tile in scalar Go and
 // plain loops.
 var goImpl = &impl{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024,
-	micro: micro4x4, expShift: expShiftGo, axpy: axpyGo, scal: scalGo}
+	micro: micro4x4, expShift: expShiftGo, axpy: axpyGo, scal: scalGo, adam: adamGo, momentum: momentumGo}
 
 // impls lists the implementations this machine can run, fastest first; cur
 // is the one in use.
@@ -109,3 +112,5 @@ func expShiftGo(x []float32, m float32) float64 {
 	}
 	return s0 + s1
 }
+
+func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }

@@ -10,11 +10,13 @@ func simdImpls() []*impl {
 		// 12×32 tiles; an mc×kc block of A (144×256 floats, 144 KiB) stays
 		// in L2 and a kc×32 B panel (32 KiB) in L1.
 		list = append(list, &impl{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 144, nc: 2048,
-			micro: microAVX512, expShift: expShiftAVX512, axpy: axpyAVX512s, scal: scalAVX512s})
+			micro: microAVX512, expShift: expShiftAVX512, axpy: axpyAVX512s, scal: scalAVX512s,
+			adam: adamAVX512s, momentum: momentumAVX512s})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		list = append(list, &impl{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 96, nc: 2048,
-			micro: microAVX2, expShift: expShiftAVX2, axpy: axpyAVX2s, scal: scalAVX2s})
+			micro: microAVX2, expShift: expShiftAVX2, axpy: axpyAVX2s, scal: scalAVX2s,
+			adam: adamAVX2s, momentum: momentumAVX2s})
 	}
 	return list
 }
@@ -82,4 +84,40 @@ func scalAVX2s(a float32, x []float32) {
 		scalAVX2(a, &x[0], n)
 	}
 	scalGo(a, x[n:])
+}
+
+func adamAVX512s(p, g, m, v []float32, c *[6]float32) {
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	n := len(p) &^ 15
+	if n > 0 {
+		adamAVX512(&p[0], &g[0], &m[0], &v[0], n, c)
+	}
+	adamGo(p[n:], g[n:], m[n:], v[n:], c)
+}
+
+func adamAVX2s(p, g, m, v []float32, c *[6]float32) {
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	n := len(p) &^ 7
+	if n > 0 {
+		adamAVX2(&p[0], &g[0], &m[0], &v[0], n, c)
+	}
+	adamGo(p[n:], g[n:], m[n:], v[n:], c)
+}
+
+func momentumAVX512s(p, g, b []float32, c *[3]float32) {
+	g, b = g[:len(p)], b[:len(p)]
+	n := len(p) &^ 15
+	if n > 0 {
+		momentumAVX512(&p[0], &g[0], &b[0], n, c)
+	}
+	momentumGo(p[n:], g[n:], b[n:], c)
+}
+
+func momentumAVX2s(p, g, b []float32, c *[3]float32) {
+	g, b = g[:len(p)], b[:len(p)]
+	n := len(p) &^ 7
+	if n > 0 {
+		momentumAVX2(&p[0], &g[0], &b[0], n, c)
+	}
+	momentumGo(p[n:], g[n:], b[n:], c)
 }

@@ -474,3 +474,157 @@ scalAVX2_loop:
 	JNZ     scalAVX2_loop
 	VZEROUPPER
 	RET
+
+// func adamAVX512(p *float32, grad *float32, m *float32, v *float32, n int, c *[6]float32)
+// Requires: AVX, AVX512F
+TEXT ·adamAVX512(SB), NOSPLIT, $0-48
+	MOVQ         p+0(FP), AX
+	MOVQ         grad+8(FP), CX
+	MOVQ         m+16(FP), DX
+	MOVQ         v+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         c+40(FP), DI
+	VBROADCASTSS (DI), Z0
+	VBROADCASTSS 4(DI), Z1
+	VBROADCASTSS 8(DI), Z2
+	VBROADCASTSS 12(DI), Z3
+	VBROADCASTSS 16(DI), Z4
+	VBROADCASTSS 20(DI), Z5
+	VBROADCASTSS adamAVX512One<>+0(SB), Z6
+	VSUBPS       Z1, Z6, Z7
+	VSUBPS       Z2, Z6, Z6
+
+adamAVX512_loop:
+	VMOVUPS     (AX), Z8
+	VMOVUPS     (CX), Z9
+	VFMADD231PS Z8, Z4, Z9
+	VMULPS      (DX), Z1, Z10
+	VFMADD231PS Z9, Z7, Z10
+	VMULPS      Z9, Z9, Z11
+	VMULPS      (BX), Z2, Z9
+	VFMADD231PS Z11, Z6, Z9
+	VMOVUPS     Z10, (DX)
+	VMOVUPS     Z9, (BX)
+	VSQRTPS     Z9, Z11
+	VFMADD213PS Z3, Z5, Z11
+	VMULPS      Z0, Z10, Z9
+	VDIVPS      Z11, Z9, Z9
+	VSUBPS      Z9, Z8, Z8
+	VMOVUPS     Z8, (AX)
+	ADDQ        $0x40, AX
+	ADDQ        $0x40, CX
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, BX
+	SUBQ        $0x10, SI
+	JNZ         adamAVX512_loop
+	VZEROUPPER
+	RET
+
+DATA adamAVX512One<>+0(SB)/4, $0x3f800000
+GLOBL adamAVX512One<>(SB), RODATA|NOPTR, $4
+
+// func adamAVX2(p *float32, grad *float32, m *float32, v *float32, n int, c *[6]float32)
+// Requires: AVX, FMA3
+TEXT ·adamAVX2(SB), NOSPLIT, $0-48
+	MOVQ         p+0(FP), AX
+	MOVQ         grad+8(FP), CX
+	MOVQ         m+16(FP), DX
+	MOVQ         v+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         c+40(FP), DI
+	VBROADCASTSS (DI), Y0
+	VBROADCASTSS 4(DI), Y1
+	VBROADCASTSS 8(DI), Y2
+	VBROADCASTSS 12(DI), Y3
+	VBROADCASTSS 16(DI), Y4
+	VBROADCASTSS 20(DI), Y5
+	VBROADCASTSS adamAVX2One<>+0(SB), Y6
+	VSUBPS       Y1, Y6, Y7
+	VSUBPS       Y2, Y6, Y6
+
+adamAVX2_loop:
+	VMOVUPS     (AX), Y8
+	VMOVUPS     (CX), Y9
+	VFMADD231PS Y8, Y4, Y9
+	VMULPS      (DX), Y1, Y10
+	VFMADD231PS Y9, Y7, Y10
+	VMULPS      Y9, Y9, Y11
+	VMULPS      (BX), Y2, Y9
+	VFMADD231PS Y11, Y6, Y9
+	VMOVUPS     Y10, (DX)
+	VMOVUPS     Y9, (BX)
+	VSQRTPS     Y9, Y11
+	VFMADD213PS Y3, Y5, Y11
+	VMULPS      Y0, Y10, Y9
+	VDIVPS      Y11, Y9, Y9
+	VSUBPS      Y9, Y8, Y8
+	VMOVUPS     Y8, (AX)
+	ADDQ        $0x20, AX
+	ADDQ        $0x20, CX
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, BX
+	SUBQ        $0x08, SI
+	JNZ         adamAVX2_loop
+	VZEROUPPER
+	RET
+
+DATA adamAVX2One<>+0(SB)/4, $0x3f800000
+GLOBL adamAVX2One<>(SB), RODATA|NOPTR, $4
+
+// func momentumAVX512(p *float32, grad *float32, b *float32, n int, c *[3]float32)
+// Requires: AVX, AVX512F
+TEXT ·momentumAVX512(SB), NOSPLIT, $0-40
+	MOVQ         p+0(FP), AX
+	MOVQ         grad+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         c+32(FP), SI
+	VBROADCASTSS (SI), Z0
+	VBROADCASTSS 4(SI), Z1
+	VBROADCASTSS 8(SI), Z2
+
+momentumAVX512_loop:
+	VMOVUPS      (AX), Z3
+	VMOVUPS      (CX), Z4
+	VFMADD231PS  Z3, Z2, Z4
+	VMOVUPS      (DX), Z5
+	VFMADD213PS  Z4, Z1, Z5
+	VMOVUPS      Z5, (DX)
+	VFNMADD231PS Z5, Z0, Z3
+	VMOVUPS      Z3, (AX)
+	ADDQ         $0x40, AX
+	ADDQ         $0x40, CX
+	ADDQ         $0x40, DX
+	SUBQ         $0x10, BX
+	JNZ          momentumAVX512_loop
+	VZEROUPPER
+	RET
+
+// func momentumAVX2(p *float32, grad *float32, b *float32, n int, c *[3]float32)
+// Requires: AVX, FMA3
+TEXT ·momentumAVX2(SB), NOSPLIT, $0-40
+	MOVQ         p+0(FP), AX
+	MOVQ         grad+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         c+32(FP), SI
+	VBROADCASTSS (SI), Y0
+	VBROADCASTSS 4(SI), Y1
+	VBROADCASTSS 8(SI), Y2
+
+momentumAVX2_loop:
+	VMOVUPS      (AX), Y3
+	VMOVUPS      (CX), Y4
+	VFMADD231PS  Y3, Y2, Y4
+	VMOVUPS      (DX), Y5
+	VFMADD213PS  Y4, Y1, Y5
+	VMOVUPS      Y5, (DX)
+	VFNMADD231PS Y5, Y0, Y3
+	VMOVUPS      Y3, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	SUBQ         $0x08, BX
+	JNZ          momentumAVX2_loop
+	VZEROUPPER
+	RET

@@ -43,3 +43,23 @@ func scalAVX512(a float32, x *float32, n int)
 //
 //go:noescape
 func scalAVX2(a float32, x *float32, n int)
+
+// adamAVX512 applies the fused Adam update to n elements (a multiple of the vector width); c = {lr/(1−β1ᵗ), β1, β2, ε, wd, 1/√(1−β2ᵗ)}.
+//
+//go:noescape
+func adamAVX512(p *float32, grad *float32, m *float32, v *float32, n int, c *[6]float32)
+
+// adamAVX2 applies the fused Adam update to n elements (a multiple of the vector width); c = {lr/(1−β1ᵗ), β1, β2, ε, wd, 1/√(1−β2ᵗ)}.
+//
+//go:noescape
+func adamAVX2(p *float32, grad *float32, m *float32, v *float32, n int, c *[6]float32)
+
+// momentumAVX512 applies b = μ·b + g + wd·p; p -= lr·b to n elements (a multiple of the vector width); c = {lr, μ, wd}.
+//
+//go:noescape
+func momentumAVX512(p *float32, grad *float32, b *float32, n int, c *[3]float32)
+
+// momentumAVX2 applies b = μ·b + g + wd·p; p -= lr·b to n elements (a multiple of the vector width); c = {lr, μ, wd}.
+//
+//go:noescape
+func momentumAVX2(p *float32, grad *float32, b *float32, n int, c *[3]float32)

@@ -44,6 +44,9 @@ func TestSpMMMatchesReference(t *testing.T) {
 func testSpMM(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, s := range sparseLadder {
+		if raceEnabled && s.cols > 10000 {
+			continue
+		}
 		for _, pattern := range []bool{false, true} {
 			x := randCSR(r, s.rows, s.cols, s.nnz, pattern)
 			w := randSlice(r, s.cols*s.n)
@@ -73,6 +76,9 @@ func TestSpMMTMatchesReference(t *testing.T) {
 func testSpMMT(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, s := range sparseLadder {
+		if raceEnabled && s.cols > 10000 {
+			continue
+		}
 		for _, pattern := range []bool{false, true} {
 			x := randCSR(r, s.rows, s.cols, s.nnz, pattern)
 			g := randSlice(r, s.rows*s.n)

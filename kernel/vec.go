@@ -13,7 +13,7 @@ func Axpy(a float32, x, y []float32) {
 	if len(y) < len(x) {
 		panic("kernel: Axpy y shorter than x")
 	}
-	vecRun(vecAxpy, a, 0, x, y[:len(x)], nil)
+	vecRun(&vecTask{op: vecAxpy, a: a, x: x, y: y[:len(x)]})
 }
 
 // AxpBy computes y = a·x + b·y (len(y) ≥ len(x)).
@@ -21,11 +21,11 @@ func AxpBy(a float32, x []float32, b float32, y []float32) {
 	if len(y) < len(x) {
 		panic("kernel: AxpBy y shorter than x")
 	}
-	vecRun(vecAxpby, a, b, x, y[:len(x)], nil)
+	vecRun(&vecTask{op: vecAxpby, a: a, b: b, x: x, y: y[:len(x)]})
 }
 
 // Scal computes x *= a.
-func Scal(a float32, x []float32) { vecRun(vecScal, a, 0, x, nil, nil) }
+func Scal(a float32, x []float32) { vecRun(&vecTask{op: vecScal, a: a, x: x}) }
 
 // Dot returns Σ x[i]·y[i], accumulated in float64 over a fixed number of
 // chunks that depends only on len(x), so the value is reproducible bit for bit.
@@ -33,13 +33,7 @@ func Dot(x, y []float32) float64 {
 	if len(y) < len(x) {
 		panic("kernel: Dot y shorter than x")
 	}
-	var partial [vecChunks]float64
-	vecRun(vecDot, 0, 0, x, y[:len(x)], &partial)
-	var s float64
-	for _, p := range partial {
-		s += p
-	}
-	return s
+	return vecRun(&vecTask{op: vecDot, x: x, y: y[:len(x)]})
 }
 
 // Nrm2 returns the Euclidean norm of x (float64 accumulation, reproducible).
@@ -52,6 +46,9 @@ const (
 	vecAxpby
 	vecScal
 	vecDot
+	vecAdam
+	vecMomentum
+	vecSGD
 )
 
 // vecChunks is the fixed number of chunks a long vector is cut into; dot
@@ -65,23 +62,37 @@ type vecTask struct {
 	op      vecOp
 	a, b    float32
 	x, y    []float32
-	partial *[vecChunks]float64
+	partial [vecChunks]float64
+	// updates: y is the parameter vector, x the gradient, m and v the state,
+	// coef the rule's coefficients (kept here so that the SIMD calls get a
+	// pointer that does not escape per call)
+	m, v []float32
+	wd   float32
+	coef [6]float32
 }
 
 var vecTaskPool = newFreeList[vecTask](64)
 
-func vecRun(op vecOp, a, b float32, x, y []float32, partial *[vecChunks]float64) {
+// vecRun runs the operation described by args over vecChunks chunks and
+// returns the sum of the chunks' partial results (dot products), reduced in
+// chunk order.
+func vecRun(args *vecTask) float64 {
 	t := vecTaskPool.get()
-	*t = vecTask{op: op, a: a, b: b, x: x, y: y, partial: partial}
-	if len(x) < vecParallelMin {
+	*t = *args
+	if len(t.x) < vecParallelMin {
 		for i := 0; i < vecChunks; i++ {
 			t.Part(i, vecChunks)
 		}
 	} else {
 		Default().Run(t, vecChunks)
 	}
+	var sum float64
+	for _, p := range t.partial {
+		sum += p
+	}
 	*t = vecTask{}
 	vecTaskPool.put(t)
+	return sum
 }
 
 func (t *vecTask) Part(i, n int) {
@@ -111,5 +122,15 @@ func (t *vecTask) Part(i, n int) {
 			s0 += float64(v) * float64(y[j])
 		}
 		t.partial[i] = (s0 + s1) + (s2 + s3)
+	case vecAdam:
+		cur.adam(t.y[lo:hi], x, t.m[lo:hi], t.v[lo:hi], &t.coef)
+	case vecMomentum:
+		cur.momentum(t.y[lo:hi], x, t.m[lo:hi], (*[3]float32)(t.coef[:3]))
+	case vecSGD:
+		if t.wd != 0 {
+			// p -= lr·(g + wd·p) = (1 − lr·wd)·p − lr·g
+			cur.scal(1-t.a*t.wd, t.y[lo:hi])
+		}
+		cur.axpy(-t.a, x, t.y[lo:hi])
 	}
 }

@@ -80,3 +80,59 @@ type countTask struct{ n [64]int32 }
 // Each part index is claimed by exactly one goroutine, so no two goroutines
 // write the same element.
 func (c *countTask) Part(i, _ int) { c.n[i]++ }
+
+// The fused updates match their plain float64 statements, for every
+// implementation, on lengths that exercise the vector tails and the parallel
+// split.
+func TestUpdates(t *testing.T) {
+	forEachImpl(t, func(impl string) {
+		r := rand.New(rand.NewPCG(51, 52))
+		for _, n := range []int{1, 7, 16, 33, vecParallelMin + 9} {
+			p, g := randSlice(r, n), randSlice(r, n)
+			m, v, b := randSlice(r, n), randSlice(r, n), randSlice(r, n)
+			for i := range v {
+				v[i] = v[i] * v[i]
+			}
+			c := AdamCoef{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WD: 0.01, C2: 1.3}
+			wp, wm, wv, wb, ws := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+			p0, pb, ps := append([]float32(nil), p...), append([]float32(nil), p...), append([]float32(nil), p...)
+			for j := range p {
+				gj := float64(g[j]) + 0.01*float64(p[j])
+				wm[j] = 0.9*float64(m[j]) + 0.1*gj
+				wv[j] = 0.999*float64(v[j]) + 0.001*gj*gj
+				wp[j] = float64(p[j]) - 0.01*wm[j]/(math.Sqrt(wv[j])*1.3+1e-8)
+				wb[j] = 0.9*float64(b[j]) + float64(g[j]) + 0.01*float64(p[j])
+				ws[j] = float64(p[j]) - 0.05*(float64(g[j])+0.01*float64(p[j]))
+			}
+			AdamUpdate(p, g, m, v, c)
+			MomentumUpdate(pb, g, b, 0.05, 0.9, 0.01)
+			SGDUpdate(ps, g, 0.05, 0.01)
+			for j := range p {
+				// Adam's step divides a moment that may nearly cancel
+				// (0.9·m₀ against 0.1·g′); float32 rounding of that
+				// difference is amplified, so its tolerance is wider.
+				for _, c := range []struct {
+					name      string
+					got, want float64
+					tol       float64
+				}{
+					{"adam p", float64(p[j]), wp[j], 2e-5}, {"adam m", float64(m[j]), wm[j], 2e-6}, {"adam v", float64(v[j]), wv[j], 2e-6},
+					{"momentum b", float64(b[j]), wb[j], 2e-6}, {"momentum p", float64(pb[j]), float64(p0[j]) - 0.05*wb[j], 2e-6},
+					{"sgd p", float64(ps[j]), ws[j], 2e-6},
+				} {
+					if math.Abs(c.got-c.want) > c.tol*(1+math.Abs(c.want)) {
+						t.Fatalf("%s n=%d: %s[%d] = %v, want %v", impl, n, c.name, j, c.got, c.want)
+					}
+				}
+			}
+		}
+		p := make([]float32, 1<<17)
+		if a := testing.AllocsPerRun(10, func() {
+			AdamUpdate(p, p, p, p, AdamCoef{})
+			SGDUpdate(p, p, 0, 0)
+			Dot(p, p)
+		}); a != 0 {
+			t.Fatalf("%s: updates allocate %v times", impl, a)
+		}
+	})
+}

@@ -67,13 +67,11 @@ func New(cfg Config, n int) (Optimizer, error) {
 //	p ← p − lr·(g + wd·p)
 type SGD struct {
 	WeightDecay float32
-	t           task
 }
 
 func (o *SGD) Step(p, g []float32, lr float32) {
 	check(p, g, len(p))
-	o.t = task{op: opSGD, p: p, g: g, lr: lr, wd: o.WeightDecay}
-	run(&o.t)
+	kernel.SGDUpdate(p, g, lr, o.WeightDecay)
 }
 
 func (o *SGD) Reset() {}
@@ -84,13 +82,11 @@ func (o *SGD) Reset() {}
 type Momentum struct {
 	Mu, WeightDecay float32
 	buf             []float32
-	t               task
 }
 
 func (o *Momentum) Step(p, g []float32, lr float32) {
 	check(p, g, len(o.buf))
-	o.t = task{op: opMomentum, p: p, g: g, lr: lr, wd: o.WeightDecay, mu: o.Mu, m: o.buf}
-	run(&o.t)
+	kernel.MomentumUpdate(p, g, o.buf, lr, o.Mu, o.WeightDecay)
 }
 
 func (o *Momentum) Reset() { clear(o.buf) }
@@ -103,7 +99,6 @@ type Adam struct {
 	Beta1, Beta2, Eps, WeightDecay float32
 	m, v                           []float32
 	steps                          int
-	t                              task
 }
 
 func (o *Adam) Step(p, g []float32, lr float32) {
@@ -111,10 +106,9 @@ func (o *Adam) Step(p, g []float32, lr float32) {
 	o.steps++
 	c1 := 1 - math.Pow(float64(o.Beta1), float64(o.steps))
 	c2 := 1 - math.Pow(float64(o.Beta2), float64(o.steps))
-	o.t = task{op: opAdam, p: p, g: g, wd: o.WeightDecay, m: o.m, v: o.v,
-		b1: o.Beta1, b2: o.Beta2, eps: o.Eps,
-		lr: float32(float64(lr) / c1), c2: float32(1 / math.Sqrt(c2))}
-	run(&o.t)
+	kernel.AdamUpdate(p, g, o.m, o.v, kernel.AdamCoef{
+		LR: float32(float64(lr) / c1), Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps,
+		WD: o.WeightDecay, C2: float32(1 / math.Sqrt(c2))})
 }
 
 func (o *Adam) Reset() {
@@ -126,66 +120,5 @@ func (o *Adam) Reset() {
 func check(p, g []float32, n int) {
 	if len(p) != n || len(g) != n {
 		panic(fmt.Sprintf("optim: vectors of length %d and %d, want %d", len(p), len(g), n))
-	}
-}
-
-type opKind uint8
-
-const (
-	opSGD opKind = iota
-	opMomentum
-	opAdam
-)
-
-type task struct {
-	op              opKind
-	p, g, m, v      []float32
-	lr, wd, mu      float32
-	b1, b2, eps, c2 float32
-}
-
-// chunks is the fixed number of parts a long vector is cut into.
-const chunks = 32
-
-func run(t *task) {
-	if len(t.p) < 1<<15 {
-		for i := 0; i < chunks; i++ {
-			t.Part(i, chunks)
-		}
-		return
-	}
-	kernel.Default().Run(t, chunks)
-}
-
-func (t *task) Part(i, n int) {
-	lo, hi := i*len(t.p)/n, (i+1)*len(t.p)/n
-	p, g := t.p[lo:hi], t.g[lo:hi:hi]
-	lr, wd := t.lr, t.wd
-	switch t.op {
-	case opSGD:
-		if wd == 0 {
-			for j, gj := range g {
-				p[j] -= lr * gj
-			}
-			return
-		}
-		for j, gj := range g {
-			p[j] -= lr * (gj + wd*p[j])
-		}
-	case opMomentum:
-		b := t.m[lo:hi:hi]
-		for j, gj := range g {
-			b[j] = t.mu*b[j] + gj + wd*p[j]
-			p[j] -= lr * b[j]
-		}
-	case opAdam:
-		m, v := t.m[lo:hi:hi], t.v[lo:hi:hi]
-		b1, b2, eps, c2 := t.b1, t.b2, t.eps, t.c2
-		for j, gj := range g {
-			gj += wd * p[j]
-			m[j] = b1*m[j] + (1-b1)*gj
-			v[j] = b2*v[j] + (1-b2)*gj*gj
-			p[j] -= lr * m[j] / (float32(math.Sqrt(float64(v[j])))*c2 + eps)
-		}
 	}
 }

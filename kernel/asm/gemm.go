@@ -36,6 +36,10 @@ func main() {
 	axpy("axpyAVX2", 8)
 	scal("scalAVX512", 16)
 	scal("scalAVX2", 8)
+	adam("adamAVX512", 16)
+	adam("adamAVX2", 8)
+	momentum("momentumAVX512", 16)
+	momentum("momentumAVX2", 8)
 	Generate()
 }
 

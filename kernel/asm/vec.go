@@ -222,3 +222,109 @@ func scal(name string, lanes int) {
 	VZEROUPPER()
 	RET()
 }
+
+// adam generates
+//
+//	func name(p, g, m, v *float32, n int, c *[6]float32)
+//
+// the fused Adam update over n elements (a multiple of the vector width),
+// with c = {lr', β1, β2, ε, wd, 1/√(1−β2ᵗ)} and lr' = lr/(1−β1ᵗ):
+//
+//	g' = g + wd·p; m = β1·m + (1−β1)·g'; v = β2·v + (1−β2)·g'²
+//	p -= lr'·m / (√v·c5 + ε)
+func adam(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(p, grad, m, v *float32, n int, c *[6]float32)")
+	Pragma("noescape")
+	Doc(name + " applies the fused Adam update to n elements (a multiple of the vector width); c = {lr/(1−β1ᵗ), β1, β2, ε, wd, 1/√(1−β2ᵗ)}.")
+	p := Load(Param("p"), GP64())
+	g := Load(Param("grad"), GP64())
+	m := Load(Param("m"), GP64())
+	v := Load(Param("v"), GP64())
+	n := Load(Param("n"), GP64())
+	c := Load(Param("c"), GP64())
+	vec := func() reg.VecVirtual {
+		if lanes == 16 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	var k [6]reg.VecVirtual
+	for i := range k {
+		k[i] = vec()
+		VBROADCASTSS(Mem{Base: c, Disp: 4 * i}, k[i])
+	}
+	lr, b1, b2, eps, wd, c2 := k[0], k[1], k[2], k[3], k[4], k[5]
+	one := vec()
+	VBROADCASTSS(f32(name+"One", 1), one)
+	omb1, omb2 := vec(), vec() // 1−β1, 1−β2
+	VSUBPS(b1, one, omb1)
+	VSUBPS(b2, one, omb2)
+	pv, gv, mv, vv, t := vec(), vec(), vec(), vec(), vec()
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: p}, pv)
+	VMOVUPS(Mem{Base: g}, gv)
+	VFMADD231PS(pv, wd, gv) // g' = g + wd·p
+	VMULPS(Mem{Base: m}, b1, mv)
+	VFMADD231PS(gv, omb1, mv) // m = β1·m + (1−β1)·g'
+	VMULPS(gv, gv, t)
+	VMULPS(Mem{Base: v}, b2, vv)
+	VFMADD231PS(t, omb2, vv) // v = β2·v + (1−β2)·g'²
+	VMOVUPS(mv, Mem{Base: m})
+	VMOVUPS(vv, Mem{Base: v})
+	VSQRTPS(vv, t)
+	VFMADD213PS(eps, c2, t) // √v·c2 + ε
+	VMULPS(lr, mv, gv)
+	VDIVPS(t, gv, gv)
+	VSUBPS(gv, pv, pv)
+	VMOVUPS(pv, Mem{Base: p})
+	for _, r := range []reg.Register{p, g, m, v} {
+		ADDQ(Imm(uint64(4*lanes)), r)
+	}
+	SUBQ(Imm(uint64(lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// momentum generates
+//
+//	func name(p, g, b *float32, n int, c *[3]float32)
+//
+// the heavy-ball update with c = {lr, μ, wd}: b = μ·b + g + wd·p; p -= lr·b.
+func momentum(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(p, grad, b *float32, n int, c *[3]float32)")
+	Pragma("noescape")
+	Doc(name + " applies b = μ·b + g + wd·p; p -= lr·b to n elements (a multiple of the vector width); c = {lr, μ, wd}.")
+	p := Load(Param("p"), GP64())
+	g := Load(Param("grad"), GP64())
+	b := Load(Param("b"), GP64())
+	n := Load(Param("n"), GP64())
+	c := Load(Param("c"), GP64())
+	vec := func() reg.VecVirtual {
+		if lanes == 16 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	lr, mu, wd := vec(), vec(), vec()
+	VBROADCASTSS(Mem{Base: c}, lr)
+	VBROADCASTSS(Mem{Base: c, Disp: 4}, mu)
+	VBROADCASTSS(Mem{Base: c, Disp: 8}, wd)
+	pv, gv, bv := vec(), vec(), vec()
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: p}, pv)
+	VMOVUPS(Mem{Base: g}, gv)
+	VFMADD231PS(pv, wd, gv)
+	VMOVUPS(Mem{Base: b}, bv)
+	VFMADD213PS(gv, mu, bv) // b = μ·b + g'
+	VMOVUPS(bv, Mem{Base: b})
+	VFNMADD231PS(bv, lr, pv)
+	VMOVUPS(pv, Mem{Base: p})
+	for _, r := range []reg.Register{p, g, b} {
+		ADDQ(Imm(uint64(4*lanes)), r)
+	}
+	SUBQ(Imm(uint64(lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// The default command trains on the bundled Bibtex; the log holds a config
+// record with every setting, one eval record per epoch, and a done record;
+// the last line of stdout is the summary.
+func TestTrainBundledWithLog(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "run.jsonl")
+	code, out, errs := runCLI(t, "train", "--epochs", "2", "--hidden", "32", "--log", logPath, "--seed", "9")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "best P@1 ") {
+		t.Fatalf("last stdout line %q", last)
+	}
+	if errs != "" {
+		t.Fatalf("stderr not quiet off a terminal: %q", errs)
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var events []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		events = append(events, rec)
+	}
+	if len(events) != 4 || events[0]["event"] != "config" || events[1]["event"] != "eval" || events[3]["event"] != "done" {
+		t.Fatalf("log events %v", events)
+	}
+	cfg := events[0]
+	for _, k := range []string{"seed", "hidden", "batch", "lr", "optimizer", "epochs", "eval_every", "dropout", "data", "train_seconds_note"} {
+		if _, ok := cfg[k]; !ok {
+			t.Errorf("config record lacks %q", k)
+		}
+	}
+	if cfg["seed"].(float64) != 9 {
+		t.Errorf("config seed %v, want 9", cfg["seed"])
+	}
+	for _, k := range []string{"epoch", "samples", "train_seconds", "p1", "p3", "p5", "loss"} {
+		if _, ok := events[1][k]; !ok {
+			t.Errorf("eval record lacks %q", k)
+		}
+	}
+	// A second run must not clobber the log.
+	before, _ := os.ReadFile(logPath)
+	code, _, errs = runCLI(t, "train", "--epochs", "1", "--log", logPath)
+	after, _ := os.ReadFile(logPath)
+	if code == 0 || !strings.Contains(errs, "already exists") || !bytes.Equal(before, after) {
+		t.Fatalf("second run: exit %d, %q; log changed: %v", code, errs, !bytes.Equal(before, after))
+	}
+}
+
+func TestTrainBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("2 5 3\n0 1:1\n1 9:1\n"), 0o644)
+	logPath := filepath.Join(dir, "never.jsonl")
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"train", "--batch", "0"}, 1, "--batch 0"},
+		{[]string{"train", "--lr", "abc"}, 2, "invalid value \"abc\" for flag -lr"},
+		{[]string{"train", "--optimizer", "rmsprop"}, 1, "unknown optimizer \"rmsprop\""},
+		{[]string{"train", "--hidden", "12,x"}, 2, "\"x\" is not a positive integer"},
+		{[]string{"train", "--train", bad}, 1, "--train and --test go together"},
+		{[]string{"train", "--train", bad, "--test", bad, "--log", logPath}, 1, "bad.txt:3: feature 9 out of range"},
+		{[]string{"train", "--data", dir, "--train", bad}, 1, "either --data or --train/--test"},
+		{[]string{"train", "extra"}, 2, "unexpected argument \"extra\""},
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"data", "stats", bad}, 1, "bad.txt:3"},
+	} {
+		code, _, errs := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errs, c.code, c.msg)
+		}
+	}
+	if _, err := os.Stat(logPath); err == nil {
+		t.Error("a run that failed on its input left a log file")
+	}
+}
+
+func TestDataCommands(t *testing.T) {
+	code, out, errs := runCLI(t, "data", "stats", "bundled:bibtex")
+	if code != 0 || !strings.Contains(out, "points            4880") {
+		t.Fatalf("data stats: exit %d %q %q", code, out, errs)
+	}
+	dir := t.TempDir()
+	code, out, errs = runCLI(t, "data", "gen", "--like", "delicious", "--scale", "0.1", "--out", dir)
+	if code != 0 || !strings.Contains(out, "avg labels per point") {
+		t.Fatalf("data gen: exit %d %q %q", code, out, errs)
+	}
+	code, _, errs = runCLI(t, "train", "--data", dir, "--epochs", "1", "--hidden", "16")
+	if code != 0 {
+		t.Fatalf("training on generated data: %s", errs)
+	}
+	code, _, errs = runCLI(t, "data", "gen", "--like", "delicious", "--scale", "0.1", "--out", dir)
+	if code == 0 || !strings.Contains(errs, "already exists") {
+		t.Fatalf("data gen over existing files: exit %d %q", code, errs)
+	}
+	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "train") {
+		t.Fatalf("help: %d %q", code, out)
+	}
+}

@@ -1,0 +1,142 @@
+package metric
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// Hand-computed P@k and nDCG@k.
+func TestRowScoresKnownAnswers(t *testing.T) {
+	l2 := func(r int) float64 { return 1 / math.Log2(float64(r+1)) } // discount at rank r (1-based)
+	for _, c := range []struct {
+		top, labels []int32
+		p, n        [3]float64
+	}{
+		// Top-1 right, one label: P@1=1, P@3=1/3, P@5=1/5; nDCG = 1 everywhere.
+		{[]int32{7, 1, 2, 3, 4}, []int32{7}, [3]float64{1, 1. / 3, 1. / 5}, [3]float64{1, 1, 1}},
+		// Hits at ranks 2 and 4 with three labels.
+		{[]int32{0, 5, 1, 6, 2}, []int32{5, 6, 9}, [3]float64{0, 1. / 3, 2. / 5},
+			[3]float64{0, l2(2) / (l2(1) + l2(2) + l2(3)), (l2(2) + l2(4)) / (l2(1) + l2(2) + l2(3))}},
+		// No labels: zero.
+		{[]int32{0, 1, 2, 3, 4}, nil, [3]float64{}, [3]float64{}},
+	} {
+		p, n := rowScores(c.top, c.labels)
+		for k := 0; k < 3; k++ {
+			if !near(p[k], c.p[k]) || !near(n[k], c.n[k]) {
+				t.Errorf("top %v labels %v: P %v nDCG %v, want %v %v", c.top, c.labels, p, n, c.p, c.n)
+			}
+		}
+	}
+}
+
+// An evaluator over a linear model whose weights put all mass on a known
+// label scores exactly what that label predicts.
+func TestEvaluatorKnownModel(t *testing.T) {
+	// Feature j of every point predicts label j (identity weights); points
+	// have one feature; labels: row 0 {0}, row 1 {2} (wrong, prediction 1),
+	// row 2 {} (unlabeled), row 3 {3, 0}.
+	x := sparse.CSR{Rows: 4, Cols: 4, Indptr: []int64{0, 1, 2, 3, 4}, Indices: []int32{0, 1, 2, 3}, Values: []float32{1, 1, 1, 1}}
+	y := sparse.CSR{Rows: 4, Cols: 4, Indptr: []int64{0, 1, 2, 2, 4}, Indices: []int32{0, 2, 3, 0}}
+	test := &data.Dataset{Name: "t", X: x, Y: y}
+	m, err := model.New(model.Config{Inputs: 4, Outputs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float32, m.NumParams())
+	l := m.Layers()[0]
+	for j := 0; j < 4; j++ {
+		p[l.W+j*4+j] = 10
+	}
+	for _, bs := range []int{1, 3, 8} { // batch boundaries must not matter
+		s := NewEvaluator(m, test, bs, 0).Evaluate(p)
+		if !near(s.P1, 2.0/4) {
+			t.Fatalf("batch %d: P@1 = %v, want 0.5 (two right of four points)", bs, s.P1)
+		}
+		// Loss: labeled rows only. Row 0: lse−10; row 1: lse−0; row 3:
+		// lse − (10+0)/2, with lse = log(e^10 + 3).
+		lse := math.Log(math.Exp(10) + 3)
+		want := ((lse - 10) + lse + (lse - 5)) / 3
+		if math.Abs(s.Loss-want) > 1e-5 {
+			t.Fatalf("batch %d: loss %v, want %v", bs, s.Loss, want)
+		}
+	}
+	if e := NewEvaluator(m, test, 2, 3); e.Points() != 3 {
+		t.Fatalf("limit 3 scores %d points", e.Points())
+	}
+}
+
+func TestEvaluatorNoAlloc(t *testing.T) {
+	train, test, err := data.Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := model.New(model.Config{Inputs: train.Features(), Hidden: []int{32}, Outputs: train.Labels()})
+	p := make([]float32, m.NumParams())
+	m.Init(p, 1)
+	e := NewEvaluator(m, test, 256, 0)
+	e.Evaluate(p)
+	if a := testing.AllocsPerRun(3, func() { e.Evaluate(p) }); a != 0 {
+		t.Fatalf("Evaluate allocates %v times", a)
+	}
+}
+
+func TestLogNeverClobbers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	l, err := CreateLog(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Write(NewEvalRecord(1, 100, 0.5, Scores{P1: 0.5}, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateLog(path, false); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("second CreateLog: %v, want an 'already exists' error", err)
+	}
+	b, _ := os.ReadFile(path)
+	var rec map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(b), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"event", "epoch", "samples", "train_seconds", "p1", "p3", "p5", "loss"} {
+		if _, ok := rec[k]; !ok {
+			t.Errorf("eval record lacks %q: %s", k, b)
+		}
+	}
+	if rec["event"] != "eval" {
+		t.Errorf("event %v", rec["event"])
+	}
+}
+
+func TestBestAndTimeTo(t *testing.T) {
+	evals := []EvalRecord{{P1: 0.3, TrainSeconds: 1}, {P1: 0.6, TrainSeconds: 2}, {P1: 0.6, TrainSeconds: 3}, {P1: 0.5, TrainSeconds: 4}}
+	if b, _ := Best(evals); b.TrainSeconds != 2 {
+		t.Fatalf("Best picks %v, want the earliest 0.6", b)
+	}
+	if s, ok := TimeTo(evals, 0.55); !ok || s != 2 {
+		t.Fatalf("TimeTo 0.55 = %v %v", s, ok)
+	}
+	if _, ok := TimeTo(evals, 0.7); ok {
+		t.Fatal("TimeTo an unreached target")
+	}
+	var buf bytes.Buffer
+	l := NewLog(&buf)
+	l.Write(map[string]any{"event": "x"})
+	if sc := bufio.NewScanner(&buf); !sc.Scan() || sc.Text() != `{"event":"x"}` {
+		t.Fatalf("log line %q", buf.String())
+	}
+}

@@ -1,0 +1,81 @@
+package train
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// stepShapes are the training-step shapes of the benchmark ladder: the two
+// bundled-size sets and the papers' Amazon-670k (batch 256, 135,909 sparse
+// inputs at 76 non-zeros, hidden 128, 670,091 outputs).
+var stepShapes = []struct {
+	name                     string
+	inputs, outputs, nnz, bs int
+}{
+	{"bibtex", 1836, 159, 68, 128},
+	{"delicious", 500, 983, 18, 128},
+	{"amazon-670k", 135909, 670091, 76, 256},
+}
+
+// randomBatch draws a batch of bs rows with nnz features and 5 labels each.
+func randomBatch(r *rand.Rand, bs, inputs, outputs, nnz int) (x, y sparse.CSR) {
+	xb := sparse.NewBuilder(inputs, false, bs, bs*nnz)
+	yb := sparse.NewBuilder(outputs, true, bs, bs*5)
+	for i := 0; i < bs; i++ {
+		seen := map[int]bool{}
+		for len(seen) < nnz {
+			j := r.IntN(inputs)
+			if !seen[j] {
+				seen[j] = true
+				xb.Append(int32(j), float32(r.Float64()))
+			}
+		}
+		xb.EndRow()
+		seen = map[int]bool{}
+		for len(seen) < min(5, outputs) {
+			j := r.IntN(outputs)
+			if !seen[j] {
+				seen[j] = true
+				yb.Append(int32(j), 0)
+			}
+		}
+		yb.EndRow()
+	}
+	return xb.Build(), yb.Build()
+}
+
+// BenchmarkStep times one training step — forward, loss, backward and the
+// optimizer update — and reports samples/s and milliseconds per step. The
+// amazon-670k case needs about 2 GiB and a few seconds per iteration:
+//
+//	go test ./train -run NONE -bench 'Step/amazon' -benchtime 5x
+func BenchmarkStep(b *testing.B) {
+	for _, s := range stepShapes {
+		for _, opt := range []string{"sgd", "adam"} {
+			b.Run(s.name+"/"+opt, func(b *testing.B) {
+				m, err := model.New(model.Config{Inputs: s.inputs, Hidden: []int{128}, Outputs: s.outputs})
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+				m.Init(p, 1)
+				o, _ := optim.New(optim.Config{Name: opt}, len(p))
+				x, y := randomBatch(rand.New(rand.NewPCG(1, 2)), s.bs, s.inputs, s.outputs, s.nnz)
+				ws := m.NewWorkspace(s.bs)
+				ws.Gradient(p, g, &x, &y) // warm up page faults and scratch
+				b.ResetTimer()
+				for b.Loop() {
+					ws.Gradient(p, g, &x, &y)
+					o.Step(p, g, 1e-3)
+				}
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				b.ReportMetric(float64(s.bs)/sec, "samples/s")
+				b.ReportMetric(sec*1e3, "ms/step")
+			})
+		}
+	}
+}
