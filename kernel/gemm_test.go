@@ -146,6 +146,7 @@ func TestGemmPanicsOnShortSlice(t *testing.T) {
 func BenchmarkGemm(b *testing.B) {
 	shapes := []struct{ m, n, k int }{
 		{128, 983, 128}, {256, 8192, 128}, {256, 65536, 128},
+		{256, 670091, 128}, // Amazon-670k: batch × labels × hidden
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, s := range shapes {

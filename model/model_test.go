@@ -217,3 +217,47 @@ func BenchmarkGradient(b *testing.B) {
 		})
 	}
 }
+
+// With dropout, Backward differentiates the network with the mask of its
+// forward pass. Re-seeding the mask stream before each evaluation fixes the
+// mask, so central differences of the float32 loss check the gradient; a
+// missing 1/(1−p) factor would be off by 2× at p = 0.5.
+func TestGradientWithDropout(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	m, _ := New(Config{Inputs: 11, Hidden: []int{16, 8}, Outputs: 9})
+	p := make([]float32, m.NumParams())
+	m.Init(p, 3)
+	for i := range p {
+		p[i] *= 4
+	}
+	x, y := randBatch(r, 6, 11, 9, 4)
+	ws := m.NewWorkspace(8)
+	g, scratch := make([]float32, len(p)), make([]float32, len(p))
+	loss := func() float64 {
+		ws.SetDropout(0.5, 99)
+		return ws.Gradient(p, scratch, x, y)
+	}
+	ws.SetDropout(0.5, 99)
+	ws.Gradient(p, g, x, y)
+	// The mask must actually drop units: the loss differs from no dropout.
+	ws.SetDropout(0, 0)
+	if plain := ws.Gradient(p, scratch, x, y); plain == loss() {
+		t.Fatal("dropout 0.5 left the loss unchanged")
+	}
+	const h = 1e-2
+	var num, den float64
+	for i := range p {
+		orig := p[i]
+		p[i] = orig + h
+		up := loss()
+		p[i] = orig - h
+		down := loss()
+		p[i] = orig
+		fd := (up - down) / (2 * h)
+		num += (float64(g[i]) - fd) * (float64(g[i]) - fd)
+		den += fd * fd
+	}
+	if rel := math.Sqrt(num / den); rel > 1e-2 {
+		t.Fatalf("‖g − fd‖/‖fd‖ = %.3g with dropout", rel)
+	}
+}

@@ -70,6 +70,36 @@ func initSeed(seed uint64) uint64    { return seed }
 func samplerSeed(seed uint64) uint64 { return seed ^ 0x9e3779b97f4a7c15 }
 func dropoutSeed(seed uint64) uint64 { return seed ^ 0xd1b54a32d192ed03 }
 
+// stepper holds everything one training step touches, allocated once.
+type stepper struct {
+	set     *data.Dataset
+	p, g    []float32
+	ws      *model.Workspace
+	batch   *data.Batch
+	sampler *data.Sampler
+	opt     optim.Optimizer
+}
+
+func newStepper(m *model.MLP, opt optim.Optimizer, cfg Config, set *data.Dataset) (*stepper, error) {
+	st := &stepper{set: set, p: make([]float32, m.NumParams()), g: make([]float32, m.NumParams()),
+		ws: m.NewWorkspace(cfg.Batch), batch: data.NewBatch(set, cfg.Batch),
+		sampler: data.NewSampler(set.Len(), samplerSeed(cfg.Seed)), opt: opt}
+	m.Init(st.p, initSeed(cfg.Seed))
+	if err := st.ws.SetDropout(cfg.Dropout, dropoutSeed(cfg.Seed)); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// step trains on the next n points and returns their mean loss. It does not
+// allocate.
+func (st *stepper) step(n int, lr float32) float64 {
+	st.batch.Draw(st.set, st.sampler, n)
+	loss := st.ws.Gradient(st.p, st.g, &st.batch.X, &st.batch.Y)
+	st.opt.Step(st.p, st.g, lr)
+	return loss
+}
+
 // Run trains on train, evaluating on test every cfg.EvalEvery epochs and at
 // the end, and writes eval records to log (which may be nil). A cancelled ctx
 // stops the run after the current step with its results so far and ctx's
@@ -81,7 +111,7 @@ func Run(ctx context.Context, cfg Config, trainSet, testSet *data.Dataset, log *
 	if err := data.CheckPair(trainSet, testSet); err != nil {
 		return nil, err
 	}
-	m, err := model.New(model.Config{Inputs: trainSet.Features(), Hidden: cfg.Hidden, Outputs: trainSet.Labels()})
+	m, err := modelFor(cfg, trainSet)
 	if err != nil {
 		return nil, err
 	}
@@ -89,15 +119,11 @@ func Run(ctx context.Context, cfg Config, trainSet, testSet *data.Dataset, log *
 	if err != nil {
 		return nil, err
 	}
-	p := make([]float32, m.NumParams())
-	g := make([]float32, m.NumParams())
-	m.Init(p, initSeed(cfg.Seed))
-	ws := m.NewWorkspace(cfg.Batch)
-	if err := ws.SetDropout(cfg.Dropout, dropoutSeed(cfg.Seed)); err != nil {
+	st, err := newStepper(m, opt, cfg, trainSet)
+	if err != nil {
 		return nil, err
 	}
-	batch := data.NewBatch(trainSet, cfg.Batch)
-	sampler := data.NewSampler(trainSet.Len(), samplerSeed(cfg.Seed))
+	p := st.p
 	eval := metric.NewEvaluator(m, testSet, cfg.Batch, cfg.EvalPoints)
 
 	res := &Result{Params: p}
@@ -114,9 +140,7 @@ func Run(ctx context.Context, cfg Config, trainSet, testSet *data.Dataset, log *
 		}
 		n := int(min(int64(cfg.Batch), total-res.Samples))
 		start := time.Now()
-		batch.Draw(trainSet, sampler, n)
-		loss := ws.Gradient(p, g, &batch.X, &batch.Y)
-		opt.Step(p, g, lr)
+		loss := st.step(n, lr)
 		trainTime += time.Since(start)
 		res.Samples += int64(n)
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
@@ -146,4 +170,8 @@ func Run(ctx context.Context, cfg Config, trainSet, testSet *data.Dataset, log *
 	res.TrainSeconds = trainTime.Seconds()
 	res.Best, _ = metric.Best(res.Evals)
 	return res, nil
+}
+
+func modelFor(cfg Config, set *data.Dataset) (*model.MLP, error) {
+	return model.New(model.Config{Inputs: set.Features(), Hidden: cfg.Hidden, Outputs: set.Labels()})
 }

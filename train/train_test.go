@@ -117,3 +117,22 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 		t.Fatalf("stopped after %d samples, want 640", res.Samples)
 	}
 }
+
+// A whole training step — batch draw, forward, backward, update — does not
+// allocate, for every optimizer, with dropout on.
+func TestStepDoesNotAllocate(t *testing.T) {
+	train, _ := bibtex(t)
+	for _, name := range optim.Names {
+		cfg := quick()
+		m, _ := modelFor(cfg, train)
+		opt, _ := optim.New(optim.Config{Name: name}, m.NumParams())
+		st, err := newStepper(m, opt, cfg, train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.step(cfg.Batch, 1e-3)
+		if a := testing.AllocsPerRun(20, func() { st.step(cfg.Batch, 1e-3) }); a != 0 {
+			t.Errorf("%s: a training step allocates %v times", name, a)
+		}
+	}
+}

@@ -127,3 +127,21 @@ func TestDataCommands(t *testing.T) {
 		t.Fatalf("help: %d %q", code, out)
 	}
 }
+
+// An interrupted run still ends its log with a done record and exits 1.
+func TestTrainInterrupted(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "run.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"train", "--log", logPath}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	b, _ := os.ReadFile(logPath)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var done map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &done); err != nil || done["event"] != "done" || done["interrupted"] != true {
+		t.Fatalf("last log record %q", lines[len(lines)-1])
+	}
+}

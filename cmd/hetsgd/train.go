@@ -174,11 +174,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := log.Write(done); err != nil {
 		return err
 	}
-	if !ok {
-		fmt.Fprintf(stdout, "interrupted before the first evaluation after %.2f train seconds\n", res.TrainSeconds)
-		return err
+	if ok {
+		fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)\n", best.P1, best.TrainSeconds, best.Epoch)
+	} else {
+		fmt.Fprintf(stdout, "no evaluation before the interruption (%.2f train seconds)\n", res.TrainSeconds)
 	}
-	fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)\n", best.P1, best.TrainSeconds, best.Epoch)
+	if interrupted {
+		return fmt.Errorf("interrupted after %d samples", res.Samples)
+	}
 	return nil
 }
 
