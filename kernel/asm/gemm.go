@@ -54,12 +54,7 @@ func microKernel(name string, mr, nv, lanes int) {
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(Imm(2), ldc) // floats → bytes
 
-	vec := func() reg.VecVirtual {
-		if lanes == 16 {
-			return ZMM()
-		}
-		return YMM()
-	}
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
 	acc := make([][]reg.VecVirtual, mr)
 	for r := range acc {
 		acc[r] = make([]reg.VecVirtual, nv)

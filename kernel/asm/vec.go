@@ -20,6 +20,15 @@ const (
 	minArg = -87.33654475055310 // ln of the smallest normal float32
 )
 
+// vecReg allocates a vector register of the width that holds lanes float32
+// values: a ZMM for 16, a YMM for 8.
+func vecReg(lanes int) reg.VecVirtual {
+	if lanes == 16 {
+		return ZMM()
+	}
+	return YMM()
+}
+
 // f32 is a float32 constant in the read-only data section, broadcast from
 // memory by the instructions that use it.
 func f32(name string, v float32) Mem {
@@ -175,12 +184,7 @@ func axpy(name string, lanes int) {
 	x := Load(Param("x"), GP64())
 	y := Load(Param("y"), GP64())
 	n := Load(Param("n"), GP64())
-	vec := func() reg.VecVirtual {
-		if lanes == 16 {
-			return ZMM()
-		}
-		return YMM()
-	}
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
 	av := vec()
 	VBROADCASTSS(NewParamAddr("a", 0), av)
 	v := vec()
@@ -204,12 +208,7 @@ func scal(name string, lanes int) {
 	Doc(name + " computes x[i] *= a for i < n, a multiple of the vector width.")
 	x := Load(Param("x"), GP64())
 	n := Load(Param("n"), GP64())
-	vec := func() reg.VecVirtual {
-		if lanes == 16 {
-			return ZMM()
-		}
-		return YMM()
-	}
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
 	av := vec()
 	VBROADCASTSS(NewParamAddr("a", 0), av)
 	v := vec()
@@ -242,12 +241,7 @@ func adam(name string, lanes int) {
 	v := Load(Param("v"), GP64())
 	n := Load(Param("n"), GP64())
 	c := Load(Param("c"), GP64())
-	vec := func() reg.VecVirtual {
-		if lanes == 16 {
-			return ZMM()
-		}
-		return YMM()
-	}
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
 	var k [6]reg.VecVirtual
 	for i := range k {
 		k[i] = vec()
@@ -300,12 +294,7 @@ func momentum(name string, lanes int) {
 	b := Load(Param("b"), GP64())
 	n := Load(Param("n"), GP64())
 	c := Load(Param("c"), GP64())
-	vec := func() reg.VecVirtual {
-		if lanes == 16 {
-			return ZMM()
-		}
-		return YMM()
-	}
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
 	lr, mu, wd := vec(), vec(), vec()
 	VBROADCASTSS(Mem{Base: c}, lr)
 	VBROADCASTSS(Mem{Base: c, Disp: 4}, mu)
