@@ -1,0 +1,319 @@
+// Package adaptive is Adaptive SGD (Ma, Rusu et al., "Adaptive Elastic
+// Training for Sparse Deep Learning on Heterogeneous Multi-GPU Servers"):
+// heterogeneity-aware elastic model averaging.
+//
+// Batches are dispatched one at a time to whichever device is free (dynamic
+// scheduling) until a mega-batch of samples has been handed out; when every
+// device is idle again the replicas are merged and the batch sizes rescaled:
+//
+//   - Alg. 1, batch-size scaling (§3.2): with μ the mean number of updates,
+//     a device with u_i > μ grows its batch by β(u_i − μ) (if it stays
+//     ≤ b_max) and one with u_i < μ shrinks it by β(μ − u_i) (if it stays
+//     ≥ b_min); its learning rate follows by the linear scaling rule.
+//   - Alg. 2, normalized merging (§3.3): α_i = b_i/Σb when every u_i is equal,
+//     else u_i/Σu; when every replica has ‖w_i‖₂/|w| < pert_thr the most
+//     updated replica's weight is multiplied by (1+δ) and the least updated
+//     one's by (1−δ) (the weights then need not sum to 1, as in the paper);
+//     w̄' = Σ α_i w_i + γ(w̄ − w̄_p), and every replica restarts from w̄'.
+//
+// Decisions the paper leaves open, and ours:
+//   - A device receives its current b_i whatever remains of the mega-batch,
+//     so a mega-batch may overrun by less than one batch per device.
+//   - New batch sizes are rounded to whole samples; the learning rate scales
+//     by the ratio of the rounded sizes.
+//   - Perturbation needs a most- and a least-updated replica: when all u_i
+//     are equal it does not fire (ties otherwise go to the lowest device).
+//   - The order of Alg. 1 and Alg. 2 does not matter: α uses b_i only when
+//     all u_i are equal, and then Alg. 1 changes nothing.
+//   - With one device there is nothing to merge: Adaptive SGD is mini-batch
+//     SGD, as the paper notes (§5.2.1).
+//
+// The variant "adaptive-code" follows the authors' public HeteroGPU
+// scheduler instead (SPEC §3): a warm-up of a few epochs at b_min with a
+// linear learning-rate ramp, then every device at b_max moving by a fixed
+// step within [b_min, b_max] according to its share of batches, weights equal
+// to the batch-count shares, and a learning rate decayed as
+// 1/(1 + decay·(epoch − warm-up)).
+package adaptive
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+func init() {
+	common := []strategy.Option{
+		{Name: "mega-batch", Default: 100, Usage: "samples between merges, in batches of b_max"},
+		{Name: "bmax", Default: math.NaN(), Usage: "largest batch size, also the initial one (default --batch)"},
+		{Name: "bmin", Default: math.NaN(), Usage: "smallest batch size (default b_max/8)"},
+		{Name: "pert-thr", Default: 0.1, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
+		{Name: "delta", Default: 0.1, Usage: "perturbation factor δ"},
+		{Name: "gamma", Default: 0.9, Usage: "momentum γ of the global model"},
+	}
+	strategy.Register(strategy.Info{
+		Name:      "adaptive",
+		Summary:   "Adaptive SGD: dynamic scheduling, batch-size scaling (Alg. 1), normalized merging with perturbation and momentum (Alg. 2)",
+		Evaluates: strategy.Center,
+		Options: append(append([]strategy.Option{}, common...),
+			strategy.Option{Name: "beta", Default: math.NaN(), Usage: "batch-size scaling factor β (default b_min/2)"}),
+		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+	})
+	strategy.Register(strategy.Info{
+		Name:      "adaptive-code",
+		Summary:   "Adaptive SGD with the rules of the authors' code: warm-up at b_min, ±step batch scaling, batch-share weights, lr decay",
+		Evaluates: strategy.Center,
+		Options: append(append([]strategy.Option{}, common...),
+			strategy.Option{Name: "step", Default: 32, Usage: "batch-size change per merge"},
+			strategy.Option{Name: "warmup", Default: 10, Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
+			strategy.Option{Name: "decay", Default: 0.1, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"}),
+		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+	})
+}
+
+// Adaptive is the strategy's state. Its exported fields let tests and tools
+// read it; only Step changes it.
+type Adaptive struct {
+	n                          int
+	bmax, bmin                 int
+	beta, pertThr, delta, gamm float64
+	mega                       int // samples per mega-batch
+	lr                         float64
+	code                       *codeRules
+
+	B  []int     // current batch size per device
+	LR []float64 // current learning rate per device
+	U  []int     // updates per device in this mega-batch
+
+	dispatched int    // samples handed out in this mega-batch
+	busy       int    // devices working
+	working    []bool // per device
+	total      int64  // samples handed out since the start
+	size       int    // training points, for epochs (adaptive-code)
+}
+
+type codeRules struct {
+	step          int
+	warmup, decay float64
+	warm          bool // still warming up
+}
+
+// New returns Adaptive SGD, with the authors'-code rules when code is set.
+func New(cfg strategy.Config, code bool) (*Adaptive, error) {
+	bmax := cfg.Get("bmax", float64(cfg.Batch))
+	bmin := cfg.Get("bmin", math.Floor(bmax/8))
+	a := &Adaptive{
+		n: cfg.Devices, bmax: int(bmax), bmin: int(bmin),
+		beta:    cfg.Get("beta", bmin/2),
+		pertThr: cfg.Get("pert-thr", 0.1), delta: cfg.Get("delta", 0.1), gamm: cfg.Get("gamma", 0.9),
+		lr: cfg.LR, size: cfg.DatasetSize,
+	}
+	mega := cfg.Get("mega-batch", 100)
+	switch {
+	case bmax < 1 || bmax != math.Trunc(bmax):
+		return nil, fmt.Errorf("adaptive: --bmax %v: need a whole batch size ≥ 1", bmax)
+	case bmin < 1 || bmin != math.Trunc(bmin) || bmin > bmax:
+		return nil, fmt.Errorf("adaptive: --bmin %v: need a whole batch size in [1, b_max=%d] (b_max/8 is below 1 when b_max < 8)", bmin, int(bmax))
+	case !(a.beta >= 0):
+		return nil, fmt.Errorf("adaptive: --beta %v: need β ≥ 0", a.beta)
+	case !(mega > 0):
+		return nil, fmt.Errorf("adaptive: --mega-batch %v: need a positive number of batches", mega)
+	case !(a.delta >= 0 && a.delta < 1):
+		return nil, fmt.Errorf("adaptive: --delta %v: need δ in [0, 1)", a.delta)
+	case !(a.gamm >= 0 && a.gamm < 1):
+		return nil, fmt.Errorf("adaptive: --gamma %v: need γ in [0, 1)", a.gamm)
+	case !(a.pertThr >= 0):
+		return nil, fmt.Errorf("adaptive: --pert-thr %v: need a threshold ≥ 0", a.pertThr)
+	}
+	a.mega = max(1, int(math.Round(mega*bmax)))
+	a.B, a.LR, a.U = make([]int, a.n), make([]float64, a.n), make([]int, a.n)
+	a.working = make([]bool, a.n)
+	for i := range a.B {
+		a.B[i], a.LR[i] = a.bmax, a.lr
+	}
+	if code {
+		c := &codeRules{step: int(cfg.Get("step", 32)), warmup: cfg.Get("warmup", 10), decay: cfg.Get("decay", 0.1)}
+		switch {
+		case c.step < 1:
+			return nil, fmt.Errorf("adaptive-code: --step %d: need at least 1", c.step)
+		case !(c.warmup >= 0):
+			return nil, fmt.Errorf("adaptive-code: --warmup %v: need ≥ 0 epochs", c.warmup)
+		case !(c.decay >= 0):
+			return nil, fmt.Errorf("adaptive-code: --decay %v: need ≥ 0", c.decay)
+		case cfg.DatasetSize < 1:
+			return nil, fmt.Errorf("adaptive-code: needs the training set size for its epoch-based rules")
+		}
+		c.warm = c.warmup > 0
+		if c.warm {
+			for i := range a.B {
+				a.B[i] = a.bmin
+			}
+		}
+		a.code = c
+	}
+	return a, nil
+}
+
+func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
+	switch ev.Kind {
+	case strategy.Start, strategy.CollectiveDone:
+		a.dispatched, a.busy = 0, 0
+		clear(a.U)
+		for d := 0; d < a.n; d++ {
+			out = a.dispatch(out, d)
+		}
+	case strategy.BatchDone:
+		d := ev.Device
+		if d < 0 || d >= a.n || !a.working[d] {
+			panic(fmt.Sprintf("adaptive: BatchDone from device %d, which has no batch", d))
+		}
+		a.working[d] = false
+		a.U[d]++
+		a.busy--
+		if a.dispatched < a.mega {
+			return a.dispatch(out, d)
+		}
+		if a.busy > 0 {
+			return out
+		}
+		// End of the mega-batch: every device is idle.
+		if a.n == 1 {
+			a.scale() // a no-op for Alg. 1; the code variant ends its warm-up here
+			return a.Step(strategy.Event{Kind: strategy.CollectiveDone}, out)
+		}
+		out = append(out, strategy.Action{Kind: strategy.QueryNorms})
+	case strategy.Norms:
+		weights, perturbed := a.weights(ev.Values, ev.Dim)
+		rec := &strategy.MergeRecord{
+			BatchSizes: append([]int(nil), a.B...), LRs: append([]float64(nil), a.LR...),
+			Updates: append([]int(nil), a.U...), Weights: weights, Perturbed: perturbed,
+		}
+		a.scale()
+		out = append(out, strategy.Action{Kind: strategy.Merge, Weights: weights, Gamma: a.gamm, Record: rec})
+	}
+	return out
+}
+
+func (a *Adaptive) dispatch(out []strategy.Action, d int) []strategy.Action {
+	if a.code != nil {
+		a.LR[d] = a.code.lr(a, d) // the schedule moves with every batch
+	}
+	lr := a.LR[d]
+	a.dispatched += a.B[d]
+	a.total += int64(a.B[d])
+	a.busy++
+	a.working[d] = true
+	return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: a.B[d], LR: lr, Mode: strategy.LocalStep})
+}
+
+// weights is Alg. 2's normalization and perturbation (or the code variant's
+// batch-count shares). norms are the replicas' ‖w_i‖₂, dim the parameter count.
+func (a *Adaptive) weights(norms []float64, dim int) ([]float64, bool) {
+	w := make([]float64, a.n)
+	equal := true
+	for _, u := range a.U {
+		equal = equal && u == a.U[0]
+	}
+	if equal && a.code == nil {
+		sum := 0
+		for _, b := range a.B {
+			sum += b
+		}
+		for i, b := range a.B {
+			w[i] = float64(b) / float64(sum)
+		}
+	} else {
+		sum := 0
+		for _, u := range a.U {
+			sum += u
+		}
+		for i, u := range a.U {
+			w[i] = float64(u) / float64(sum)
+		}
+	}
+	if equal || (a.code != nil && a.code.warm) {
+		return w, false
+	}
+	for _, nrm := range norms {
+		if !(nrm/float64(dim) < a.pertThr) {
+			return w, false
+		}
+	}
+	r, s := 0, 0
+	for i, u := range a.U {
+		if u > a.U[r] {
+			r = i
+		}
+		if u < a.U[s] {
+			s = i
+		}
+	}
+	w[r] *= 1 + a.delta
+	w[s] *= 1 - a.delta
+	return w, true
+}
+
+// scale is Alg. 1 (or the code variant's fixed steps) for the next mega-batch.
+func (a *Adaptive) scale() {
+	if a.code != nil {
+		a.code.scale(a)
+		return
+	}
+	mu := 0.0
+	for _, u := range a.U {
+		mu += float64(u)
+	}
+	mu /= float64(a.n)
+	for i, u := range a.U {
+		dev := float64(u) - mu
+		nb := int(math.Round(float64(a.B[i]) + a.beta*dev))
+		if (dev > 0 && nb <= a.bmax) || (dev < 0 && nb >= a.bmin) {
+			a.LR[i] *= float64(nb) / float64(a.B[i])
+			a.B[i] = nb
+		}
+	}
+}
+
+func (c *codeRules) epoch(a *Adaptive) float64 { return float64(a.total) / float64(a.size) }
+
+// lr is the learning rate of the next batch of device d: a linear ramp from
+// 1% to 100% of lr·b_min/b_max during warm-up, then lr·b_d/b_max decayed by
+// whole epochs past the warm-up.
+func (c *codeRules) lr(a *Adaptive, d int) float64 {
+	e := c.epoch(a)
+	if c.warm {
+		base := a.lr * float64(a.bmin) / float64(a.bmax)
+		return base * (0.01 + 0.99*math.Min(1, e/c.warmup))
+	}
+	past := math.Max(0, math.Floor(e)-c.warmup)
+	return a.lr * float64(a.B[d]) / float64(a.bmax) / (1 + c.decay*past)
+}
+
+func (c *codeRules) scale(a *Adaptive) {
+	if c.warm {
+		if c.epoch(a) >= c.warmup {
+			c.warm = false
+			for i := range a.B {
+				a.B[i] = a.bmax
+			}
+		}
+		return
+	}
+	sum := 0
+	for _, u := range a.U {
+		sum += u
+	}
+	for i, u := range a.U {
+		share := float64(u) / float64(sum)
+		switch {
+		case share < 1/float64(a.n) && a.B[i] > a.bmin:
+			a.B[i] = max(a.bmin, a.B[i]-c.step)
+		case share > 1/float64(a.n) && a.B[i] < a.bmax:
+			a.B[i] = min(a.bmax, a.B[i]+c.step)
+		}
+	}
+	for i := range a.LR {
+		a.LR[i] = c.lr(a, i)
+	}
+}

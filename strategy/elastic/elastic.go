@@ -1,0 +1,67 @@
+// Package elastic is Elastic SGD, K-step model averaging: each device takes K
+// local SGD steps on its own batches, then the replicas are averaged and
+// every device restarts from the average. Devices wait for the slowest at
+// every merge: the straggler cost that Adaptive SGD removes.
+package elastic
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+func init() {
+	strategy.Register(strategy.Info{
+		Name:      "elastic",
+		Summary:   "K-step model averaging: K local steps per device, then average the replicas (Elastic SGD)",
+		Evaluates: strategy.Center,
+		Options: []strategy.Option{
+			{Name: "k", Default: math.NaN(), Usage: "local steps per device between merges (default: a mega-batch of 100 batches shared by the devices, ⌈100/devices⌉)"},
+		},
+		New: New,
+	})
+}
+
+type elasticSGD struct {
+	n, b, k int
+	lr      float64
+	steps   []int
+	done    int
+	weights []float64
+	updates []int
+}
+
+// New returns the elastic strategy.
+func New(cfg strategy.Config) (strategy.Strategy, error) {
+	k := cfg.Get("k", math.Ceil(100/float64(cfg.Devices)))
+	if k < 1 || k != math.Trunc(k) {
+		return nil, fmt.Errorf("elastic: --k %v: need a whole number of steps ≥ 1", k)
+	}
+	e := &elasticSGD{n: cfg.Devices, b: cfg.Batch, k: int(k), lr: cfg.LR,
+		steps: make([]int, cfg.Devices), weights: strategy.Uniform(cfg.Devices), updates: make([]int, cfg.Devices)}
+	return e, nil
+}
+
+func (e *elasticSGD) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
+	switch ev.Kind {
+	case strategy.Start, strategy.CollectiveDone:
+		clear(e.steps)
+		e.done = 0
+		return strategy.DispatchAll(out, e.n, e.b, e.lr, strategy.LocalStep)
+	case strategy.BatchDone:
+		d := ev.Device
+		if e.steps[d]++; e.steps[d] < e.k {
+			return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: e.b, LR: e.lr})
+		}
+		if e.done++; e.done == e.n {
+			bs, lrs := make([]int, e.n), make([]float64, e.n)
+			for i := range bs {
+				bs[i], lrs[i], e.updates[i] = e.b, e.lr, e.k
+			}
+			out = append(out, strategy.Action{Kind: strategy.Merge, Weights: e.weights,
+				Record: &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: append([]int(nil), e.updates...), Weights: e.weights}})
+		}
+	}
+	return out
+}

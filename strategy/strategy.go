@@ -1,0 +1,248 @@
+package strategy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Strategy is a parallel SGD algorithm as a state machine. Step consumes one
+// event and appends the actions it causes to out, returning the extended
+// slice. It must be deterministic: the same events give the same actions.
+type Strategy interface {
+	Step(ev Event, out []Action) []Action
+}
+
+// EventKind says what happened.
+type EventKind uint8
+
+const (
+	// Start begins the run; every device is idle and holds the initial model.
+	Start EventKind = iota
+	// BatchDone: Device finished the batch it was dispatched.
+	BatchDone
+	// CollectiveDone: the collective action last emitted (AllReduce, Merge,
+	// CenterSync) has completed; its devices are idle again.
+	CollectiveDone
+	// Norms answers QueryNorms: Values[i] is ‖w_i‖₂ of device i's replica.
+	Norms
+)
+
+func (k EventKind) String() string {
+	return [...]string{"start", "batch-done", "collective-done", "norms"}[k]
+}
+
+// Event is the input of a strategy.
+type Event struct {
+	Kind   EventKind
+	Device int
+	Values []float64 // Norms: ‖w_i‖₂ per device
+	Dim    int       // Norms: number of parameters of a replica
+}
+
+// ActionKind says what a strategy asks the engine to do.
+type ActionKind uint8
+
+const (
+	// Dispatch gives Device the next Batch samples of the shared stream, to
+	// process at learning rate LR in Mode. The device must be idle.
+	Dispatch ActionKind = iota
+	// AllReduce averages the gradients of all devices (device i weighted by
+	// Weights[i], which sum to 1) and applies the result on every device with
+	// learning rate LR. All devices must be idle with a gradient computed in
+	// Gradient mode.
+	AllReduce
+	// Merge averages the replicas into the centre model, with momentum:
+	//
+	//	w̄' = Σ Weights[i]·w_i + Gamma·(w̄ − w̄_prev);  w̄_prev ← w̄;  w̄ ← w̄'
+	//
+	// and restarts every replica from w̄. All devices must be idle.
+	Merge
+	// CenterSync is CROSSBOW's synchronous model averaging step with
+	// coefficient A and momentum Gamma:
+	//
+	//	d_i = w_i − z;  w_i ← w_i − A·d_i;  D = Σ A·d_i + Gamma·D_prev;  z ← z + D
+	//
+	// All devices must be idle.
+	CenterSync
+	// QueryNorms asks for the L2 norm of every replica; the engine answers
+	// with a Norms event before anything else happens.
+	QueryNorms
+)
+
+func (k ActionKind) String() string {
+	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "query-norms"}[k]
+}
+
+// Mode says what a device does with a dispatched batch.
+type Mode uint8
+
+const (
+	// LocalStep: compute the gradient and update the device's own replica
+	// with its local optimizer.
+	LocalStep Mode = iota
+	// Gradient: compute the gradient only; an AllReduce applies it.
+	Gradient
+)
+
+// Action is the output of a strategy.
+type Action struct {
+	Kind    ActionKind
+	Device  int       // Dispatch
+	Batch   int       // Dispatch
+	LR      float64   // Dispatch, AllReduce
+	Mode    Mode      // Dispatch
+	Weights []float64 // AllReduce, Merge: one per device
+	Gamma   float64   // Merge, CenterSync: momentum
+	A       float64   // CenterSync
+	// Record, when set, is written to the run log as a "merge" event.
+	Record *MergeRecord
+}
+
+// MergeRecord describes one merge for the run log (the paper's Fig. 12): the
+// batch size, learning rate and number of updates of every device during the
+// mega-batch that ends, the weights used, and whether perturbation fired.
+type MergeRecord struct {
+	BatchSizes []int     `json:"batch_sizes"`
+	LRs        []float64 `json:"lrs"`
+	Updates    []int     `json:"updates"`
+	Weights    []float64 `json:"weights"`
+	Perturbed  bool      `json:"perturbed"`
+}
+
+// Model says which model a strategy's accuracy is measured on.
+type Model uint8
+
+const (
+	// Replica0 is device 0's replica (strategies whose replicas are always
+	// identical at a barrier, such as gradient aggregation).
+	Replica0 Model = iota
+	// Center is the engine's centre model: the merged global model w̄ or
+	// CROSSBOW's z.
+	Center
+)
+
+// Config is what every strategy is built from. Options holds the
+// strategy-specific settings by name (see Info.Options); absent ones take
+// their defaults.
+type Config struct {
+	Devices     int     // number of devices, ≥ 1
+	Batch       int     // batch size per device (b_max for adaptive)
+	LR          float64 // learning rate for Batch
+	DatasetSize int     // points in the training set (for epoch-based rules)
+	Options     map[string]float64
+}
+
+// Option describes a strategy-specific setting.
+type Option struct {
+	Name    string  // flag name without dashes, e.g. "mega-batch"
+	Default float64 // NaN: derived from other settings, see Usage
+	Usage   string
+}
+
+// Info describes a registered strategy.
+type Info struct {
+	Name      string
+	Summary   string // one line for "hetsgd strategies"
+	Evaluates Model
+	Options   []Option
+	New       func(Config) (Strategy, error)
+}
+
+// Get returns option name of cfg, or def when absent.
+func (c Config) Get(name string, def float64) float64 {
+	if v, ok := c.Options[name]; ok {
+		return v
+	}
+	return def
+}
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]Info{}
+)
+
+// Register makes a strategy available by name. It panics when the name is
+// taken or the info incomplete, as database/sql.Register does.
+func Register(info Info) {
+	mu.Lock()
+	defer mu.Unlock()
+	if info.Name == "" || info.New == nil {
+		panic("strategy: Register with an empty name or no constructor")
+	}
+	if _, dup := registry[info.Name]; dup {
+		panic("strategy: Register called twice for " + info.Name)
+	}
+	registry[info.Name] = info
+}
+
+// List returns the registered strategies sorted by name.
+func List() []Info {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]Info, 0, len(registry))
+	for _, i := range registry {
+		out = append(out, i)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// Lookup returns the info of a registered strategy.
+func Lookup(name string) (Info, error) {
+	mu.RLock()
+	info, ok := registry[name]
+	mu.RUnlock()
+	if !ok {
+		var names []string
+		for _, i := range List() {
+			names = append(names, i.Name)
+		}
+		return Info{}, fmt.Errorf("strategy: unknown strategy %q (have %s)", name, strings.Join(names, ", "))
+	}
+	return info, nil
+}
+
+// New builds the named strategy after checking cfg: common settings, and
+// that every option given is one the strategy takes.
+func New(name string, cfg Config) (Strategy, Info, error) {
+	info, err := Lookup(name)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	switch {
+	case cfg.Devices < 1:
+		return nil, info, fmt.Errorf("strategy: --devices %d: need at least 1", cfg.Devices)
+	case cfg.Batch < 1:
+		return nil, info, fmt.Errorf("strategy: --batch %d: need at least 1", cfg.Batch)
+	case !(cfg.LR > 0) || math.IsInf(cfg.LR, 0):
+		return nil, info, fmt.Errorf("strategy: --lr %v: need a positive learning rate", cfg.LR)
+	}
+	for k, v := range cfg.Options {
+		if !slices.ContainsFunc(info.Options, func(o Option) bool { return o.Name == k }) {
+			return nil, info, fmt.Errorf("strategy: --%s does not apply to %s (it takes %s)", k, name, optionNames(info))
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, info, fmt.Errorf("strategy: --%s %v: need a finite number", k, v)
+		}
+	}
+	s, err := info.New(cfg)
+	if err != nil {
+		return nil, info, err
+	}
+	return s, info, nil
+}
+
+func optionNames(info Info) string {
+	if len(info.Options) == 0 {
+		return "no options"
+	}
+	var s []string
+	for _, o := range info.Options {
+		s = append(s, "--"+o.Name)
+	}
+	return strings.Join(s, ", ")
+}
