@@ -150,6 +150,17 @@ type Info struct {
 	Evaluates Model
 	Options   []Option
 	New       func(Config) (Strategy, error)
+	// MaxBatch returns the largest batch the strategy can dispatch, so that
+	// devices size their buffers once; nil means Config.Batch.
+	MaxBatch func(Config) int
+}
+
+// MaxBatchOf returns the largest batch the strategy of info dispatches.
+func (info Info) MaxBatchOf(cfg Config) int {
+	if info.MaxBatch == nil {
+		return cfg.Batch
+	}
+	return info.MaxBatch(cfg)
 }
 
 // Get returns option name of cfg, or def when absent.

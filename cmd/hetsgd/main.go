@@ -20,8 +20,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"train", "train a model and report P@k over the test set", runTrain},
+		{"train", "train a model with a parallel SGD strategy and report P@k over the test set", runTrain},
+		{"strategies", "list the parallel SGD strategies (-v: with their options)", runStrategies},
 		{"data", "describe or generate datasets (data stats, data gen)", runData},
+		{"calibrate", "measure this machine's kernel times for the virtual clock's cost model", runCalibrate},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/metric"
-	"github.com/hetsgd/hetsgd/train"
 )
 
 // progressWanted decides whether to draw the progress bar: "auto" draws it
@@ -94,7 +94,7 @@ func (b *progressBar) clear() {
 // multiObserver feeds the line printer and the bar, clearing the bar before
 // a line is printed so the two never interleave.
 type multiObserver struct {
-	printer train.Observer
+	printer engine.Observer
 	bar     *progressBar
 }
 

@@ -58,7 +58,8 @@ func init() {
 		Evaluates: strategy.Center,
 		Options: append(append([]strategy.Option{}, common...),
 			strategy.Option{Name: "beta", Default: math.NaN(), Usage: "batch-size scaling factor β (default b_min/2)"}),
-		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		MaxBatch: maxBatch,
 	})
 	strategy.Register(strategy.Info{
 		Name:      "adaptive-code",
@@ -68,9 +69,12 @@ func init() {
 			strategy.Option{Name: "step", Default: 32, Usage: "batch-size change per merge"},
 			strategy.Option{Name: "warmup", Default: 10, Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
 			strategy.Option{Name: "decay", Default: 0.1, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"}),
-		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+		MaxBatch: maxBatch,
 	})
 }
+
+func maxBatch(cfg strategy.Config) int { return int(cfg.Get("bmax", float64(cfg.Batch))) }
 
 // Adaptive is the strategy's state. Its exported fields let tests and tools
 // read it; only Step changes it.
@@ -179,8 +183,11 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 		}
 		// End of the mega-batch: every device is idle.
 		if a.n == 1 {
-			a.scale() // a no-op for Alg. 1; the code variant ends its warm-up here
-			return a.Step(strategy.Event{Kind: strategy.CollectiveDone}, out)
+			// Nothing to merge: the centre takes the replica as it is (weight
+			// 1, no momentum), which keeps the engine's barrier and
+			// evaluation points where they are for n > 1.
+			a.scale() // a no-op for Alg. 1; the code variant may end its warm-up
+			return append(out, strategy.Action{Kind: strategy.Merge, Weights: []float64{1}})
 		}
 		out = append(out, strategy.Action{Kind: strategy.QueryNorms})
 	case strategy.Norms:

@@ -93,14 +93,23 @@ func TestOneDeviceNeverMerges(t *testing.T) {
 	out = a.Step(strategy.Event{Kind: strategy.Start}, out)
 	for i := 0; i < 10; i++ {
 		out = a.Step(strategy.Event{Kind: strategy.BatchDone, Device: 0}, out)
-	}
-	for _, act := range out {
-		if act.Kind != strategy.Dispatch || act.Batch != 64 || act.LR != 0.1 {
-			t.Fatalf("one device: %+v, want only dispatches of 64 at 0.1", act)
+		if out[len(out)-1].Kind == strategy.Merge {
+			out = a.Step(strategy.Event{Kind: strategy.CollectiveDone}, out)
 		}
 	}
-	if len(out) != 11 {
-		t.Fatalf("%d actions for 11 events", len(out))
+	// Mega-batches of 2 batches: dispatch, dispatch, identity merge, ...
+	merges := 0
+	for i, act := range out {
+		switch {
+		case act.Kind == strategy.Dispatch && act.Batch == 64 && act.LR == 0.1:
+		case act.Kind == strategy.Merge && len(act.Weights) == 1 && act.Weights[0] == 1 && act.Gamma == 0:
+			merges++
+		default:
+			t.Fatalf("one device, action %d: %+v, want dispatches of 64 at 0.1 and identity merges", i, act)
+		}
+	}
+	if merges != 5 {
+		t.Fatalf("%d merges in 10 batches of mega-batches of 2, want 5", merges)
 	}
 }
 

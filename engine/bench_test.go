@@ -1,4 +1,4 @@
-package train
+package engine
 
 import (
 	"math/rand/v2"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
-	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // stepShapes are the training-step shapes of the benchmark ladder: the two
@@ -21,38 +20,11 @@ var stepShapes = []struct {
 	{"amazon-670k", 135909, 670091, 76, 256},
 }
 
-// randomBatch draws a batch of bs rows with nnz features and 5 labels each.
-func randomBatch(r *rand.Rand, bs, inputs, outputs, nnz int) (x, y sparse.CSR) {
-	xb := sparse.NewBuilder(inputs, false, bs, bs*nnz)
-	yb := sparse.NewBuilder(outputs, true, bs, bs*5)
-	for i := 0; i < bs; i++ {
-		seen := map[int]bool{}
-		for len(seen) < nnz {
-			j := r.IntN(inputs)
-			if !seen[j] {
-				seen[j] = true
-				xb.Append(int32(j), float32(r.Float64()))
-			}
-		}
-		xb.EndRow()
-		seen = map[int]bool{}
-		for len(seen) < min(5, outputs) {
-			j := r.IntN(outputs)
-			if !seen[j] {
-				seen[j] = true
-				yb.Append(int32(j), 0)
-			}
-		}
-		yb.EndRow()
-	}
-	return xb.Build(), yb.Build()
-}
-
 // BenchmarkStep times one training step — forward, loss, backward and the
 // optimizer update — and reports samples/s and milliseconds per step. The
-// amazon-670k case needs about 2 GiB and a few seconds per iteration:
+// amazon-670k case needs about 2 GiB and a second per iteration:
 //
-//	go test ./train -run NONE -bench 'Step/amazon' -benchtime 5x
+//	go test ./engine -run NONE -bench 'Step/amazon' -benchtime 5x
 func BenchmarkStep(b *testing.B) {
 	for _, s := range stepShapes {
 		for _, opt := range []string{"sgd", "adam"} {

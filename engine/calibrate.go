@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// Calibrate measures gradient and update times on this machine over a grid
+// of model shapes, batch sizes and densities, and fits a CostModel to them.
+// quick measures fewer shapes (for tests). Progress goes to w (may be nil).
+func Calibrate(quick bool, w io.Writer) (CostModel, error) {
+	type point struct{ inputs, hidden, outputs, rows, nnz int }
+	var grid []point
+	r := rand.New(rand.NewPCG(1, 2))
+	hidden := []int{64, 128, 256}
+	outputs := []int{159, 983, 4096, 16384}
+	rows := []int{16, 64, 256}
+	nnz := []int{8, 64, 256}
+	inputs := []int{2000, 50000}
+	for _, h := range hidden {
+		for _, l := range outputs {
+			for _, b := range rows {
+				grid = append(grid, point{inputs: inputs[r.IntN(len(inputs))], hidden: h, outputs: l, rows: b, nnz: nnz[r.IntN(len(nnz))]})
+			}
+		}
+	}
+	if quick {
+		grid = grid[:0]
+		for _, p := range []point{{2000, 64, 159, 16, 8}, {2000, 128, 983, 64, 64}, {2000, 64, 983, 128, 256}, {20000, 128, 159, 64, 8}, {2000, 256, 500, 32, 64}, {20000, 64, 2000, 16, 64}} {
+			grid = append(grid, p)
+		}
+	}
+	var xs [][nFeatures]float64
+	var ys []float64
+	for _, p := range grid {
+		m, err := model.New(model.Config{Inputs: p.inputs, Hidden: []int{p.hidden}, Outputs: p.outputs})
+		if err != nil {
+			return CostModel{}, err
+		}
+		par, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+		m.Init(par, 1)
+		x, y := randomBatch(r, p.rows, p.inputs, p.outputs, p.nnz)
+		ws := m.NewWorkspace(p.rows)
+		sec := timeIt(func() { ws.Gradient(par, g, &x, &y) }, quick)
+		xs = append(xs, shapeOf(m).features(p.rows, x.NNZ()))
+		ys = append(ys, sec)
+	}
+	coef, err := fitCost(xs, ys)
+	if err != nil {
+		return CostModel{}, err
+	}
+	// The optimizer's pass over the parameters: plain SGD on a vector large
+	// enough to leave the caches, as the papers' models do.
+	n := 1 << 23
+	if quick {
+		n = 1 << 20
+	}
+	p, g := make([]float32, n), make([]float32, n)
+	opt, _ := optim.New(optim.Config{Name: "sgd"}, n)
+	perParam := timeIt(func() { opt.Step(p, g, 1e-3) }, quick) / float64(n)
+	c := CostModel{PerBatch: coef[0], PerSparse: coef[1], PerDense: coef[2], PerLogit: coef[3], PerWeight: coef[4], PerParam: perParam,
+		Source: fmt.Sprintf("hetsgd calibrate, %d shapes, %s, kernel %s, %d threads, %s",
+			len(grid), cpuName(), kernel.Impl(), kernel.Default().Workers(), time.Now().UTC().Format("2006-01-02"))}
+	if w != nil {
+		var worst float64
+		fmt.Fprintf(w, "%6s %6s %6s %5s %7s  %9s %9s\n", "inputs", "hidden", "labels", "batch", "nnz/row", "measured", "model")
+		for i, x := range xs {
+			var pred float64
+			for j := range x {
+				pred += coef[j] * x[j]
+			}
+			worst = max(worst, abs(pred-ys[i])/ys[i])
+			p := grid[i]
+			fmt.Fprintf(w, "%6d %6d %6d %5d %7d  %7.3fms %7.3fms\n", p.inputs, p.hidden, p.outputs, p.rows, p.nnz, ys[i]*1e3, pred*1e3)
+		}
+		fmt.Fprintf(w, "gradient fit: worst relative error %.0f%% over %d shapes; update: %.3g s per parameter\n", 100*worst, len(xs), perParam)
+	}
+	return c, c.Validate()
+}
+
+// timeIt returns the median time of f over a few runs, after a warm-up.
+func timeIt(f func(), quick bool) float64 {
+	f()
+	reps := 7
+	if quick {
+		reps = 3
+	}
+	t := make([]float64, reps)
+	for i := range t {
+		start := time.Now()
+		f()
+		t[i] = time.Since(start).Seconds()
+	}
+	slices.Sort(t)
+	return t[reps/2]
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// randomBatch draws a batch of bs rows with nnz features and 5 labels each.
+func randomBatch(r *rand.Rand, bs, inputs, outputs, nnz int) (x, y sparse.CSR) {
+	xb := sparse.NewBuilder(inputs, false, bs, bs*nnz)
+	yb := sparse.NewBuilder(outputs, true, bs, bs*5)
+	for i := 0; i < bs; i++ {
+		for _, j := range distinct(r, nnz, inputs) {
+			xb.Append(int32(j), float32(r.Float64()))
+		}
+		xb.EndRow()
+		for _, j := range distinct(r, min(5, outputs), outputs) {
+			yb.Append(int32(j), 0)
+		}
+		yb.EndRow()
+	}
+	return xb.Build(), yb.Build()
+}
+
+func distinct(r *rand.Rand, k, n int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for len(out) < k {
+		if j := r.IntN(n); !seen[j] {
+			seen[j] = true
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// cpuName returns the processor's model name where the system says it
+// (Linux), else the architecture.
+func cpuName() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return fmt.Sprintf("%s ×%d", strings.TrimSpace(v), runtime.NumCPU())
+			}
+		}
+	}
+	return runtime.GOOS + "/" + runtime.GOARCH
+}

@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/optim"
+)
+
+// Clock selects the engine.
+type Clock string
+
+const (
+	Real    Clock = "real"
+	Virtual Clock = "virtual"
+)
+
+// Config is a multi-device training run.
+type Config struct {
+	Strategy string             // registered strategy name
+	Devices  int                // number of devices
+	Batch    int                // batch size per device (b_max for adaptive)
+	LR       float64            // learning rate for Batch
+	Options  map[string]float64 // strategy options by name
+
+	Hidden    []int
+	Dropout   float64
+	Optimizer optim.Config
+
+	Speeds []float64 // relative speed per device (nil: all 1)
+	Clock  Clock
+
+	Epochs     float64 // stop after this many passes over the training set (0: no limit)
+	TimeBudget float64 // stop after this many engine seconds (0: no limit)
+	EvalEvery  float64 // epochs between evaluations (at the next barrier)
+	EvalPoints int     // test points scored per evaluation (0: all)
+	Seed       uint64
+
+	// Virtual clock only.
+	Cost  CostModel
+	Net   comm.Network
+	Noise float64 // σ of the log-normal noise on every batch's cost
+}
+
+// Validate reports the first setting that cannot work, naming its flag.
+func (c *Config) Validate() error {
+	switch {
+	case c.Devices < 1:
+		return fmt.Errorf("engine: --devices %d: need at least 1", c.Devices)
+	case c.Clock != Real && c.Clock != Virtual:
+		return fmt.Errorf("engine: --time %q: want real or virtual", c.Clock)
+	case c.Speeds != nil && len(c.Speeds) != c.Devices:
+		return fmt.Errorf("engine: --speeds has %d values for %d devices", len(c.Speeds), c.Devices)
+	case !(c.Epochs >= 0) || !(c.TimeBudget >= 0) || math.IsInf(c.Epochs, 0) || math.IsInf(c.TimeBudget, 0):
+		return fmt.Errorf("engine: --epochs %v and --time-budget %v must be finite and ≥ 0", c.Epochs, c.TimeBudget)
+	case c.Epochs == 0 && c.TimeBudget == 0:
+		return fmt.Errorf("engine: give --epochs or --time-budget (or both)")
+	case !(c.EvalEvery > 0):
+		return fmt.Errorf("engine: --eval-every %v: need a positive number of epochs", c.EvalEvery)
+	case c.EvalPoints < 0:
+		return fmt.Errorf("engine: --eval-points %d: need 0 (all) or more", c.EvalPoints)
+	case !(c.Dropout >= 0 && c.Dropout < 1):
+		return fmt.Errorf("engine: --dropout %v: need a probability in [0, 1)", c.Dropout)
+	case !(c.Noise >= 0 && c.Noise < 2):
+		return fmt.Errorf("engine: --noise %v: need σ in [0, 2)", c.Noise)
+	}
+	for i, s := range c.Speeds {
+		if !(s > 0 && s <= 1e6) {
+			return fmt.Errorf("engine: --speeds: device %d has speed %v; need a positive factor", i, s)
+		}
+	}
+	for i, h := range c.Hidden {
+		if h < 1 {
+			return fmt.Errorf("engine: --hidden: layer %d has width %d", i+1, h)
+		}
+	}
+	if c.Clock == Virtual {
+		if err := c.Net.Validate(); err != nil {
+			return err
+		}
+		if err := c.Cost.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) speed(d int) float64 {
+	if c.Speeds == nil {
+		return 1
+	}
+	return c.Speeds[d]
+}
+
+// Seeds of the random streams, all derived from the run's seed.
+func initSeed(seed uint64) uint64           { return seed }
+func samplerSeed(seed uint64) uint64        { return seed ^ 0x9e3779b97f4a7c15 }
+func dropoutSeed(seed uint64, d int) uint64 { return seed ^ 0xd1b54a32d192ed03 ^ uint64(d)<<32 }
+func noiseSeed(seed uint64, d int) uint64   { return seed ^ 0x853c49e6748fea9b ^ uint64(d)<<32 }

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/hetsgd/hetsgd/model"
+)
+
+// CostModel gives the virtual-time cost, in seconds, of a device's work as a
+// linear function of what the kernels do (SPEC §2):
+//
+//	batch  = PerBatch + PerSparse·nnz·h₁ + PerDense·rows·Σ in·out + PerLogit·rows·L + PerWeight·|w|
+//	update = PerParam·|w|
+//
+// where nnz is the batch's non-zeros, h₁ the first layer's width, the sum
+// runs over the dense layers, L is the number of labels and |w| the number of
+// parameters. The terms are the sparse first layer (forward and backward),
+// the dense matrix products, the softmax over the logits, the passes over the
+// weights that every gradient makes whatever the batch (clearing the first
+// layer's gradient, packing the weights for the products, writing their
+// gradient), and the optimizer's pass over the parameters.
+// `hetsgd calibrate` measures them on the machine at hand.
+type CostModel struct {
+	PerBatch  float64 `json:"per_batch"`
+	PerSparse float64 `json:"per_sparse"`
+	PerDense  float64 `json:"per_dense"`
+	PerLogit  float64 `json:"per_logit"`
+	PerWeight float64 `json:"per_weight"`
+	PerParam  float64 `json:"per_param"`
+	Source    string  `json:"source"` // where the figures come from
+}
+
+//go:embed default_cost.json
+var defaultCostJSON []byte
+
+// DefaultCost returns the cost model shipped with hetsgd (see its Source).
+func DefaultCost() CostModel {
+	var c CostModel
+	if err := json.Unmarshal(defaultCostJSON, &c); err != nil {
+		panic("engine: bad embedded default_cost.json: " + err.Error())
+	}
+	return c
+}
+
+// LoadCost reads a cost model written by `hetsgd calibrate`.
+func LoadCost(path string) (CostModel, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return CostModel{}, fmt.Errorf("engine: %w", err)
+	}
+	var c CostModel
+	if err := json.Unmarshal(b, &c); err != nil {
+		return CostModel{}, fmt.Errorf("engine: cost model %s: %w", path, err)
+	}
+	return c, c.Validate()
+}
+
+// Validate reports a model that cannot be used.
+func (c CostModel) Validate() error {
+	for _, v := range []float64{c.PerBatch, c.PerSparse, c.PerDense, c.PerLogit, c.PerWeight, c.PerParam} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("engine: cost model %+v: every coefficient must be finite and ≥ 0", c)
+		}
+	}
+	if c.PerBatch+c.PerSparse+c.PerDense+c.PerLogit == 0 {
+		return fmt.Errorf("engine: cost model %+v charges nothing for a batch", c)
+	}
+	return nil
+}
+
+// shape holds what the cost model needs of a network.
+type shape struct {
+	h1, dense, labels, params float64
+}
+
+func shapeOf(m *model.MLP) shape {
+	ls := m.Layers()
+	s := shape{h1: float64(ls[0].Out), labels: float64(m.Config().Outputs), params: float64(m.NumParams())}
+	for _, l := range ls[1:] {
+		s.dense += float64(l.In * l.Out)
+	}
+	return s
+}
+
+// batch returns the cost of computing a gradient on rows points with nnz
+// non-zeros.
+func (c CostModel) batch(s shape, rows, nnz int) float64 {
+	f := s.features(rows, nnz)
+	return c.PerBatch*f[0] + c.PerSparse*f[1] + c.PerDense*f[2] + c.PerLogit*f[3] + c.PerWeight*f[4]
+}
+
+// update returns the cost of one optimizer pass over the parameters.
+func (c CostModel) update(s shape) float64 { return c.PerParam * s.params }
+
+// nFeatures is the number of regressors of a batch's cost.
+const nFeatures = 5
+
+// features are the regressors of a batch's cost, in CostModel field order.
+func (s shape) features(rows, nnz int) [nFeatures]float64 {
+	return [nFeatures]float64{1, float64(nnz) * s.h1, float64(rows) * s.dense, float64(rows) * s.labels, s.params}
+}
+
+// fitCost fits the batch coefficients to measured batch times by least
+// squares with non-negative coefficients: a coefficient the fit makes
+// negative is set to zero and the others refitted. Residuals are relative
+// (each row divided by its time), so small and large batches count alike.
+func fitCost(x [][nFeatures]float64, y []float64) ([nFeatures]float64, error) {
+	rx := make([][nFeatures]float64, len(x))
+	ry := make([]float64, len(y))
+	for i := range x {
+		for j := range x[i] {
+			rx[i][j] = x[i][j] / y[i]
+		}
+		ry[i] = 1
+	}
+	x, y = rx, ry
+	var active [nFeatures]bool
+	for j := range active {
+		active[j] = true
+	}
+	for range nFeatures {
+		coef, err := leastSquares(x, y, active)
+		if err != nil {
+			return coef, err
+		}
+		worst := -1
+		for j := range coef {
+			if active[j] && coef[j] < 0 && (worst < 0 || coef[j] < coef[worst]) {
+				worst = j
+			}
+		}
+		if worst < 0 {
+			return coef, nil
+		}
+		active[worst] = false
+	}
+	return [nFeatures]float64{}, fmt.Errorf("engine: calibration fit found no non-negative solution")
+}
+
+// leastSquares solves the normal equations over the active columns with
+// Gaussian elimination (the system is nFeatures × nFeatures at most), scaling columns first.
+func leastSquares(x [][nFeatures]float64, y []float64, active [nFeatures]bool) ([nFeatures]float64, error) {
+	var idx []int
+	for j, a := range active {
+		if a {
+			idx = append(idx, j)
+		}
+	}
+	k := len(idx)
+	scale := make([]float64, k)
+	for a, j := range idx {
+		for _, row := range x {
+			scale[a] = math.Max(scale[a], math.Abs(row[j]))
+		}
+		if scale[a] == 0 {
+			scale[a] = 1
+		}
+	}
+	m := make([][]float64, k)
+	for a := range m {
+		m[a] = make([]float64, k+1)
+		for b := 0; b < k; b++ {
+			for _, row := range x {
+				m[a][b] += row[idx[a]] / scale[a] * row[idx[b]] / scale[b]
+			}
+		}
+		for r, row := range x {
+			m[a][k] += row[idx[a]] / scale[a] * y[r]
+		}
+	}
+	for col := 0; col < k; col++ {
+		piv := col
+		for r := col + 1; r < k; r++ {
+			if math.Abs(m[r][col]) > math.Abs(m[piv][col]) {
+				piv = r
+			}
+		}
+		if math.Abs(m[piv][col]) < 1e-12 {
+			return [nFeatures]float64{}, fmt.Errorf("engine: calibration measurements do not determine the cost model (singular system)")
+		}
+		m[col], m[piv] = m[piv], m[col]
+		for r := 0; r < k; r++ {
+			if r == col {
+				continue
+			}
+			f := m[r][col] / m[col][col]
+			for c := col; c <= k; c++ {
+				m[r][c] -= f * m[col][c]
+			}
+		}
+	}
+	var coef [nFeatures]float64
+	for a, j := range idx {
+		coef[j] = m[a][k] / m[a][a] / scale[a]
+	}
+	return coef, nil
+}

@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// device is one replica with everything a training step touches, allocated
+// once for the largest batch the strategy dispatches.
+type device struct {
+	id    int
+	speed float64
+	p, g  []float32
+	opt   optim.Optimizer
+	ws    *model.Workspace // shared by all devices under the virtual clock
+	batch *data.Batch
+	noise *rand.Rand // virtual clock: cost noise
+
+	jobs chan struct{} // real clock: work for the device's goroutine
+	busy bool
+	lr   float32
+	mode strategy.Mode
+	loss float64 // mean loss of the last batch
+}
+
+// compute runs the batch already gathered into d.batch: the gradient, and
+// with LocalStep the optimizer update of the replica. It does not allocate.
+func (d *device) compute() {
+	d.loss = d.ws.Gradient(d.p, d.g, &d.batch.X, &d.batch.Y)
+	if d.mode == strategy.LocalStep {
+		d.opt.Step(d.p, d.g, d.lr)
+	}
+}
+
+// noiseFactor draws the multiplicative cost noise exp(σZ − σ²/2), of mean 1.
+func (d *device) noiseFactor(sigma float64) float64 {
+	if sigma == 0 {
+		return 1
+	}
+	return math.Exp(sigma*d.noise.NormFloat64() - sigma*sigma/2)
+}

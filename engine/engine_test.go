@@ -1,0 +1,415 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/strategy"
+	_ "github.com/hetsgd/hetsgd/strategy/all"
+)
+
+func bibtex(t testing.TB) (*data.Dataset, *data.Dataset) {
+	t.Helper()
+	train, test, err := data.Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return train, test
+}
+
+func base(strat string, devices int, clock Clock) Config {
+	return Config{Strategy: strat, Devices: devices, Batch: 32, LR: 0.5, Hidden: []int{16},
+		Optimizer: optim.Config{Name: "sgd"}, Clock: clock, Epochs: 0.5, EvalEvery: 10, Seed: 3,
+		Cost: DefaultCost(), Net: comm.DefaultNetwork}
+}
+
+// reference is a deliberately plain single-device SGD loop: the same seeds,
+// sampler and model as the engine, nothing else.
+func reference(t testing.TB, cfg Config, trainSet *data.Dataset, batch, steps int) []float32 {
+	t.Helper()
+	m, err := model.New(model.Config{Inputs: trainSet.Features(), Hidden: cfg.Hidden, Outputs: trainSet.Labels()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+	m.Init(p, initSeed(cfg.Seed))
+	ws := m.NewWorkspace(batch)
+	ws.SetDropout(cfg.Dropout, dropoutSeed(cfg.Seed, 0))
+	opt, _ := optim.New(cfg.Optimizer, len(p))
+	b := data.NewBatch(trainSet, batch)
+	s := data.NewSampler(trainSet.Len(), samplerSeed(cfg.Seed))
+	for range steps {
+		b.Draw(trainSet, s, batch)
+		ws.Gradient(p, g, &b.X, &b.Y)
+		opt.Step(p, g, float32(cfg.LR))
+	}
+	return p
+}
+
+// start builds and runs an engine, returning it for inspection.
+func start(t testing.TB, cfg Config, log *metric.Log) *run {
+	t.Helper()
+	train, test := bibtex(t)
+	r, err := newRun(cfg, train, test, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Clock == Virtual {
+		err = r.runVirtual(context.Background())
+	} else {
+		err = r.runReal(context.Background())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// On one device every strategy is plain mini-batch SGD, bit for bit, under
+// both clocks (with dropout on, which must draw the same masks).
+func TestOneDeviceIsPlainSGD(t *testing.T) {
+	train, _ := bibtex(t)
+	for _, info := range strategy.List() {
+		for _, clock := range []Clock{Virtual, Real} {
+			cfg := base(info.Name, 1, clock)
+			cfg.Dropout = 0.2
+			if info.Name == "adaptive-code" {
+				// Without warm-up and decay its learning rate is constant.
+				cfg.Options = map[string]float64{"warmup": 0, "decay": 0}
+			}
+			r := start(t, cfg, nil)
+			steps := int(r.done) / cfg.Batch
+			want := reference(t, cfg, train, cfg.Batch, steps)
+			for i, v := range r.devs[0].p {
+				if math.Float32bits(v) != math.Float32bits(want[i]) {
+					t.Fatalf("%s (%s clock): after %d steps parameter %d = %v, plain SGD %v", info.Name, clock, steps, i, v, want[i])
+				}
+			}
+		}
+	}
+}
+
+// sync on n devices is SGD on the union batch: the same samples in the same
+// order, the mean of the devices' mean gradients being the union's mean.
+func TestSyncEqualsUnionBatch(t *testing.T) {
+	train, _ := bibtex(t)
+	for _, clock := range []Clock{Virtual, Real} {
+		cfg := base("sync", 4, clock)
+		cfg.Batch = 16
+		r := start(t, cfg, nil)
+		steps := int(r.done) / 64
+		want := reference(t, cfg, train, 64, steps)
+		var maxDiff, scale float64
+		for i, v := range r.devs[0].p {
+			maxDiff = math.Max(maxDiff, math.Abs(float64(v-want[i])))
+			scale = math.Max(scale, math.Abs(float64(want[i])))
+		}
+		if maxDiff > 1e-5*scale {
+			t.Fatalf("%s clock: sync on 4×16 differs from one device on 64 by %g (scale %g) after %d steps", clock, maxDiff, scale, steps)
+		}
+		for d := 1; d < 4; d++ {
+			for i := range r.devs[d].p {
+				if r.devs[d].p[i] != r.devs[0].p[i] {
+					t.Fatalf("%s clock: replicas 0 and %d differ under sync", clock, d)
+				}
+			}
+		}
+	}
+}
+
+// The collectives' arithmetic on hand-computed values.
+func TestCollectivesKnownAnswers(t *testing.T) {
+	r := &run{cfg: Config{Strategy: "test"}, res: &Result{}, now: func() float64 { return 0 }}
+	mk := func(v ...float32) []float32 { return v }
+	r.devs = []*device{{p: mk(1, 2)}, {p: mk(3, 6)}}
+	r.center, r.prev, r.scratch = mk(2, 2), mk(1, 1), make([]float32, 2)
+	// Merge: α = [0.25 0.75], γ = 0.5:
+	//   w̄' = 0.25·(1,2) + 0.75·(3,6) + 0.5·((2,2) − (1,1)) = (3, 5.5)
+	r.collective(strategy.Action{Kind: strategy.Merge, Weights: []float64{0.25, 0.75}, Gamma: 0.5})
+	if !equal(r.center, mk(3, 5.5)) || !equal(r.prev, mk(2, 2)) || !equal(r.devs[0].p, mk(3, 5.5)) || !equal(r.devs[1].p, mk(3, 5.5)) {
+		t.Fatalf("merge: centre %v prev %v replicas %v %v", r.center, r.prev, r.devs[0].p, r.devs[1].p)
+	}
+	// CROSSBOW, a = 0.5, γ = 0.9, D_prev = (1, 0), z = (1, 1):
+	//   d_0 = (1,2)−z = (0,1), d_1 = (3,5)−z = (2,4)
+	//   w_0 = (1,2) − 0.5·(0,1) = (1, 1.5);  w_1 = (3,5) − 0.5·(2,4) = (2, 3)
+	//   D = 0.9·(1,0) + 0.5·((0,1)+(2,4)) = (1.9, 2.5);  z = (2.9, 3.5)
+	r.devs[0].p, r.devs[1].p = mk(1, 2), mk(3, 5)
+	r.center, r.dprev = mk(1, 1), mk(1, 0)
+	r.collective(strategy.Action{Kind: strategy.CenterSync, A: 0.5, Gamma: 0.9})
+	if !near(r.center, mk(2.9, 3.5)) || !near(r.dprev, mk(1.9, 2.5)) || !near(r.devs[0].p, mk(1, 1.5)) || !near(r.devs[1].p, mk(2, 3)) {
+		t.Fatalf("center-sync: z %v D %v replicas %v %v", r.center, r.dprev, r.devs[0].p, r.devs[1].p)
+	}
+	// AllReduce with weights [0.25 0.75] and plain SGD at lr 2:
+	//   ḡ = 0.25·(4,0) + 0.75·(0,4) = (1, 3); p = (1,1) − 2·ḡ = (−1, −5)
+	sgd := &optim.SGD{}
+	r.devs = []*device{{p: mk(1, 1), g: mk(4, 0), opt: sgd}, {p: mk(1, 1), g: mk(0, 4), opt: sgd}}
+	r.collective(strategy.Action{Kind: strategy.AllReduce, Weights: []float64{0.25, 0.75}, LR: 2})
+	if !equal(r.devs[0].p, mk(-1, -5)) || !equal(r.devs[1].p, mk(-1, -5)) {
+		t.Fatalf("all-reduce: replicas %v %v", r.devs[0].p, r.devs[1].p)
+	}
+}
+
+func equal(a, b []float32) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func near(a, b []float32) bool {
+	for i := range a {
+		if math.Abs(float64(a[i]-b[i])) > 1e-6 {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// The virtual clock repeats a run byte for byte, merges and noise included.
+func TestVirtualIsDeterministic(t *testing.T) {
+	logOf := func(seed uint64) string {
+		cfg := base("adaptive", 4, Virtual)
+		cfg.Seed = seed
+		cfg.Speeds = []float64{1, 0.9, 0.8, 0.68}
+		cfg.Noise = 0.1
+		cfg.Options = map[string]float64{"mega-batch": 40}
+		cfg.EvalEvery = 0.1
+		var buf bytes.Buffer
+		l := metric.NewLog(&buf)
+		start(t, cfg, l)
+		return buf.String()
+	}
+	a, b := logOf(7), logOf(7)
+	if a != b {
+		t.Fatal("two virtual runs with the same seed wrote different logs")
+	}
+	if !strings.Contains(a, `"event":"merge"`) || !strings.Contains(a, `"perturbed":true`) {
+		t.Fatalf("log lacks merges with perturbation:\n%s", a[:min(len(a), 600)])
+	}
+	if logOf(8) == a {
+		t.Fatal("a different seed wrote the same log")
+	}
+}
+
+// Under the virtual clock a slower device finishes fewer batches, and
+// Adaptive SGD shrinks its batch (Alg. 1).
+func TestVirtualHeterogeneityAndScaling(t *testing.T) {
+	cfg := base("adaptive", 2, Virtual)
+	cfg.Speeds = []float64{1, 0.5}
+	cfg.Epochs = 2
+	cfg.Options = map[string]float64{"mega-batch": 10}
+	r := start(t, cfg, nil)
+	first, last := r.res.Merges[0], r.res.Merges[len(r.res.Merges)-1]
+	if !(first.Updates[0] > first.Updates[1]) {
+		t.Fatalf("first mega-batch updates %v: the slow device should do fewer", first.Updates)
+	}
+	if !(last.BatchSizes[1] < last.BatchSizes[0]) {
+		t.Fatalf("last batch sizes %v: the slow device's batch should have shrunk", last.BatchSizes)
+	}
+	// The time stamps advance and the merge records are complete.
+	for i := 1; i < len(r.res.Merges); i++ {
+		if !(r.res.Merges[i].Time > r.res.Merges[i-1].Time) {
+			t.Fatal("merge times do not advance")
+		}
+	}
+}
+
+// Every strategy trains under both clocks with 4 heterogeneous devices (run
+// with -race to check the real engine).
+func TestAllStrategiesLearn(t *testing.T) {
+	for _, info := range strategy.List() {
+		for _, clock := range []Clock{Virtual, Real} {
+			cfg := base(info.Name, 4, clock)
+			cfg.Speeds = []float64{1, 0.9, 0.8, 0.68}
+			cfg.Epochs = 2
+			cfg.EvalEvery = 1
+			if info.Name == "adaptive-code" {
+				cfg.Options = map[string]float64{"warmup": 0.5, "bmin": 8, "step": 8, "mega-batch": 10}
+			}
+			if strings.HasPrefix(info.Name, "adaptive") && cfg.Options == nil {
+				cfg.Options = map[string]float64{"mega-batch": 10}
+			}
+			r := start(t, cfg, nil)
+			if len(r.res.Evals) == 0 {
+				t.Fatalf("%s (%s): no evaluation", info.Name, clock)
+			}
+			if p1 := r.res.Evals[len(r.res.Evals)-1].P1; !(p1 > 0.2) {
+				t.Errorf("%s (%s): P@1 %.3f after 2 epochs on 4 devices", info.Name, clock, p1)
+			}
+		}
+	}
+}
+
+func TestBudgetsAndErrors(t *testing.T) {
+	cfg := base("elastic", 2, Virtual)
+	cfg.Epochs = 0
+	cfg.TimeBudget = 0.05
+	r := start(t, cfg, nil)
+	if !(r.now() >= 0.05) || r.now() > 1 {
+		t.Fatalf("time budget 0.05 s ended at %v", r.now())
+	}
+	train, test := bibtex(t)
+	for _, c := range []struct {
+		mutate func(*Config)
+		msg    string
+	}{
+		{func(c *Config) { c.Speeds = []float64{1} }, "--speeds has 1 values for 2 devices"},
+		{func(c *Config) { c.Epochs, c.TimeBudget = 0, 0 }, "--epochs or --time-budget"},
+		{func(c *Config) { c.Clock = "sundial" }, "--time"},
+		{func(c *Config) { c.Options = map[string]float64{"beta": 2} }, "--beta does not apply to elastic"},
+		{func(c *Config) { c.Speeds = []float64{1, 0} }, "device 1 has speed 0"},
+		{func(c *Config) { c.Strategy = "hogwild" }, "unknown strategy"},
+	} {
+		cfg := base("elastic", 2, Virtual)
+		c.mutate(&cfg)
+		if _, err := newRun(cfg, train, test, nil, nil); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("error %v, want %q", err, c.msg)
+		}
+	}
+}
+
+// The event loop does not allocate per batch: a run three times as long
+// allocates about as much (setup, evaluations and merge records aside).
+func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) {
+	mallocs := func(epochs float64) (uint64, int64) {
+		cfg := base("sync", 2, Virtual)
+		cfg.Epochs = epochs
+		cfg.EvalEvery = 100
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		r := start(t, cfg, nil)
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs, r.done / int64(cfg.Batch)
+	}
+	m1, b1 := mallocs(1)
+	m3, b3 := mallocs(3)
+	per := float64(int64(m3)-int64(m1)) / float64(b3-b1)
+	t.Logf("%.3f allocations per batch", per)
+	if per > 0.05 {
+		t.Fatalf("%.2f allocations per batch (%d for %d batches, %d for %d)", per, m1, b1, m3, b3)
+	}
+}
+
+// A device's step — batch draw, forward, backward, update — does not
+// allocate, for every optimizer, with dropout on.
+func TestDeviceStepDoesNotAllocate(t *testing.T) {
+	for _, name := range optim.Names {
+		cfg := base("elastic", 1, Real)
+		cfg.Optimizer = optim.Config{Name: name}
+		cfg.Dropout = 0.2
+		train, test := bibtex(t)
+		r, err := newRun(cfg, train, test, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.now = func() float64 { return 0 }
+		step := func() {
+			d, _ := r.begin(strategy.Action{Kind: strategy.Dispatch, Batch: 32, LR: 0.1})
+			d.compute()
+			r.finish(d)
+		}
+		step()
+		if a := testing.AllocsPerRun(20, step); a != 0 {
+			t.Errorf("%s: a device step allocates %v times", name, a)
+		}
+	}
+}
+
+// A cancelled context ends a real-time run promptly, with every device
+// goroutine done with its replica.
+func TestRealRunStopsWhenCancelled(t *testing.T) {
+	train, test := bibtex(t)
+	cfg := base("adaptive", 3, Real)
+	cfg.Epochs = 1000
+	ctx, cancel := context.WithCancel(context.Background())
+	obs := &cancelAfter{n: 20, cancel: cancel}
+	res, err := Run(ctx, cfg, train, test, nil, obs)
+	if err != context.Canceled {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if res.Samples < 20*32 || res.Samples > 40*32 {
+		t.Fatalf("stopped after %d samples, want about 20 batches", res.Samples)
+	}
+}
+
+type cancelAfter struct {
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Step(float64, int64, float64, float64) {
+	if c.n--; c.n == 0 {
+		c.cancel()
+	}
+}
+func (c *cancelAfter) Eval(metric.EvalRecord) {}
+
+// Training with the tool's defaults (Adam, dropout) learns Bibtex.
+func TestDefaultsLearnBibtex(t *testing.T) {
+	train, test := bibtex(t)
+	cfg := base("sync", 1, Real)
+	cfg.Hidden, cfg.Dropout, cfg.Batch, cfg.LR = []int{64}, 0.2, 128, 1e-3
+	cfg.Optimizer = optim.Config{Name: "adam"}
+	cfg.Epochs, cfg.EvalEvery = 3, 1
+	res, err := Run(context.Background(), cfg, train, test, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Evals) != 3 || res.Evals[2].P1 < 0.40 || !(res.Evals[2].Loss < res.Evals[0].Loss) {
+		t.Fatalf("evaluations %+v", res.Evals)
+	}
+}
+
+// The fit recovers a known linear model exactly, clamps a coefficient the
+// data make negative, and a quick calibration on this machine gives a usable
+// model.
+func TestCalibration(t *testing.T) {
+	truth := [nFeatures]float64{1e-4, 2e-10, 3e-11, 4e-9, 1e-10}
+	var xs [][nFeatures]float64
+	var ys []float64
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 20 {
+		x := [nFeatures]float64{1, float64(r.IntN(100000)), float64(r.IntN(10000000)), float64(r.IntN(100000)), float64(r.IntN(1000000))}
+		xs = append(xs, x)
+		ys = append(ys, truth[0]+truth[1]*x[1]+truth[2]*x[2]+truth[3]*x[3]+truth[4]*x[4])
+	}
+	got, err := fitCost(xs, ys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range truth {
+		if math.Abs(got[j]-truth[j]) > 1e-6*truth[j] {
+			t.Fatalf("fit %v, want %v", got, truth)
+		}
+	}
+	// A pure per-batch cost: every other coefficient must be 0, not negative.
+	for i := range ys {
+		ys[i] = 5e-5 + 1e-12*float64(i) - 1e-14*xs[i][1]
+	}
+	got, _ = fitCost(xs, ys)
+	for j, c := range got {
+		if c < 0 {
+			t.Fatalf("coefficient %d negative: %v", j, got)
+		}
+	}
+	c, err := Calibrate(true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(c.PerDense > 0) || !(c.PerParam > 0) {
+		t.Fatalf("calibrated model %+v: the dense products and the update must cost something", c)
+	}
+}
