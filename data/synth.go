@@ -2,6 +2,7 @@ package data
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -339,4 +340,19 @@ func WriteReport(w io.Writer, train, test GenStats) error {
 		"most frequent label", "", train.MaxLabelFreq,
 		"labels on ≤1 point", "", train.LabelsWithOnePointOrLess)
 	return err
+}
+
+// GenerateSets generates a synthetic train/test pair in memory.
+func GenerateSets(p Profile, seed uint64) (train, test *Dataset, err error) {
+	var tr, te bytes.Buffer
+	if _, _, err = Generate(p, seed, &tr, &te); err != nil {
+		return nil, nil, err
+	}
+	if train, err = ReadXC(&tr, p.Name+"/train"); err != nil {
+		return nil, nil, err
+	}
+	if test, err = ReadXC(&te, p.Name+"/test"); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
 }

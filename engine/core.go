@@ -23,8 +23,9 @@ type Observer interface {
 
 // MergeEvent is the "merge" record of the run log.
 type MergeEvent struct {
-	Event string  `json:"event"` // "merge"
-	Time  float64 `json:"time"`  // engine seconds
+	Event      string  `json:"event"`       // "merge"
+	Time       float64 `json:"time"`        // engine seconds
+	CenterNorm float64 `json:"center_norm"` // ‖w̄‖₂ after the merge
 	*strategy.MergeRecord
 }
 
@@ -244,7 +245,7 @@ func (r *run) collective(a strategy.Action) {
 			copy(d.p, r.center)
 		}
 		if a.Record != nil {
-			ev := MergeEvent{Event: "merge", Time: r.now(), MergeRecord: a.Record}
+			ev := MergeEvent{Event: "merge", Time: r.now(), CenterNorm: kernel.Nrm2(r.center), MergeRecord: a.Record}
 			r.res.Merges = append(r.res.Merges, ev)
 			r.write(ev)
 		}

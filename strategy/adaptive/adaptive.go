@@ -57,7 +57,8 @@ func init() {
 		Summary:   "Adaptive SGD: dynamic scheduling, batch-size scaling (Alg. 1), normalized merging with perturbation and momentum (Alg. 2)",
 		Evaluates: strategy.Center,
 		Options: append(append([]strategy.Option{}, common...),
-			strategy.Option{Name: "beta", Default: math.NaN(), Usage: "batch-size scaling factor β (default b_min/2)"}),
+			strategy.Option{Name: "beta", Default: math.NaN(), Usage: "batch-size scaling factor β (default b_min/2)"},
+			strategy.Option{Name: "binit", Default: math.NaN(), Usage: "initial batch size, in [b_min, b_max] (default b_max; the paper's Fig. 10a varies it)"}),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 		MaxBatch: maxBatch,
 	})
@@ -133,8 +134,14 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	a.mega = max(1, int(math.Round(mega*bmax)))
 	a.B, a.LR, a.U = make([]int, a.n), make([]float64, a.n), make([]int, a.n)
 	a.working = make([]bool, a.n)
+	// --lr is the rate for b_max; a smaller initial batch starts at the rate
+	// the linear scaling rule gives it.
+	binit := cfg.Get("binit", bmax)
+	if binit < bmin || binit > bmax || binit != math.Trunc(binit) {
+		return nil, fmt.Errorf("adaptive: --binit %v: need a whole batch size in [b_min=%d, b_max=%d]", binit, int(bmin), int(bmax))
+	}
 	for i := range a.B {
-		a.B[i], a.LR[i] = a.bmax, a.lr
+		a.B[i], a.LR[i] = int(binit), a.lr*binit/bmax
 	}
 	if code {
 		c := &codeRules{step: int(cfg.Get("step", 32)), warmup: cfg.Get("warmup", 10), decay: cfg.Get("decay", 0.1)}

@@ -135,3 +135,15 @@ func TestOptionErrors(t *testing.T) {
 		t.Error("adaptive-code without a dataset size accepted")
 	}
 }
+
+// The initial batch may start below b_max, at the linearly scaled rate.
+func TestInitialBatch(t *testing.T) {
+	a := newPaper(t, 2, map[string]float64{"bmax": 128, "binit": 32})
+	acts := a.Step(strategy.Event{Kind: strategy.Start}, nil)
+	if acts[0].Batch != 32 || math.Abs(acts[0].LR-0.1*32/128) > 1e-15 {
+		t.Fatalf("first dispatch %+v, want batch 32 at lr 0.025", acts[0])
+	}
+	if _, err := New(strategy.Config{Devices: 2, Batch: 64, LR: 0.1, Options: map[string]float64{"binit": 4}}, false); err == nil {
+		t.Fatal("binit below b_min accepted")
+	}
+}

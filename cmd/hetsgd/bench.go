@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/report"
+	"github.com/hetsgd/hetsgd/repro"
+)
+
+// amazonScale is the size of the synthetic Amazon-670k-like set of the
+// benchmarks: 1% of the real set (4,904 training points, 1,359 features,
+// 6,701 labels), so that a study of ~50 runs takes minutes.
+const amazonScale = 0.01
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", "bench --out DIR [--data DIR] [--sets LIST] [--quick]", stderr)
+	out := fs.String("out", "", "report `folder` (report.md, figures, runs/*.jsonl)")
+	dataDir := fs.String("data", os.Getenv("HETSGD_DATA"), "`folder` holding reference datasets (delicious/ with train.txt and test.txt); default $HETSGD_DATA")
+	sets := fs.String("sets", "bibtex,delicious,amazon-synth", "datasets to run, comma-separated: bibtex (bundled), delicious (from --data), amazon-synth (generated)")
+	study := fs.String("study", "adaptive", "which paper to reproduce: adaptive")
+	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
+	seed := fs.Uint64("seed", 1, "`seed` of every run")
+	force := fs.Bool("force", false, "overwrite an existing report in --out")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "hetsgd bench: --out is required")
+		fs.Usage()
+		return errUsage
+	}
+	if *study != "adaptive" {
+		return fmt.Errorf("--study %q: want adaptive", *study)
+	}
+	var list []repro.Set
+	for _, name := range strings.Split(*sets, ",") {
+		set, err := benchSet(strings.TrimSpace(name), *dataDir, *seed)
+		if err != nil {
+			return err
+		}
+		if set != nil {
+			list = append(list, *set)
+		} else {
+			fmt.Fprintf(stderr, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
+		}
+	}
+	rep, err := report.Create(*out, *force)
+	if err != nil {
+		return err
+	}
+	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout}
+	if err := repro.AdaptiveSGD(ctx, rep, list, opt); err != nil {
+		rep.Close()
+		return err
+	}
+	if err := rep.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "report.md"))
+	return nil
+}
+
+// benchSet loads one of the benchmark datasets; nil when it is not available.
+func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
+	switch name {
+	case "bibtex":
+		tr, te, err := data.Bundled("bibtex")
+		return &repro.Set{Name: "bibtex", Train: tr, Test: te, Note: "Bibtex, the standard split bundled with hetsgd (4,880 / 2,515 points, 1,836 features, 159 labels)."}, err
+	case "delicious":
+		if dataDir == "" {
+			return nil, nil
+		}
+		dir := filepath.Join(dataDir, "delicious")
+		if _, err := os.Stat(dir); err != nil {
+			return nil, nil
+		}
+		tr, te, err := data.LoadDir(dir)
+		return &repro.Set{Name: "delicious", Train: tr, Test: te, Note: "Delicious, the standard split (12,920 / 3,185 points, 500 features, 983 labels)."}, err
+	case "amazon-synth":
+		p, err := data.LookupProfile("amazon-670k")
+		if err != nil {
+			return nil, err
+		}
+		p = p.Scaled(amazonScale)
+		tr, te, err := data.GenerateSets(p, seed)
+		return &repro.Set{Name: "amazon-synth", Train: tr, Test: te, Note: fmt.Sprintf(
+			"Synthetic Amazon-670k-like data from `hetsgd data gen --like amazon-670k --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: 75.7 and 5.4), power-law labels.",
+			amazonScale, seed, tr.Len(), te.Len(), tr.Features(), tr.Labels(),
+			float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len()))}, err
+	}
+	return nil, fmt.Errorf("--sets: unknown dataset %q (want bibtex, delicious, amazon-synth)", name)
+}

@@ -1,0 +1,8 @@
+// Package repro reproduces the experiments of the papers behind hetsgd's
+// strategies on our data and engines, and writes what it measures into a
+// report: the methodology, Markdown tables, SVG figures, every run's JSON
+// Lines log, and a plain statement of which of the paper's claims hold here.
+//
+// The studies run the same engine and strategies as `hetsgd train`; a study
+// is a list of engine configurations plus the analysis of their results.
+package repro

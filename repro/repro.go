@@ -1,0 +1,125 @@
+package repro
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/report"
+)
+
+// Set is a dataset prepared for a study.
+type Set struct {
+	Name        string
+	Train, Test *data.Dataset
+	Note        string // where it comes from, how it was scaled
+}
+
+// Options are shared by the studies.
+type Options struct {
+	Quick bool      // small budgets and few settings: a smoke test, not a result
+	Seed  uint64    // seed of every run
+	Log   io.Writer // one progress line per run (nil: quiet)
+}
+
+// runner executes engine runs for a study and keeps their logs.
+type runner struct {
+	opt  Options
+	rep  *report.Dir
+	runs int
+}
+
+func newRunner(rep *report.Dir, opt Options) (*runner, error) {
+	if err := os.MkdirAll(filepath.Join(rep.Path, "runs"), 0o755); err != nil {
+		return nil, fmt.Errorf("repro: %w", err)
+	}
+	return &runner{opt: opt, rep: rep}, nil
+}
+
+// run executes one configuration, writing its log to runs/NAME.jsonl.
+func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Config) (*engine.Result, error) {
+	r.runs++
+	path := filepath.Join(r.rep.Path, "runs", name+".jsonl")
+	log, err := metric.CreateLog(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	if err := log.Write(runRecord{Event: "config", Name: name, Data: set.Name, Config: cfg}); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := engine.Run(ctx, cfg, set.Train, set.Test, log, nil)
+	if err != nil {
+		return nil, fmt.Errorf("repro: run %s: %w", name, err)
+	}
+	if r.opt.Log != nil {
+		best, _ := metric.Best(res.Evals)
+		fmt.Fprintf(r.opt.Log, "[%3d] %-52s best P@1 %.4f at %7.3f s (%s clock)  %5.1f epochs  %5.1fs wall\n",
+			r.runs, name, best.P1, best.TrainSeconds, cfg.Clock, float64(res.Samples)/float64(set.Train.Len()), time.Since(start).Seconds())
+	}
+	return res, nil
+}
+
+// runRecord is the first line of a study run's log.
+type runRecord struct {
+	Event  string        `json:"event"`
+	Name   string        `json:"name"`
+	Data   string        `json:"data"`
+	Config engine.Config `json:"config"`
+}
+
+// Curves drawn from a run.
+
+func timeCurve(res *engine.Result) (x, y []float64) {
+	for _, e := range res.Evals {
+		x = append(x, e.TrainSeconds)
+		y = append(y, e.P1)
+	}
+	return x, y
+}
+
+// megaCurve is P@1 against mega-batches processed (samples / mega-batch).
+func megaCurve(res *engine.Result, megaSamples float64) (x, y []float64) {
+	for _, e := range res.Evals {
+		x = append(x, float64(e.Samples)/megaSamples)
+		y = append(y, e.P1)
+	}
+	return x, y
+}
+
+func best(res *engine.Result) metric.EvalRecord {
+	b, _ := metric.Best(res.Evals)
+	return b
+}
+
+// timeTo returns the training seconds at which P@1 first reaches target,
+// NaN if never.
+func timeTo(res *engine.Result, target float64) float64 {
+	if t, ok := metric.TimeTo(res.Evals, target); ok {
+		return t
+	}
+	return math.NaN()
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "**yes**"
+	}
+	return "**no**"
+}
+
+func slug(s string) string {
+	return strings.NewReplacer(" ", "-", "/", "-", "=", "", ",", "-", ".", "p").Replace(s)
+}
+
+func numCPU() int { return runtime.NumCPU() }
