@@ -413,3 +413,22 @@ func TestCalibration(t *testing.T) {
 		t.Fatalf("calibrated model %+v: the dense products and the update must cost something", c)
 	}
 }
+
+// The virtual clock handles many devices: 64 replicas of Adaptive SGD on
+// Bibtex, deterministic, with merges recorded for every device.
+func TestVirtualSixtyFourDevices(t *testing.T) {
+	cfg := base("adaptive", 64, Virtual)
+	cfg.Speeds = make([]float64, 64)
+	for i := range cfg.Speeds {
+		cfg.Speeds[i] = []float64{1, 0.9, 0.8, 0.68}[i%4]
+	}
+	cfg.Batch, cfg.Epochs = 8, 1
+	cfg.Options = map[string]float64{"mega-batch": 128}
+	r := start(t, cfg, nil)
+	if len(r.res.Merges) == 0 || len(r.res.Merges[0].BatchSizes) != 64 {
+		t.Fatalf("%d merges", len(r.res.Merges))
+	}
+	if r.done < int64(r.trainSet.Len()) {
+		t.Fatalf("%d samples for one epoch of %d", r.done, r.trainSet.Len())
+	}
+}
