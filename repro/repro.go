@@ -15,6 +15,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/report"
+	_ "github.com/hetsgd/hetsgd/strategy/all" // the studies name every strategy
 )
 
 // Set is a dataset prepared for a study.
