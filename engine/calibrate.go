@@ -53,7 +53,7 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 		x, y := randomBatch(r, p.rows, p.inputs, p.outputs, p.nnz)
 		ws := m.NewWorkspace(p.rows)
 		sec := timeIt(func() { ws.Gradient(par, g, &x, &y) }, quick)
-		xs = append(xs, shapeOf(m).features(p.rows, x.NNZ()))
+		xs = append(xs, mlpShape(m).features(p.rows, x.NNZ()))
 		ys = append(ys, sec)
 	}
 	coef, err := fitCost(xs, ys)

@@ -24,8 +24,6 @@ type Config struct {
 	LR       float64            // learning rate for Batch
 	Options  map[string]float64 // strategy options by name
 
-	Hidden    []int
-	Dropout   float64
 	Optimizer optim.Config
 
 	Speeds []float64 // relative speed per device (nil: all 1)
@@ -34,13 +32,24 @@ type Config struct {
 	Epochs     float64 // stop after this many passes over the training set (0: no limit)
 	TimeBudget float64 // stop after this many engine seconds (0: no limit)
 	EvalEvery  float64 // epochs between evaluations (at the next barrier)
-	EvalPoints int     // test points scored per evaluation (0: all)
 	Seed       uint64
+
+	// LineSearch replaces the learning rate of every AllReduce by the
+	// workload's exact line-search step along the aggregate (workloads
+	// implementing LineSearcher; the AdaCons paper's linear regression).
+	LineSearch bool
 
 	// Virtual clock only.
 	Cost  CostModel
-	Net   comm.Network
+	Net   comm.Model
 	Noise float64 // σ of the log-normal noise on every batch's cost
+	// Prep is the data-preparation time per sample (loading, decoding),
+	// charged before each batch unless a Layered all-reduce overlapped it.
+	Prep float64
+	// TimingOnly charges time but computes nothing: no gradients, updates,
+	// merges or evaluations. It studies throughput at scales where computing
+	// every replica would not fit (Layered SGD's 256 workers).
+	TimingOnly bool
 }
 
 // Validate reports the first setting that cannot work, naming its flag.
@@ -58,21 +67,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: give --epochs or --time-budget (or both)")
 	case !(c.EvalEvery > 0):
 		return fmt.Errorf("engine: --eval-every %v: need a positive number of epochs", c.EvalEvery)
-	case c.EvalPoints < 0:
-		return fmt.Errorf("engine: --eval-points %d: need 0 (all) or more", c.EvalPoints)
-	case !(c.Dropout >= 0 && c.Dropout < 1):
-		return fmt.Errorf("engine: --dropout %v: need a probability in [0, 1)", c.Dropout)
+	case !(c.Prep >= 0) || math.IsInf(c.Prep, 0):
+		return fmt.Errorf("engine: --prep %v: need a time ≥ 0", c.Prep)
+	case c.TimingOnly && c.Clock != Virtual:
+		return fmt.Errorf("engine: --timing-only needs --time virtual")
 	case !(c.Noise >= 0 && c.Noise < 2):
 		return fmt.Errorf("engine: --noise %v: need σ in [0, 2)", c.Noise)
 	}
 	for i, s := range c.Speeds {
 		if !(s > 0 && s <= 1e6) {
 			return fmt.Errorf("engine: --speeds: device %d has speed %v; need a positive factor", i, s)
-		}
-	}
-	for i, h := range c.Hidden {
-		if h < 1 {
-			return fmt.Errorf("engine: --hidden: layer %d has width %d", i+1, h)
 		}
 	}
 	if c.Clock == Virtual {

@@ -2,14 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
-	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -29,21 +30,46 @@ type MergeEvent struct {
 	*strategy.MergeRecord
 }
 
+// NoteEvent is the "note" record a strategy asks for.
+type NoteEvent struct {
+	Event    string  `json:"event"` // "note"
+	Time     float64 `json:"time"`
+	Strategy string  `json:"strategy"`
+	Text     string  `json:"text"`
+}
+
+// AsyncEvent is the "async" record of parameter-server runs, written at
+// every evaluation: commits so far, the staleness of the commits since the
+// last record, and for GEM the median of the scaling factors π (the GEM
+// paper's Fig. 3), estimated per commit on a fixed sample of parameters.
+type AsyncEvent struct {
+	Event         string  `json:"event"` // "async"
+	Time          float64 `json:"time"`
+	Commits       int64   `json:"commits"`
+	MeanStaleness float64 `json:"mean_staleness"`
+	MaxStaleness  int     `json:"max_staleness"`
+	MedianPi      float64 `json:"median_pi,omitempty"`
+}
+
 // Result summarises a run.
 type Result struct {
 	Evals        []metric.EvalRecord
 	Merges       []MergeEvent
+	Async        []AsyncEvent
+	Staleness    []int64 // commits by staleness τ (index)
+	Notes        int
 	TrainSeconds float64
 	Samples      int64
-	Model        []float32 // the evaluated model at the end
+	Steps        int64     // AllReduce actions executed (synchronous steps)
+	Model        []float32 // the evaluated model at the end (nil when timing only)
 	Strategy     strategy.Info
 }
 
-// Run trains with cfg's strategy on trainSet, evaluates on testSet, and
-// writes eval and merge records to log (nil: none). A cancelled ctx ends the
-// run at the next event with the results so far and ctx's error.
-func Run(ctx context.Context, cfg Config, trainSet, testSet *data.Dataset, log *metric.Log, obs Observer) (*Result, error) {
-	r, err := newRun(cfg, trainSet, testSet, log, obs)
+// Run trains workload w with cfg's strategy, evaluates it, and writes
+// eval, merge, note and async records to log (nil: none). A cancelled ctx
+// ends the run at the next event with the results so far and ctx's error.
+func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
+	r, err := newRun(cfg, w, log, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +80,9 @@ func Run(ctx context.Context, cfg Config, trainSet, testSet *data.Dataset, log *
 	}
 	r.res.TrainSeconds = r.now()
 	r.res.Samples = r.done
-	r.res.Model = r.evaluated()
+	if !cfg.TimingOnly {
+		r.res.Model = r.evaluated()
+	}
 	return r.res, err
 }
 
@@ -62,20 +90,22 @@ type run struct {
 	cfg        Config
 	info       strategy.Info
 	strat      strategy.Strategy
-	m          *model.MLP
-	shape      shape
+	w          Workload
+	shape      Shape
+	bytes      int // a replica's size on the wire
 	devs       []*device
-	trainSet   *data.Dataset
-	sampler    *data.Sampler
-	eval       *metric.Evaluator
+	stream     *data.Sampler
 	log        *metric.Log
 	obs        Observer
 	res        *Result
-	center     []float32 // w̄ or z
+	center     []float32 // w̄, z or the parameter server's θ
 	prev       []float32 // w̄_p
 	scratch    []float32
 	dprev      []float32 // CROSSBOW's D_prev
+	vecs       [][]float32
+	weights    []float32
 	norms      []float64
+	dots       []float64
 	budget     int64 // samples (math.MaxInt64: none)
 	dispatched int64
 	done       int64
@@ -87,70 +117,75 @@ type run struct {
 	lossRows   int64
 	acts       []strategy.Action
 	now        func() float64
+	serverFree float64 // virtual clock: when the parameter server's link frees up
+	async      asyncStats
 }
 
-func newRun(cfg Config, trainSet, testSet *data.Dataset, log *metric.Log, obs Observer) (*run, error) {
+// asyncStats accumulates parameter-server statistics between records.
+type asyncStats struct {
+	commits      int64
+	sinceTau     int64
+	sinceCommits int64
+	sinceMax     int
+	pis          []float64 // per-commit median π since the last record
+	sample       []int     // parameter indices sampled for π
+	piBuf        []float64
+}
+
+func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := data.CheckPair(trainSet, testSet); err != nil {
-		return nil, err
-	}
-	scfg := strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: trainSet.Len(), Options: cfg.Options}
+	scfg := strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: w.Size(), Options: cfg.Options}
 	strat, info, err := strategy.New(cfg.Strategy, scfg)
-	if err != nil {
-		return nil, err
-	}
-	m, err := model.New(model.Config{Inputs: trainSet.Features(), Hidden: cfg.Hidden, Outputs: trainSet.Labels()})
 	if err != nil {
 		return nil, err
 	}
 	if _, err := optim.New(cfg.Optimizer, 0); err != nil {
 		return nil, err
 	}
-	maxBatch := info.MaxBatchOf(scfg)
-	r := &run{cfg: cfg, info: info, strat: strat, m: m, shape: shapeOf(m), trainSet: trainSet, log: log, obs: obs,
-		sampler: data.NewSampler(trainSet.Len(), samplerSeed(cfg.Seed)),
-		eval:    metric.NewEvaluator(m, testSet, max(cfg.Batch, 256), cfg.EvalPoints),
-		res:     &Result{Strategy: info}, budget: math.MaxInt64,
-		norms: make([]float64, cfg.Devices)}
-	if cfg.Epochs > 0 {
-		r.budget = int64(math.Ceil(cfg.Epochs * float64(trainSet.Len())))
+	if cfg.LineSearch {
+		if _, ok := w.(LineSearcher); !ok {
+			return nil, fmt.Errorf("engine: --line-search: workload %s has no closed-form objective", w.Name())
+		}
 	}
-	r.evalStep = max(1, int64(math.Round(cfg.EvalEvery*float64(trainSet.Len()))))
+	maxBatch := info.MaxBatchOf(scfg)
+	n := w.NumParams()
+	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * n, log: log, obs: obs,
+		stream: data.NewSampler(w.Size(), samplerSeed(cfg.Seed)),
+		res:    &Result{Strategy: info}, budget: math.MaxInt64,
+		norms: make([]float64, cfg.Devices), dots: make([]float64, cfg.Devices),
+		weights: make([]float32, cfg.Devices+2)}
+	if cfg.Epochs > 0 {
+		r.budget = int64(math.Ceil(cfg.Epochs * float64(w.Size())))
+	}
+	r.evalStep = max(1, int64(math.Round(cfg.EvalEvery*float64(w.Size()))))
 	r.nextEval = r.evalStep
 
-	init := make([]float32, m.NumParams())
-	m.Init(init, initSeed(cfg.Seed))
-	var shared *model.Workspace
-	if cfg.Clock == Virtual {
-		shared = m.NewWorkspace(maxBatch) // devices compute one at a time
+	var init []float32
+	if !cfg.TimingOnly {
+		init = make([]float32, n)
+		w.Init(init, initSeed(cfg.Seed))
+		r.center = slices.Clone(init)
+		r.prev = slices.Clone(init)
+		r.scratch = make([]float32, n)
 	}
+	// Under the virtual clock devices compute one at a time and may share
+	// scratch space.
+	shared := cfg.Clock == Virtual
 	for d := 0; d < cfg.Devices; d++ {
-		opt, _ := optim.New(cfg.Optimizer, m.NumParams())
-		dev := &device{id: d, speed: cfg.speed(d), p: append([]float32(nil), init...), g: make([]float32, m.NumParams()),
-			opt: opt, ws: shared, batch: data.NewBatch(trainSet, maxBatch),
-			noise: rand.New(rand.NewPCG(noiseSeed(cfg.Seed, d), 1))}
-		if dev.ws == nil {
-			// Each device draws its own dropout masks, so that devices of
-			// one run do not repeat each other's.
-			dev.ws = m.NewWorkspace(maxBatch)
-			if err := dev.ws.SetDropout(cfg.Dropout, dropoutSeed(cfg.Seed, d)); err != nil {
-				return nil, err
-			}
+		worker, err := w.NewWorker(maxBatch, dropoutSeed(cfg.Seed, d), shared)
+		if err != nil {
+			return nil, err
+		}
+		dev := &device{id: d, speed: cfg.speed(d), worker: worker, noise: rand.New(rand.NewPCG(noiseSeed(cfg.Seed, d), 1))}
+		if !cfg.TimingOnly {
+			dev.p, dev.g = slices.Clone(init), make([]float32, n)
+			dev.opt, _ = optim.New(cfg.Optimizer, n)
 		}
 		r.devs = append(r.devs, dev)
 	}
-	if shared != nil {
-		// The shared workspace draws masks for whichever device computes;
-		// the order of computation is deterministic, so runs still repeat.
-		if err := shared.SetDropout(cfg.Dropout, dropoutSeed(cfg.Seed, 0)); err != nil {
-			return nil, err
-		}
-	}
-	r.center = append([]float32(nil), init...)
-	r.prev = append([]float32(nil), init...)
-	r.scratch = make([]float32, m.NumParams())
+	r.vecs = make([][]float32, 0, cfg.Devices+2)
 	return r, nil
 }
 
@@ -167,7 +202,7 @@ func (r *run) exhausted() bool {
 	return r.dispatched >= r.budget || (r.cfg.TimeBudget > 0 && r.now() >= r.cfg.TimeBudget)
 }
 
-// begin gathers the next batch for a Dispatch action; false means the budget
+// begin loads the next batch for a Dispatch action; false means the budget
 // is spent and the action is dropped (the strategy then waits forever for
 // that device, and the run ends when nothing else is under way).
 func (r *run) begin(a strategy.Action) (*device, bool) {
@@ -178,24 +213,34 @@ func (r *run) begin(a strategy.Action) (*device, bool) {
 	if r.exhausted() {
 		return nil, false
 	}
-	if a.Batch < 1 || a.Batch > d.batch.Cap() {
-		panic(fmt.Sprintf("engine: %s dispatched a batch of %d to a device sized for %d", r.cfg.Strategy, a.Batch, d.batch.Cap()))
+	if a.Batch < 1 {
+		panic(fmt.Sprintf("engine: %s dispatched a batch of %d", r.cfg.Strategy, a.Batch))
 	}
-	d.batch.Draw(r.trainSet, r.sampler, a.Batch)
-	d.lr, d.mode, d.busy = float32(a.LR), a.Mode, true
+	d.worker.Load(r.stream, a.Batch)
+	d.lr, d.mode, d.busy, d.rows = float32(a.LR), a.Mode, true, a.Batch
+	if a.Mode == strategy.Pull && !r.cfg.TimingOnly {
+		copy(d.p, r.center)
+	}
 	r.dispatched += int64(a.Batch)
 	return d, true
+}
+
+// compute runs a device's batch (nothing when timing only).
+func (r *run) compute(d *device) {
+	if !r.cfg.TimingOnly {
+		d.compute()
+	}
 }
 
 // finish books a device's finished batch and returns the strategy's event.
 func (r *run) finish(d *device) strategy.Event {
 	d.busy = false
-	n := int64(d.batch.Len())
+	n := int64(d.rows)
 	r.done += n
 	r.lossSum += d.loss * float64(n)
 	r.lossRows += n
 	if r.obs != nil {
-		r.obs.Step(float64(r.done)/float64(r.trainSet.Len()), r.done, r.now(), d.loss)
+		r.obs.Step(float64(r.done)/float64(r.w.Size()), r.done, r.now(), d.loss)
 	}
 	return strategy.Event{Kind: strategy.BatchDone, Device: d.id}
 }
@@ -216,30 +261,40 @@ func (r *run) collective(a strategy.Action) {
 		panic(fmt.Sprintf("engine: %s issued %s while devices are busy", r.cfg.Strategy, a.Kind))
 	}
 	r.changed = true
+	if a.Kind == strategy.AllReduce {
+		r.res.Steps++
+	}
+	if a.Note != "" {
+		r.res.Notes++
+		r.write(NoteEvent{Event: "note", Time: r.now(), Strategy: r.cfg.Strategy, Text: a.Note})
+	}
+	if r.cfg.TimingOnly {
+		return
+	}
 	switch a.Kind {
 	case strategy.AllReduce:
 		g := r.devs[0].g
-		if len(r.devs) > 1 {
+		if len(r.devs) > 1 || a.Weights[0] != 1 {
 			g = r.scratch
-			clear(g)
-			for i, d := range r.devs {
-				kernel.Axpy(float32(a.Weights[i]), d.g, g)
-			}
+			kernel.WeightedSum(g, r.weightsOf(a.Weights), r.grads())
+		}
+		lr := float32(a.LR)
+		if r.cfg.LineSearch {
+			// The exact step along −g from the (common) model.
+			lr = float32(r.w.(LineSearcher).Step(r.devs[0].p, g))
 		}
 		for _, d := range r.devs {
-			d.opt.Step(d.p, g, float32(a.LR))
+			d.opt.Step(d.p, g, lr)
 		}
 	case strategy.Merge:
-		// scratch = γ(w̄ − w̄_p) + Σ α_i w_i; then w̄_p ← w̄, w̄ ← scratch.
-		if a.Gamma != 0 {
-			copy(r.scratch, r.center)
-			kernel.AxpBy(float32(-a.Gamma), r.prev, float32(a.Gamma), r.scratch)
-		} else {
-			clear(r.scratch)
-		}
+		// w̄' = γ(w̄ − w̄_p) + Σ α_i w_i in one pass; w̄_p ← w̄, w̄ ← w̄'.
+		r.vecs = append(r.vecs[:0], r.center, r.prev)
+		r.weights = append(r.weights[:0], float32(a.Gamma), float32(-a.Gamma))
 		for i, d := range r.devs {
-			kernel.Axpy(float32(a.Weights[i]), d.p, r.scratch)
+			r.vecs = append(r.vecs, d.p)
+			r.weights = append(r.weights, float32(a.Weights[i]))
 		}
+		kernel.WeightedSum(r.scratch, r.weights, r.vecs)
 		r.prev, r.center, r.scratch = r.center, r.scratch, r.prev
 		for _, d := range r.devs {
 			copy(d.p, r.center)
@@ -267,17 +322,114 @@ func (r *run) collective(a strategy.Action) {
 	}
 }
 
+func (r *run) grads() [][]float32 {
+	r.vecs = r.vecs[:0]
+	for _, d := range r.devs {
+		r.vecs = append(r.vecs, d.g)
+	}
+	return r.vecs
+}
+
+func (r *run) weightsOf(w []float64) []float32 {
+	r.weights = r.weights[:0]
+	for _, x := range w {
+		r.weights = append(r.weights, float32(x))
+	}
+	return r.weights
+}
+
 // normsEvent answers QueryNorms.
 func (r *run) normsEvent() strategy.Event {
 	for i, d := range r.devs {
-		r.norms[i] = kernel.Nrm2(d.p)
+		if d.p != nil {
+			r.norms[i] = kernel.Nrm2(d.p)
+		}
 	}
-	return strategy.Event{Kind: strategy.Norms, Values: r.norms, Dim: r.m.NumParams()}
+	return strategy.Event{Kind: strategy.Norms, Values: r.norms, Dim: r.w.NumParams()}
+}
+
+// consensusEvent answers QueryConsensus: c_i = ⟨g_i, ḡ⟩/‖g_i‖².
+func (r *run) consensusEvent() strategy.Event {
+	if !r.allIdle() {
+		panic(fmt.Sprintf("engine: %s asked for consensus while devices are busy", r.cfg.Strategy))
+	}
+	if r.cfg.TimingOnly {
+		for i := range r.norms {
+			r.norms[i] = 1
+		}
+		return strategy.Event{Kind: strategy.Consensus, Values: r.norms}
+	}
+	kernel.Consensus(r.dots, r.norms, r.grads())
+	for i := range r.norms {
+		if r.norms[i] > 0 {
+			r.norms[i] = r.dots[i] / r.norms[i]
+		} else {
+			r.norms[i] = math.NaN()
+		}
+	}
+	return strategy.Event{Kind: strategy.Consensus, Values: r.norms}
+}
+
+// commit applies a parameter-server update to the centre model.
+func (r *run) commit(a strategy.Action) {
+	d := r.devs[a.Device]
+	if d.busy {
+		panic(fmt.Sprintf("engine: %s committed for device %d while it is busy", r.cfg.Strategy, a.Device))
+	}
+	r.changed = true
+	st := &r.async
+	st.commits++
+	st.sinceCommits++
+	st.sinceTau += int64(a.Tau)
+	st.sinceMax = max(st.sinceMax, a.Tau)
+	for len(r.res.Staleness) <= a.Tau {
+		r.res.Staleness = append(r.res.Staleness, 0)
+	}
+	r.res.Staleness[a.Tau]++
+	if r.cfg.TimingOnly {
+		return
+	}
+	lr := float32(a.LR)
+	switch a.Rule {
+	case strategy.Downpour:
+		kernel.Axpy(-lr, d.g, r.center)
+	case strategy.Staleness:
+		kernel.Axpy(-lr/float32(a.Tau+1), d.g, r.center)
+	case strategy.GEM:
+		if d.m == nil {
+			d.m = make([]float32, len(d.p))
+		}
+		st.pis = append(st.pis, r.samplePi(d, a))
+		kernel.GEMCommit(r.center, d.p, d.m, d.g, lr, float32(a.Mu), float32(a.Kappa), float32(a.Eps), float32(a.Clip))
+	}
+}
+
+// samplePi returns the median of GEM's π over a fixed sample of parameters,
+// as the commit about to happen will compute them.
+func (r *run) samplePi(d *device, a strategy.Action) float64 {
+	st := &r.async
+	if st.sample == nil {
+		rng := rand.New(rand.NewPCG(r.cfg.Seed, 0x91))
+		k := min(512, len(r.center))
+		st.sample = rng.Perm(len(r.center))[:k]
+		st.piBuf = make([]float64, k)
+	}
+	lr, mu := float32(a.LR), float32(a.Mu)
+	for i, j := range st.sample {
+		delta := -lr * d.g[j]
+		m := mu*d.m[j] + delta
+		st.piBuf[i] = float64(kernel.GEMFactor(r.center[j], d.p[j], m, delta, float32(a.Kappa), float32(a.Eps), float32(a.Clip)))
+	}
+	slices.Sort(st.piBuf)
+	return st.piBuf[len(st.piBuf)/2]
 }
 
 // evaluate scores the strategy's model if an evaluation is due or final.
 // The caller stops its clock around it.
 func (r *run) evaluate(final bool) error {
+	if r.cfg.TimingOnly {
+		return nil
+	}
 	// A final evaluation only when the model moved since the last one: a run
 	// cut off in the middle of a mega-batch still ends on its last merge.
 	if !(r.done >= r.nextEval || (final && r.changed && r.done > r.lastEval) || (final && len(r.res.Evals) == 0)) {
@@ -293,20 +445,38 @@ func (r *run) evaluate(final bool) error {
 		trainLoss = r.lossSum / float64(r.lossRows)
 	}
 	r.lossSum, r.lossRows = 0, 0
-	rec := metric.NewEvalRecord(float64(r.done)/float64(r.trainSet.Len()), r.done, r.now(), r.eval.Evaluate(r.evaluated()), trainLoss)
+	rec := metric.NewEvalRecord(float64(r.done)/float64(r.w.Size()), r.done, r.now(), r.w.Evaluate(r.evaluated()), trainLoss)
 	r.res.Evals = append(r.res.Evals, rec)
 	if r.obs != nil {
 		r.obs.Eval(rec)
 	}
-	return r.write(rec)
+	if err := r.write(rec); err != nil {
+		return err
+	}
+	if st := &r.async; st.sinceCommits > 0 {
+		ev := AsyncEvent{Event: "async", Time: r.now(), Commits: st.commits, MaxStaleness: st.sinceMax,
+			MeanStaleness: float64(st.sinceTau) / float64(st.sinceCommits)}
+		if len(st.pis) > 0 {
+			slices.Sort(st.pis)
+			ev.MedianPi = st.pis[len(st.pis)/2]
+		}
+		st.sinceCommits, st.sinceTau, st.sinceMax, st.pis = 0, 0, 0, st.pis[:0]
+		r.res.Async = append(r.res.Async, ev)
+		return r.write(ev)
+	}
+	return nil
 }
 
 func (r *run) write(rec any) error { return r.log.Write(rec) }
 
+// ErrDiverged is wrapped by the error of a run whose loss stopped being
+// finite; Run still returns the results up to that point.
+var ErrDiverged = errors.New("engine: training diverged")
+
 // check reports a diverged run.
 func (r *run) check(d *device) error {
 	if math.IsNaN(d.loss) || math.IsInf(d.loss, 0) {
-		return fmt.Errorf("engine: device %d's loss became %v after %d samples; lower --lr", d.id, d.loss, r.done)
+		return fmt.Errorf("%w: device %d's loss became %v after %d samples (lower --lr)", ErrDiverged, d.id, d.loss, r.done)
 	}
 	return nil
 }

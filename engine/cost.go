@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-
-	"github.com/hetsgd/hetsgd/model"
 )
 
 // CostModel gives the virtual-time cost, in seconds, of a device's work as a
@@ -72,36 +70,22 @@ func (c CostModel) Validate() error {
 	return nil
 }
 
-// shape holds what the cost model needs of a network.
-type shape struct {
-	h1, dense, labels, params float64
-}
-
-func shapeOf(m *model.MLP) shape {
-	ls := m.Layers()
-	s := shape{h1: float64(ls[0].Out), labels: float64(m.Config().Outputs), params: float64(m.NumParams())}
-	for _, l := range ls[1:] {
-		s.dense += float64(l.In * l.Out)
-	}
-	return s
-}
-
 // batch returns the cost of computing a gradient on rows points with nnz
 // non-zeros.
-func (c CostModel) batch(s shape, rows, nnz int) float64 {
+func (c CostModel) batch(s Shape, rows, nnz int) float64 {
 	f := s.features(rows, nnz)
 	return c.PerBatch*f[0] + c.PerSparse*f[1] + c.PerDense*f[2] + c.PerLogit*f[3] + c.PerWeight*f[4]
 }
 
 // update returns the cost of one optimizer pass over the parameters.
-func (c CostModel) update(s shape) float64 { return c.PerParam * s.params }
+func (c CostModel) update(s Shape) float64 { return c.PerParam * s.Params }
 
 // nFeatures is the number of regressors of a batch's cost.
 const nFeatures = 5
 
 // features are the regressors of a batch's cost, in CostModel field order.
-func (s shape) features(rows, nnz int) [nFeatures]float64 {
-	return [nFeatures]float64{1, float64(nnz) * s.h1, float64(rows) * s.dense, float64(rows) * s.labels, s.params}
+func (s Shape) features(rows, nnz int) [nFeatures]float64 {
+	return [nFeatures]float64{1, float64(nnz) * s.H1, float64(rows) * s.Dense, float64(rows) * s.Labels, s.Params}
 }
 
 // fitCost fits the batch coefficients to measured batch times by least

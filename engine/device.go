@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/hetsgd/hetsgd/data"
-	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -13,25 +11,27 @@ import (
 // device is one replica with everything a training step touches, allocated
 // once for the largest batch the strategy dispatches.
 type device struct {
-	id    int
-	speed float64
-	p, g  []float32
-	opt   optim.Optimizer
-	ws    *model.Workspace // shared by all devices under the virtual clock
-	batch *data.Batch
-	noise *rand.Rand // virtual clock: cost noise
+	id     int
+	speed  float64
+	p, g   []float32 // replica and gradient (nil when timing only)
+	m      []float32 // GEM's momentum, allocated at the first GEM commit
+	opt    optim.Optimizer
+	worker Worker
+	noise  *rand.Rand // virtual clock: cost noise
 
-	jobs chan struct{} // real clock: work for the device's goroutine
-	busy bool
-	lr   float32
-	mode strategy.Mode
-	loss float64 // mean loss of the last batch
+	jobs     chan struct{} // real clock: work for the device's goroutine
+	busy     bool
+	prepared bool // virtual clock: its next batch was prepared during a collective
+	lr       float32
+	mode     strategy.Mode
+	loss     float64 // mean loss of the last batch
+	rows     int     // rows of the last batch
 }
 
-// compute runs the batch already gathered into d.batch: the gradient, and
-// with LocalStep the optimizer update of the replica. It does not allocate.
+// compute runs the loaded batch: the gradient, and with LocalStep the
+// optimizer update of the replica. It does not allocate.
 func (d *device) compute() {
-	d.loss = d.ws.Gradient(d.p, d.g, &d.batch.X, &d.batch.Y)
+	d.loss = d.worker.Gradient(d.p, d.g)
 	if d.mode == strategy.LocalStep {
 		d.opt.Step(d.p, d.g, d.lr)
 	}

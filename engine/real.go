@@ -59,6 +59,7 @@ func (r *run) runReal(ctx context.Context) error {
 					r.drain(done, inflight)
 					return err
 				}
+
 			case <-ctx.Done():
 				r.drain(done, inflight)
 				return ctx.Err()
@@ -73,15 +74,31 @@ func (r *run) runReal(ctx context.Context) error {
 		for _, a := range r.acts {
 			switch a.Kind {
 			case strategy.Dispatch:
-				if d, ok := r.begin(a); ok {
+				if d, ok := r.begin(a); ok { // pulls, under Pull, before the goroutine runs
 					d.jobs <- struct{}{}
 					inflight++
 				}
 			case strategy.QueryNorms:
 				queue = append(queue, r.normsEvent())
+			case strategy.QueryConsensus:
+				queue = append(queue, r.consensusEvent())
+			case strategy.Commit:
+				r.commit(a)
 			default:
 				r.collective(a)
 				queue = append(queue, strategy.Event{Kind: strategy.CollectiveDone})
+			}
+		}
+		if r.info.Async && ev.Kind == strategy.BatchDone {
+			// Between commits the centre is only touched by this goroutine,
+			// so it can be scored while devices compute; their work during
+			// the evaluation is at most one batch each.
+			t0 := time.Now()
+			err := r.evaluate(false)
+			paused += time.Since(t0)
+			if err != nil {
+				r.drain(done, inflight)
+				return err
 			}
 		}
 	}
@@ -102,7 +119,7 @@ func (r *run) drain(done chan *device, inflight int) {
 func work(d *device, stretch float64, jobs <-chan struct{}, done chan<- *device) {
 	for range jobs {
 		t0 := time.Now()
-		d.compute()
+		d.compute() // the run never uses the real clock with TimingOnly
 		if stretch > 1 {
 			time.Sleep(time.Duration(float64(time.Since(t0)) * (stretch - 1)))
 		}

@@ -66,7 +66,8 @@ func (q *vqueue) pop() vevent {
 // when it starts (a device's replica is its own until its batch completes,
 // and collectives happen only when every device is idle, so computing early
 // changes nothing); its completion is an event at start + cost. Evaluation
-// happens when a collective completes, with the clock stopped by nature.
+// happens when a collective completes (for async strategies, after any
+// event), with the clock stopped by nature.
 func (r *run) runVirtual(ctx context.Context) error {
 	var (
 		t   float64
@@ -78,8 +79,8 @@ func (r *run) runVirtual(ctx context.Context) error {
 		seq++
 		q.push(vevent{t: at, seq: seq, ev: ev})
 	}
-	bytes := 4 * r.m.NumParams()
 	n := len(r.devs)
+	net := r.cfg.Net
 	schedule(0, strategy.Event{Kind: strategy.Start})
 	for len(q) > 0 {
 		if err := ctx.Err(); err != nil {
@@ -107,18 +108,51 @@ func (r *run) runVirtual(ctx context.Context) error {
 				if !ok {
 					continue
 				}
-				d.compute()
-				cost := r.cfg.Cost.batch(r.shape, d.batch.Len(), d.batch.X.NNZ())
+				r.compute(d)
+				start := t
+				if a.Mode == strategy.Pull {
+					// The commit of the previous update and this pull queue on
+					// the parameter server's link.
+					start = max(t, r.serverFree)
+					r.serverFree = start + 2*float64(r.bytes)/net.Link(n).Bandwidth
+					start = r.serverFree + 2*net.Link(n).Latency
+				}
+				rows, nnz := d.worker.Loaded()
+				cost := r.cfg.Cost.batch(r.shape, rows, nnz)
 				if d.mode == strategy.LocalStep {
 					cost += r.cfg.Cost.update(r.shape)
 				}
-				schedule(t+cost/d.speed*d.noiseFactor(r.cfg.Noise), strategy.Event{Kind: strategy.BatchDone, Device: d.id})
+				if !d.prepared {
+					cost += r.cfg.Prep * float64(rows)
+				}
+				d.prepared = false
+				schedule(start+cost/d.speed*d.noiseFactor(r.cfg.Noise), strategy.Event{Kind: strategy.BatchDone, Device: d.id})
 			case strategy.QueryNorms:
-				// An all-gather of one scalar per device.
-				schedule(t+r.cfg.Net.AllGather(8, n), r.normsEvent())
+				schedule(t+net.AllGatherCost(8, n), r.normsEvent())
+			case strategy.QueryConsensus:
+				// An all-reduce of the gradients for ḡ and an all-gather of the
+				// coefficients.
+				ev := r.consensusEvent()
+				schedule(t+net.AllReduceCost(net.AllReduce, r.bytes, n)+net.AllGatherCost(8, n), ev)
+			case strategy.Commit:
+				r.commit(a)
 			default:
 				r.collective(a)
-				cost := r.cfg.Net.RingAllReduce(bytes, n)
+				var cost float64
+				switch {
+				case a.Kind == strategy.AllReduce && a.Layered:
+					// Layered SGD: the communicators' all-reduce overlaps the
+					// workers' preparation of their next batch.
+					red, bc, inter := net.HierarchicalParts(r.bytes, n)
+					prep := 0.0
+					for _, d := range r.devs {
+						prep = max(prep, r.cfg.Prep*float64(d.rows)/d.speed)
+						d.prepared = true
+					}
+					cost = red + max(inter, prep) + bc
+				default:
+					cost = net.AllReduceCost(net.AllReduce, r.bytes, n)
+				}
 				switch a.Kind {
 				case strategy.AllReduce: // every device applies the update, in parallel
 					cost += r.cfg.Cost.update(r.shape)
@@ -126,6 +160,11 @@ func (r *run) runVirtual(ctx context.Context) error {
 					cost += 3 * r.cfg.Cost.update(r.shape)
 				}
 				schedule(t+cost, strategy.Event{Kind: strategy.CollectiveDone})
+			}
+		}
+		if r.info.Async && e.ev.Kind == strategy.BatchDone {
+			if err := r.evaluate(false); err != nil {
+				return err
 			}
 		}
 	}

@@ -26,7 +26,11 @@ func TestAdaptiveStudyQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = AdaptiveSGD(context.Background(), rep, []Set{{Name: "bibtex", Train: tr, Test: te}}, Options{Quick: true, Seed: 1})
+	set, err := NewSet("bibtex", tr, te, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = AdaptiveSGD(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

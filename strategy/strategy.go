@@ -29,10 +29,13 @@ const (
 	CollectiveDone
 	// Norms answers QueryNorms: Values[i] is ‖w_i‖₂ of device i's replica.
 	Norms
+	// Consensus answers QueryConsensus: Values[i] is ⟨g_i, ḡ⟩/‖g_i‖², with
+	// ḡ the mean of the devices' gradients, and NaN where ‖g_i‖ = 0.
+	Consensus
 )
 
 func (k EventKind) String() string {
-	return [...]string{"start", "batch-done", "collective-done", "norms"}[k]
+	return [...]string{"start", "batch-done", "collective-done", "norms", "consensus"}[k]
 }
 
 // Event is the input of a strategy.
@@ -71,11 +74,36 @@ const (
 	// QueryNorms asks for the L2 norm of every replica; the engine answers
 	// with a Norms event before anything else happens.
 	QueryNorms
+	// QueryConsensus asks for the AdaCons coefficients of the gradients the
+	// devices computed in Gradient mode; the engine answers with a Consensus
+	// event. It costs an all-reduce of the gradients and an all-gather of one
+	// scalar per device.
+	QueryConsensus
+	// Commit applies Device's update to the centre model (a parameter
+	// server), by Rule, from the gradient it computed in Pull mode on its
+	// copy s of the centre:
+	//
+	//	Downpour:  θ ← θ + Δ,                 Δ = −LR·g
+	//	Staleness: θ ← θ + Δ/(Tau+1)
+	//	GEM:       m ← Mu·m + Δ;  π = clamp((Kappa·|m| − |θ − s|)/(|Δ| + Eps), 0, Clamp);  θ ← θ + π⊙Δ
+	//
+	// per parameter, with m the device's own momentum. Other devices may be
+	// busy.
+	Commit
 )
 
 func (k ActionKind) String() string {
-	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "query-norms"}[k]
+	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "query-norms", "query-consensus", "commit"}[k]
 }
+
+// Rule is how a Commit changes the centre model.
+type Rule uint8
+
+const (
+	Downpour Rule = iota
+	Staleness
+	GEM
+)
 
 // Mode says what a device does with a dispatched batch.
 type Mode uint8
@@ -86,6 +114,9 @@ const (
 	LocalStep Mode = iota
 	// Gradient: compute the gradient only; an AllReduce applies it.
 	Gradient
+	// Pull: copy the centre model into the replica, then compute the
+	// gradient there; a Commit applies it to the centre.
+	Pull
 )
 
 // Action is the output of a strategy.
@@ -98,8 +129,18 @@ type Action struct {
 	Weights []float64 // AllReduce, Merge: one per device
 	Gamma   float64   // Merge, CenterSync: momentum
 	A       float64   // CenterSync
+	// Layered asks for Layered SGD's all-reduce: reduce to each group's
+	// communicator, all-reduce among communicators while the workers prepare
+	// their next batch, broadcast back (AllReduce).
+	Layered bool
+	// Commit's rule and its parameters.
+	Rule                 Rule
+	Tau                  int // Staleness: updates since the device pulled
+	Mu, Kappa, Eps, Clip float64
 	// Record, when set, is written to the run log as a "merge" event.
 	Record *MergeRecord
+	// Note, when set, is written to the run log as a "note" event.
+	Note string
 }
 
 // MergeRecord describes one merge for the run log (the paper's Fig. 12): the
@@ -153,6 +194,9 @@ type Info struct {
 	// MaxBatch returns the largest batch the strategy can dispatch, so that
 	// devices size their buffers once; nil means Config.Batch.
 	MaxBatch func(Config) int
+	// Async marks strategies without barriers (parameter servers): the
+	// engine evaluates between any two events rather than at collectives.
+	Async bool
 }
 
 // MaxBatchOf returns the largest batch the strategy of info dispatches.

@@ -71,7 +71,11 @@ func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
 	switch name {
 	case "bibtex":
 		tr, te, err := data.Bundled("bibtex")
-		return &repro.Set{Name: "bibtex", Train: tr, Test: te, Note: "Bibtex, the standard split bundled with hetsgd (4,880 / 2,515 points, 1,836 features, 159 labels)."}, err
+		if err != nil {
+			return nil, err
+		}
+		set, err := repro.NewSet("bibtex", tr, te, "Bibtex, the standard split bundled with hetsgd (4,880 / 2,515 points, 1,836 features, 159 labels).")
+		return &set, err
 	case "delicious":
 		if dataDir == "" {
 			return nil, nil
@@ -81,7 +85,11 @@ func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
 			return nil, nil
 		}
 		tr, te, err := data.LoadDir(dir)
-		return &repro.Set{Name: "delicious", Train: tr, Test: te, Note: "Delicious, the standard split (12,920 / 3,185 points, 500 features, 983 labels)."}, err
+		if err != nil {
+			return nil, err
+		}
+		set, err := repro.NewSet("delicious", tr, te, "Delicious, the standard split (12,920 / 3,185 points, 500 features, 983 labels).")
+		return &set, err
 	case "amazon-synth":
 		p, err := data.LookupProfile("amazon-670k")
 		if err != nil {
@@ -89,10 +97,14 @@ func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
 		}
 		p = p.Scaled(amazonScale)
 		tr, te, err := data.GenerateSets(p, seed)
-		return &repro.Set{Name: "amazon-synth", Train: tr, Test: te, Note: fmt.Sprintf(
+		if err != nil {
+			return nil, err
+		}
+		set, err := repro.NewSet("amazon-synth", tr, te, fmt.Sprintf(
 			"Synthetic Amazon-670k-like data from `hetsgd data gen --like amazon-670k --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: 75.7 and 5.4), power-law labels.",
 			amazonScale, seed, tr.Len(), te.Len(), tr.Features(), tr.Labels(),
-			float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len()))}, err
+			float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len())))
+		return &set, err
 	}
 	return nil, fmt.Errorf("--sets: unknown dataset %q (want bibtex, delicious, amazon-synth)", name)
 }

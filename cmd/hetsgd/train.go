@@ -104,15 +104,25 @@ type trainFlags struct {
 	force                                bool
 	progress                             string
 
-	strategy   string
-	devices    int
-	speeds     floatList
-	clock      string
-	noise      float64
-	costPath   string
-	netLatency float64
-	netBW      float64
-	options    map[string]*float64 // every strategy option, by flag name
+	strategy     string
+	devices      int
+	speeds       floatList
+	clock        string
+	noise        float64
+	costPath     string
+	netLatency   float64
+	netBW        float64
+	interLatency float64
+	interBW      float64
+	topology     string
+	groups       int
+	allReduce    string
+	prep         float64
+	timingOnly   bool
+	workload     string
+	dim          int
+	lineSearch   bool
+	options      map[string]*float64 // every strategy option, by flag name
 }
 
 func (f *trainFlags) register(fs *flag.FlagSet) {
@@ -148,8 +158,18 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clock, "time", "real", "clock: real (goroutines, wall time) or virtual (deterministic simulation)")
 	fs.Float64Var(&f.noise, "noise", 0.05, "virtual clock: σ of the log-normal noise on each batch's cost")
 	fs.StringVar(&f.costPath, "cost", "", "virtual clock: cost model `file` from hetsgd calibrate (default: the built-in one)")
-	fs.Float64Var(&f.netLatency, "net-latency", comm.DefaultNetwork.Latency, "virtual clock: `seconds` per message")
-	fs.Float64Var(&f.netBW, "net-bandwidth", comm.DefaultNetwork.Bandwidth, "virtual clock: link `bytes` per second")
+	fs.Float64Var(&f.netLatency, "net-latency", comm.DefaultNetwork.Latency, "virtual clock: `seconds` per message between devices of a node")
+	fs.Float64Var(&f.netBW, "net-bandwidth", comm.DefaultNetwork.Bandwidth, "virtual clock: `bytes` per second between devices of a node")
+	fs.Float64Var(&f.interLatency, "inter-latency", defaultInter.Latency, "virtual clock: `seconds` per message between nodes (with --topology or --groups)")
+	fs.Float64Var(&f.interBW, "inter-bandwidth", defaultInter.Bandwidth, "virtual clock: `bytes` per second between nodes")
+	fs.StringVar(&f.topology, "topology", "", "nodes × devices per node, e.g. 4x4 (sets --devices and --groups)")
+	fs.IntVar(&f.groups, "groups", 0, "split the devices into this many nodes (groups) of equal size")
+	fs.StringVar(&f.allReduce, "allreduce", "ring", "virtual clock: algorithm of plain all-reduces: ring, tree or hierarchical")
+	fs.Float64Var(&f.prep, "prep", 0, "virtual clock: data preparation `seconds` per sample (Layered SGD overlaps it)")
+	fs.BoolVar(&f.timingOnly, "timing-only", false, "virtual clock: charge time but compute nothing (throughput studies)")
+	fs.StringVar(&f.workload, "workload", "xml", "what to train: xml (the sparse MLP on --data) or regression (the AdaCons paper's linear regression)")
+	fs.IntVar(&f.dim, "dim", 1000, "dimension of --workload regression")
+	fs.BoolVar(&f.lineSearch, "line-search", false, "use the exact line-search step of --workload regression instead of --lr")
 
 	// One flag per strategy option; only those set reach the strategy,
 	// which rejects the ones it does not take.
@@ -194,7 +214,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	loadStart := time.Now()
-	trainSet, testSet, source, err := loadData(f.trainPath, f.testPath, f.dataDir, format)
+	w, source, err := f.buildWorkload(format)
 	if err != nil {
 		return err
 	}
@@ -212,11 +232,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer log.Close()
 	}
-	if err := log.Write(configRecord(f, cfg, source, trainSet, testSet, loadSeconds)); err != nil {
+	if err := log.Write(configRecord(f, cfg, source, w, loadSeconds)); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "hetsgd train: %s — %d train / %d test points, %d features, %d labels; %s on %d device(s), %s time; seed %d\n",
-		source, trainSet.Len(), testSet.Len(), trainSet.Features(), trainSet.Labels(), cfg.Strategy, cfg.Devices, cfg.Clock, f.seed)
+	if x, ok := w.(*engine.XML); ok {
+		fmt.Fprintf(stdout, "hetsgd train: %s — %d train / %d test points, %d features, %d labels; %s on %d device(s), %s time; seed %d\n",
+			source, x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels(), cfg.Strategy, cfg.Devices, cfg.Clock, f.seed)
+	} else {
+		fmt.Fprintf(stdout, "hetsgd train: %s; %s on %d device(s), %s time; seed %d\n", source, cfg.Strategy, cfg.Devices, cfg.Clock, f.seed)
+	}
 
 	var obs engine.Observer = &evalPrinter{w: stdout}
 	var bar *multiObserver
@@ -225,12 +249,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		obs = bar
 	}
 	start := time.Now()
-	res, err := engine.Run(ctx, cfg, trainSet, testSet, log, obs)
+	res, err := engine.Run(ctx, cfg, w, log, obs)
 	if bar != nil {
 		bar.finish()
 	}
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
+		if res != nil && errors.Is(err, engine.ErrDiverged) {
+			log.Write(doneRecord{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Diverged: true})
+		}
 		return err
 	}
 	done := doneRecord{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Interrupted: interrupted,
@@ -246,7 +273,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if ok {
-		fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)\n", best.P1, best.TrainSeconds, best.Epoch)
+		if _, xml := w.(*engine.XML); xml {
+			fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)\n", best.P1, best.TrainSeconds, best.Epoch)
+		} else {
+			last := res.Evals[len(res.Evals)-1]
+			fmt.Fprintf(stdout, "loss %.6g after %.2f train seconds (epoch %.2f)\n", last.Loss, last.TrainSeconds, last.Epoch)
+		}
+	} else if cfg.TimingOnly {
+		fmt.Fprintf(stdout, "%d samples in %.4g virtual seconds: %.6g samples/s\n", res.Samples, res.TrainSeconds, float64(res.Samples)/res.TrainSeconds)
 	} else {
 		fmt.Fprintf(stdout, "no evaluation before the interruption (%.2f train seconds)\n", res.TrainSeconds)
 	}
@@ -259,13 +293,35 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // engineConfig turns the flags into an engine configuration, checking what
 // the engine does not.
 func (f *trainFlags) engineConfig(fs *flag.FlagSet) (engine.Config, error) {
+	if f.topology != "" {
+		nodes, per, ok := parseTopology(f.topology)
+		if !ok {
+			return engine.Config{}, fmt.Errorf("--topology %q: want NODESxDEVICES, e.g. 4x4", f.topology)
+		}
+		if set := visited(fs); set["devices"] && f.devices != nodes*per || set["groups"] && f.groups != nodes {
+			return engine.Config{}, fmt.Errorf("--topology %s disagrees with --devices %d / --groups %d", f.topology, f.devices, f.groups)
+		}
+		f.devices, f.groups = nodes*per, nodes
+	}
+	alg, err := comm.ParseAlgorithm(f.allReduce)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	net := comm.Model{Intra: comm.Network{Latency: f.netLatency, Bandwidth: f.netBW}, AllReduce: alg}
+	net.Inter = net.Intra
+	if f.groups > 0 {
+		if f.groups > f.devices || f.devices%f.groups != 0 {
+			return engine.Config{}, fmt.Errorf("--groups %d: need a divisor of --devices %d", f.groups, f.devices)
+		}
+		net.GroupSize = f.devices / f.groups
+		net.Inter = comm.Network{Latency: f.interLatency, Bandwidth: f.interBW}
+	}
 	cfg := engine.Config{
 		Strategy: f.strategy, Devices: f.devices, Batch: f.batch, LR: f.lr,
-		Hidden: f.hidden, Dropout: f.dropout,
 		Optimizer: optim.Config{Name: strings.ToLower(f.optimizer), Momentum: f.momentum, WeightDecay: f.weightDecay},
 		Clock:     engine.Clock(f.clock), Epochs: f.epochs, TimeBudget: f.timeBudget,
-		EvalEvery: f.evalEvery, EvalPoints: f.evalPoints, Seed: f.seed,
-		Noise: f.noise, Net: comm.Network{Latency: f.netLatency, Bandwidth: f.netBW},
+		EvalEvery: f.evalEvery, Seed: f.seed, LineSearch: f.lineSearch,
+		Noise: f.noise, Net: net, Prep: f.prep, TimingOnly: f.timingOnly,
 	}
 	if len(f.speeds) > 0 {
 		cfg.Speeds = f.speeds
@@ -299,6 +355,43 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet) (engine.Config, error) {
 		cfg.Cost = c
 	}
 	return cfg, cfg.Validate()
+}
+
+// defaultInter is the default link between nodes: 25 Gb/s Ethernet with
+// 20 µs per message, slower than the PCIe between devices of a node.
+var defaultInter = comm.Network{Latency: 20e-6, Bandwidth: 25e9 / 8}
+
+func parseTopology(s string) (nodes, per int, ok bool) {
+	a, b, found := strings.Cut(strings.ToLower(s), "x")
+	n, err1 := strconv.Atoi(a)
+	p, err2 := strconv.Atoi(b)
+	return n, p, found && err1 == nil && err2 == nil && n >= 1 && p >= 1
+}
+
+func visited(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// buildWorkload loads the data and builds what the devices train.
+func (f *trainFlags) buildWorkload(format data.Format) (engine.Workload, string, error) {
+	switch f.workload {
+	case "regression":
+		if f.dim < 1 {
+			return nil, "", fmt.Errorf("--dim %d: need at least 1", f.dim)
+		}
+		return &engine.Regression{D: f.dim, Points: 10000}, fmt.Sprintf("linear regression in %d dimensions", f.dim), nil
+	case "xml":
+	default:
+		return nil, "", fmt.Errorf("--workload %q: want xml or regression", f.workload)
+	}
+	trainSet, testSet, source, err := loadData(f.trainPath, f.testPath, f.dataDir, format)
+	if err != nil {
+		return nil, "", err
+	}
+	w, err := engine.NewXML(trainSet, testSet, f.hidden, f.dropout, f.evalPoints, max(f.batch, 256))
+	return w, source, err
 }
 
 func loadData(trainPath, testPath, dir string, format data.Format) (trainSet, testSet *data.Dataset, source string, err error) {
@@ -352,7 +445,11 @@ type configRecordT struct {
 	Clock        string             `json:"clock"`
 	Noise        float64            `json:"noise,omitempty"`
 	Cost         *engine.CostModel  `json:"cost,omitempty"`
-	Network      *comm.Network      `json:"network,omitempty"`
+	Network      *comm.Model        `json:"network,omitempty"`
+	Prep         float64            `json:"prep,omitempty"`
+	TimingOnly   bool               `json:"timing_only,omitempty"`
+	Workload     string             `json:"workload"`
+	LineSearch   bool               `json:"line_search,omitempty"`
 	Threads      int                `json:"threads"`
 	Kernel       string             `json:"kernel"`
 	CPUs         int                `json:"cpus"`
@@ -361,7 +458,7 @@ type configRecordT struct {
 	TrainSecNote string             `json:"train_seconds_note"`
 }
 
-func configRecord(f trainFlags, cfg engine.Config, source string, trainSet, testSet *data.Dataset, loadSeconds float64) configRecordT {
+func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workload, loadSeconds float64) configRecordT {
 	speeds := cfg.Speeds
 	if speeds == nil {
 		speeds = make([]float64, cfg.Devices)
@@ -371,20 +468,22 @@ func configRecord(f trainFlags, cfg engine.Config, source string, trainSet, test
 	}
 	rec := configRecordT{
 		Event: "config", Version: version, Command: "train",
-		Data: source, Train: f.trainPath, Test: f.testPath,
-		TrainPoints: trainSet.Len(), TestPoints: testSet.Len(), Features: trainSet.Features(), Labels: trainSet.Labels(),
+		Data: source, Train: f.trainPath, Test: f.testPath, Workload: f.workload,
 		Hidden: append([]int{}, f.hidden...), Dropout: f.dropout, Batch: f.batch, LR: f.lr, Optimizer: cfg.Optimizer.Name,
 		Momentum: f.momentum, WeightDecay: f.weightDecay, Epochs: f.epochs, TimeBudget: f.timeBudget,
 		EvalEvery: f.evalEvery, EvalPoints: f.evalPoints, Seed: f.seed,
-		Strategy: cfg.Strategy, Options: cfg.Options, Devices: cfg.Devices, Speeds: speeds, Clock: string(cfg.Clock),
+		Strategy: cfg.Strategy, Options: cfg.Options, Devices: cfg.Devices, Speeds: speeds, Clock: string(cfg.Clock), LineSearch: cfg.LineSearch,
 		Threads: kernel.Default().Workers(), Kernel: kernel.Impl(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		TrainSecNote: "train_seconds counts training steps only (batch preparation, forward, backward, update, merges) in the engine's clock; loading and evaluation are excluded",
 	}
 	if rec.Options == nil {
 		rec.Options = map[string]float64{}
 	}
+	if x, ok := w.(*engine.XML); ok {
+		rec.TrainPoints, rec.TestPoints, rec.Features, rec.Labels = x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels()
+	}
 	if cfg.Clock == engine.Virtual {
-		rec.Noise, rec.Cost, rec.Network = cfg.Noise, &cfg.Cost, &cfg.Net
+		rec.Noise, rec.Cost, rec.Network, rec.Prep, rec.TimingOnly = cfg.Noise, &cfg.Cost, &cfg.Net, cfg.Prep, cfg.TimingOnly
 	} else {
 		rec.Time = time.Now().UTC().Format(time.RFC3339)
 		rec.LoadSeconds = loadSeconds
@@ -403,6 +502,7 @@ type doneRecord struct {
 	Samples            int64   `json:"samples"`
 	Merges             int     `json:"merges"`
 	Interrupted        bool    `json:"interrupted"`
+	Diverged           bool    `json:"diverged,omitempty"`
 }
 
 // evalPrinter prints one line per evaluation on stdout.

@@ -12,6 +12,7 @@
 //	done D [D ...]              BatchDone for each listed device, in order
 //	collective                 CollectiveDone
 //	norms V1 V2 ... dim=N      Norms with the replicas' L2 norms
+//	consensus C1 C2 ...        Consensus with the AdaCons coefficients (nan allowed)
 //	# text                     a comment, kept
 package strategytest
 
@@ -92,6 +93,16 @@ func Replay(script string) (string, error) {
 				}
 				events = append(events, strategy.Event{Kind: strategy.BatchDone, Device: d})
 			}
+		case "consensus":
+			ev := strategy.Event{Kind: strategy.Consensus}
+			for _, a := range f[1:] {
+				v, err := strconv.ParseFloat(a, 64)
+				if err != nil {
+					return "", fmt.Errorf("line %d: coefficient %q", line, a)
+				}
+				ev.Values = append(ev.Values, v)
+			}
+			events = append(events, ev)
 		case "norms":
 			ev := strategy.Event{Kind: strategy.Norms}
 			for _, a := range f[1:] {
@@ -164,13 +175,17 @@ func Format(a strategy.Action) string {
 	}
 	switch a.Kind {
 	case strategy.Dispatch:
-		mode := "step"
-		if a.Mode == strategy.Gradient {
-			mode = "gradient"
-		}
+		mode := [...]string{"step", "gradient", "pull"}[a.Mode]
 		return fmt.Sprintf("dispatch dev=%d batch=%d lr=%s %s", a.Device, a.Batch, g(a.LR), mode)
 	case strategy.AllReduce:
-		return fmt.Sprintf("all-reduce lr=%s weights=%s", g(a.LR), gs(a.Weights))
+		s := fmt.Sprintf("all-reduce lr=%s weights=%s", g(a.LR), gs(a.Weights))
+		if a.Layered {
+			s += " layered"
+		}
+		if a.Note != "" {
+			s += " | note: " + a.Note
+		}
+		return s
 	case strategy.Merge:
 		s := fmt.Sprintf("merge weights=%s gamma=%s", gs(a.Weights), g(a.Gamma))
 		if r := a.Record; r != nil {
@@ -181,6 +196,18 @@ func Format(a strategy.Action) string {
 		return fmt.Sprintf("center-sync a=%s gamma=%s", g(a.A), g(a.Gamma))
 	case strategy.QueryNorms:
 		return "query-norms"
+	case strategy.QueryConsensus:
+		return "query-consensus"
+	case strategy.Commit:
+		rule := [...]string{"downpour", "staleness", "gem"}[a.Rule]
+		s := fmt.Sprintf("commit dev=%d %s lr=%s", a.Device, rule, g(a.LR))
+		switch a.Rule {
+		case strategy.Staleness:
+			s += fmt.Sprintf(" tau=%d", a.Tau)
+		case strategy.GEM:
+			s += fmt.Sprintf(" mu=%s kappa=%s eps=%s clip=%s", g(a.Mu), g(a.Kappa), g(a.Eps), g(a.Clip))
+		}
+		return s
 	}
 	return a.Kind.String()
 }

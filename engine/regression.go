@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"math/rand/v2"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/metric"
+)
+
+// Regression is the stochastic linear regression task of the AdaCons paper
+// (§4.1):
+//
+//	min over w ∈ R^d of  f(w) = E[(wᵀζ)²/2],  ζ ~ U[0,1]^d
+//
+// Each sample is a fresh ζ drawn from the worker's own seeded stream. Since
+// E[ζζᵀ] = A = I/12 + 11ᵀ/4, the objective is known exactly: f(w) = wᵀAw/2,
+// minimised at w = 0. Evaluate reports f(w) as the loss (P@k do not apply),
+// and Step gives the exact line-search step the paper provides to every
+// aggregation method.
+type Regression struct {
+	D      int // dimension (the paper: 1000)
+	Points int // nominal training-set size, for epochs
+}
+
+func (r *Regression) Name() string   { return "regression" }
+func (r *Regression) Size() int      { return r.Points }
+func (r *Regression) NumParams() int { return r.D }
+func (r *Regression) Shape() Shape   { return Shape{Dense: float64(r.D), Params: float64(r.D)} }
+
+// Init starts from w with entries U[0,1], a point of loss about d²/8.
+func (r *Regression) Init(p []float32, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x5e9))
+	for i := range p {
+		p[i] = float32(rng.Float64())
+	}
+}
+
+// applyA writes A·v into out.
+func applyA(out, v []float32) {
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	q := float32(s / 4)
+	for i, x := range v {
+		out[i] = x/12 + q
+	}
+}
+
+// Evaluate returns f(w) = wᵀAw/2 as the loss.
+func (r *Regression) Evaluate(p []float32) metric.Scores {
+	a := make([]float32, len(p))
+	applyA(a, p)
+	return metric.Scores{Loss: kernel.Dot(p, a) / 2, Points: 1}
+}
+
+// Step returns η minimising f(p − η·dir): (dirᵀAp)/(dirᵀA·dir), 0 when dir
+// is 0.
+func (r *Regression) Step(p, dir []float32) float64 {
+	a := make([]float32, len(dir))
+	applyA(a, dir)
+	den := kernel.Dot(dir, a)
+	if den == 0 {
+		return 0
+	}
+	return kernel.Dot(p, a) / den
+}
+
+func (r *Regression) NewWorker(maxBatch int, seed uint64, _ bool) (Worker, error) {
+	return &regressionWorker{d: r.D, zeta: make([]float32, maxBatch*r.D), rng: rand.New(rand.NewPCG(seed, 0x2e7a))}, nil
+}
+
+type regressionWorker struct {
+	d    int
+	n    int
+	zeta []float32
+	rng  *rand.Rand
+}
+
+// Load draws n fresh samples; the shared stream only counts them.
+func (w *regressionWorker) Load(s *data.Sampler, n int) {
+	w.n = n
+	z := w.zeta[:n*w.d]
+	for i := range z {
+		z[i] = float32(w.rng.Float64())
+	}
+}
+
+// Gradient of the batch mean of (wᵀζ)²/2: the mean of (wᵀζ)·ζ.
+func (w *regressionWorker) Gradient(p, g []float32) float64 {
+	clear(g)
+	var loss float64
+	inv := 1 / float32(w.n)
+	for i := 0; i < w.n; i++ {
+		z := w.zeta[i*w.d : (i+1)*w.d]
+		r := float32(kernel.Dot(p, z))
+		loss += float64(r) * float64(r) / 2
+		kernel.Axpy(r*inv, z, g)
+	}
+	return loss / float64(w.n)
+}
+
+func (w *regressionWorker) Loaded() (int, int) { return w.n, 0 }

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// Workload is what the devices train: a model over a flat parameter vector,
+// where its batches come from, and how it is scored. XML (the sparse MLP on
+// a dataset) is the main one; Regression is the AdaCons paper's stochastic
+// linear regression.
+type Workload interface {
+	Name() string
+	// Size is the number of training points, which defines an epoch.
+	Size() int
+	NumParams() int
+	Init(p []float32, seed uint64)
+	// NewWorker returns the compute of one device, for batches up to
+	// maxBatch; seed seeds its private random stream (dropout, sampling of
+	// data-free workloads). With shared set, workers may share scratch
+	// space: the caller runs them one at a time.
+	NewWorker(maxBatch int, seed uint64, shared bool) (Worker, error)
+	Evaluate(p []float32) metric.Scores
+	// Shape describes the model for the cost model.
+	Shape() Shape
+}
+
+// Worker is one device's compute.
+type Worker interface {
+	// Load prepares the next n points, taking rows from the shared stream
+	// (workloads without a dataset draw their own).
+	Load(stream *data.Sampler, n int)
+	// Gradient writes the gradient of the mean loss of the loaded batch at
+	// p into g and returns that loss.
+	Gradient(p, g []float32) float64
+	// Loaded returns the rows and non-zeros of the loaded batch.
+	Loaded() (rows, nnz int)
+}
+
+// LineSearcher is implemented by workloads whose objective is known in
+// closed form: Step returns the step size η minimising f(p − η·dir).
+type LineSearcher interface {
+	Step(p, dir []float32) float64
+}
+
+// Shape holds what the cost model needs of a network: the first layer's
+// width, the multiply-adds per sample of the dense layers, the number of
+// outputs and of parameters.
+type Shape struct {
+	H1, Dense, Labels, Params float64
+}
+
+// XML is the sparse MLP on an XML dataset, scored by P@k on a test set.
+type XML struct {
+	Train, Test *data.Dataset
+	m           *model.MLP
+	dropout     float64
+	eval        *metric.Evaluator
+	shared      *model.Workspace
+}
+
+// NewXML builds the workload: hidden layer widths, training dropout, and
+// evalPoints test points per evaluation (0: all), scored in batches of
+// evalBatch rows.
+func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints, evalBatch int) (*XML, error) {
+	if err := data.CheckPair(train, test); err != nil {
+		return nil, err
+	}
+	m, err := model.New(model.Config{Inputs: train.Features(), Hidden: hidden, Outputs: train.Labels()})
+	if err != nil {
+		return nil, err
+	}
+	if !(dropout >= 0 && dropout < 1) {
+		return nil, fmt.Errorf("engine: --dropout %v: need a probability in [0, 1)", dropout)
+	}
+	return &XML{Train: train, Test: test, m: m, dropout: dropout,
+		eval: metric.NewEvaluator(m, test, evalBatch, evalPoints)}, nil
+}
+
+func (w *XML) Name() string                       { return w.Train.Name }
+func (w *XML) Size() int                          { return w.Train.Len() }
+func (w *XML) NumParams() int                     { return w.m.NumParams() }
+func (w *XML) Init(p []float32, seed uint64)      { w.m.Init(p, seed) }
+func (w *XML) Evaluate(p []float32) metric.Scores { return w.eval.Evaluate(p) }
+
+func (w *XML) Shape() Shape { return mlpShape(w.m) }
+
+func mlpShape(m *model.MLP) Shape {
+	ls := m.Layers()
+	s := Shape{H1: float64(ls[0].Out), Labels: float64(m.Config().Outputs), Params: float64(m.NumParams())}
+	for _, l := range ls[1:] {
+		s.Dense += float64(l.In * l.Out)
+	}
+	return s
+}
+
+func (w *XML) NewWorker(maxBatch int, seed uint64, shared bool) (Worker, error) {
+	ws := w.shared
+	if !shared || ws == nil {
+		ws = w.m.NewWorkspace(maxBatch)
+		if shared {
+			w.shared = ws
+		}
+	}
+	// Each device draws its own dropout masks; a shared workspace draws them
+	// for whichever device computes, in the deterministic order of the
+	// virtual clock.
+	if err := ws.SetDropout(w.dropout, seed); err != nil {
+		return nil, err
+	}
+	return &xmlWorker{set: w.Train, ws: ws, batch: data.NewBatch(w.Train, maxBatch)}, nil
+}
+
+type xmlWorker struct {
+	set   *data.Dataset
+	ws    *model.Workspace
+	batch *data.Batch
+}
+
+func (x *xmlWorker) Load(s *data.Sampler, n int) {
+	if n > x.batch.Cap() {
+		panic(fmt.Sprintf("engine: a batch of %d for a device sized for %d", n, x.batch.Cap()))
+	}
+	x.batch.Draw(x.set, s, n)
+}
+
+func (x *xmlWorker) Gradient(p, g []float32) float64 {
+	return x.ws.Gradient(p, g, &x.batch.X, &x.batch.Y)
+}
+
+func (x *xmlWorker) Loaded() (int, int) { return x.batch.Len(), x.batch.X.NNZ() }
+
+// batchOf exposes an XML worker's batch to tests.
+func batchOf(w Worker) *sparse.CSR { return &w.(*xmlWorker).batch.X }
