@@ -450,3 +450,121 @@ func TestVirtualSixtyFourDevices(t *testing.T) {
 		t.Fatalf("%d samples for one epoch of %d", r.done, r.w.Size())
 	}
 }
+
+// Layered SGD computes exactly what sync computes (SPEC §3: test it), and on
+// nodes linked by a slow network with data preparation to hide its
+// inter-node all-reduce under, it takes less time.
+func TestLSGDEqualsSync(t *testing.T) {
+	net := comm.Model{GroupSize: 4, Intra: comm.DefaultNetwork, Inter: comm.Network{Latency: 20e-6, Bandwidth: 1e9}, AllReduce: comm.Tree}
+	runs := map[string]*run{}
+	for _, s := range []string{"sync", "lsgd"} {
+		cfg := base(s, 16, Virtual)
+		cfg.Batch, cfg.Net, cfg.Prep, cfg.Epochs = 8, net, 5e-5, 1
+		runs[s] = start(t, cfg, nil, nil)
+	}
+	a, b := runs["sync"], runs["lsgd"]
+	if a.res.Steps != b.res.Steps || a.res.Steps == 0 {
+		t.Fatalf("steps: sync %d, lsgd %d", a.res.Steps, b.res.Steps)
+	}
+	for i := range a.devs[0].p {
+		if math.Abs(float64(a.devs[0].p[i]-b.devs[0].p[i])) > 1e-6 {
+			t.Fatalf("parameter %d: sync %v, lsgd %v", i, a.devs[0].p[i], b.devs[0].p[i])
+		}
+	}
+	if !(b.now() < a.now()) {
+		t.Fatalf("lsgd took %v s, sync %v s", b.now(), a.now())
+	}
+}
+
+// A parameter server with workers of unequal speed: commits carry the
+// staleness that emerges (about n−1 on average for n busy workers), GEM's
+// factors stay in [0, 5], and the centre stays finite.
+func TestParameterServer(t *testing.T) {
+	cfg := base("gem", 8, Virtual)
+	cfg.Speeds = []float64{1, 0.9, 0.8, 0.68, 1, 0.9, 0.8, 0.68}
+	cfg.LR, cfg.Epochs, cfg.EvalEvery = 0.05, 2, 0.5
+	r := start(t, cfg, nil, nil)
+	var commits, tau int64
+	for s, c := range r.res.Staleness {
+		commits += c
+		tau += int64(s) * c
+	}
+	if mean := float64(tau) / float64(commits); commits == 0 || mean < 4 || mean > 10 {
+		t.Fatalf("%d commits, mean staleness %.2f; want about 7", commits, mean)
+	}
+	if len(r.res.Async) == 0 {
+		t.Fatal("no async records")
+	}
+	for _, a := range r.res.Async {
+		if !(a.MedianPi >= 0 && a.MedianPi <= 5) {
+			t.Fatalf("median π %v outside [0, 5]", a.MedianPi)
+		}
+	}
+	for _, v := range r.center {
+		if v != v || math.IsInf(float64(v), 0) {
+			t.Fatal("the centre model is not finite")
+		}
+	}
+}
+
+// Timing only: 256 devices without a single replica in memory, and the
+// time still comes from the cost and network models.
+func TestTimingOnly(t *testing.T) {
+	cfg := base("lsgd", 256, Virtual)
+	cfg.Net = comm.Model{GroupSize: 4, Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}
+	cfg.TimingOnly, cfg.Batch, cfg.Epochs = true, 4, 3
+	r := start(t, cfg, nil, nil)
+	if r.devs[0].p != nil || r.center != nil {
+		t.Fatal("timing only allocated replicas")
+	}
+	if r.res.Steps == 0 || !(r.now() > 0) || len(r.res.Evals) != 0 {
+		t.Fatalf("steps %d, %v s, %d evaluations", r.res.Steps, r.now(), len(r.res.Evals))
+	}
+}
+
+// The AdaCons paper's linear regression: sync with the exact line search
+// lowers the exact loss from its starting point, and so does AdaCons.
+func TestRegressionWorkload(t *testing.T) {
+	w := &Regression{D: 50, Points: 1000}
+	p := make([]float32, 50)
+	w.Init(p, 3)
+	start0 := w.Evaluate(p).Loss
+	for _, s := range []string{"sync", "adacons"} {
+		cfg := base(s, 4, Virtual)
+		cfg.LineSearch, cfg.Batch, cfg.Epochs, cfg.EvalEvery = true, 16, 5, 1
+		res, err := Run(context.Background(), cfg, w, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := res.Evals[len(res.Evals)-1].Loss
+		if !(last < start0/100) {
+			t.Fatalf("%s: loss %v from %v", s, last, start0)
+		}
+	}
+	// Known answer: f(w) = wᵀAw/2 with A = I/12 + 11ᵀ/4; for w = 1 in 50
+	// dimensions: (50/12 + 2500/4)/2.
+	ones := make([]float32, 50)
+	for i := range ones {
+		ones[i] = 1
+	}
+	if got, want := w.Evaluate(ones).Loss, (50.0/12+2500.0/4)/2; math.Abs(got-want) > 1e-3 {
+		t.Fatalf("f(1) = %v, want %v", got, want)
+	}
+	// The exact step along the gradient A·w minimises f on that line.
+	a := make([]float32, 50)
+	applyA(a, ones)
+	eta := w.Step(ones, a)
+	for _, d := range []float64{-1e-3, 1e-3} {
+		q := make([]float32, 50)
+		for i := range q {
+			q[i] = ones[i] - float32(eta+d)*a[i]
+		}
+		atEta := make([]float32, 50)
+		for i := range atEta {
+			atEta[i] = ones[i] - float32(eta)*a[i]
+		}
+		if w.Evaluate(q).Loss < w.Evaluate(atEta).Loss-1e-9 {
+			t.Fatalf("η = %v is not the minimum along the gradient", eta)
+		}
+	}
+}

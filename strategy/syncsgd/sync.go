@@ -1,44 +1,105 @@
-// Package syncsgd is synchronous gradient aggregation ("sync"): the strategy
-// of TensorFlow's mirrored strategy and PyTorch DDP, the papers' baseline.
-// Every step each device computes a gradient on its own batch from the same
-// model; the gradients are averaged (all-reduce) and every replica applies
-// the same update. It is equal to single-device SGD on the union batch.
+// Package syncsgd is synchronous gradient aggregation: every step each
+// device computes a gradient on its own batch from the same model, the
+// gradients are averaged (all-reduce) and every replica applies the same
+// update. It is equal to single-device SGD on the union batch. Three
+// strategies share it:
+//
+//   - "sync": TensorFlow's mirrored strategy, PyTorch DDP, the papers'
+//     conventional distributed SGD (CSGD), with a flat all-reduce;
+//   - "lsgd": Layered SGD (Yu et al.): the same maths, with a hierarchical
+//     all-reduce — reduce to each group's communicator, all-reduce among the
+//     communicators while the workers prepare their next batch, broadcast
+//     back — so its parameters equal sync's;
+//   - "sum": gradient averaging, the AdaCons paper's "Sum" baseline.
+//
+// The learning rate may ramp up linearly over the first epochs (--warmup,
+// from --warmup-start·lr), the gradual warm-up of Goyal et al. that Layered
+// SGD uses with the linear scaling rule.
 package syncsgd
 
-import "github.com/hetsgd/hetsgd/strategy"
+import (
+	"fmt"
+
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+var options = []strategy.Option{
+	{Name: "warmup", Default: 0, Usage: "epochs of linear learning-rate warm-up"},
+	{Name: "warmup-start", Default: 0.1, Usage: "fraction of --lr the warm-up starts from"},
+}
 
 func init() {
 	strategy.Register(strategy.Info{
 		Name:      "sync",
-		Summary:   "synchronous gradient aggregation every step (TensorFlow mirrored, PyTorch DDP)",
-		Evaluates: strategy.Replica0,
-		New:       New,
+		Summary:   "synchronous gradient aggregation every step (TensorFlow mirrored, PyTorch DDP, CSGD)",
+		Evaluates: strategy.Replica0, Options: options,
+		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+	})
+	strategy.Register(strategy.Info{
+		Name:      "lsgd",
+		Summary:   "Layered SGD: sync's maths, reduce to group communicators, all-reduce among them overlapped with data preparation",
+		Evaluates: strategy.Replica0, Options: options,
+		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+	})
+	strategy.Register(strategy.Info{
+		Name:      "sum",
+		Summary:   "gradient averaging, the AdaCons paper's Sum baseline (the same as sync)",
+		Evaluates: strategy.Replica0, Options: options,
+		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 	})
 }
 
-type syncSGD struct {
-	n, b    int
-	lr      float64
-	pending int
-	weights []float64
+// Sync is the strategy's state.
+type Sync struct {
+	n, b          int
+	lr            float64
+	layered       bool
+	warmup, start float64 // epochs, fraction
+	size          int
+	samples       int64   // dealt so far
+	current       float64 // rate of the step under way
+	pending       int
+	weights       []float64
 }
 
-// New returns the sync strategy: --batch is the batch of each device, so a
-// step consumes devices × batch samples.
-func New(cfg strategy.Config) (strategy.Strategy, error) {
-	return &syncSGD{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, weights: strategy.Uniform(cfg.Devices)}, nil
+// New returns synchronous aggregation; layered selects Layered SGD's
+// all-reduce. --batch is the batch of each device, so a step consumes
+// devices × batch samples.
+func New(cfg strategy.Config, layered bool) (*Sync, error) {
+	s := &Sync{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, layered: layered, size: cfg.DatasetSize,
+		warmup: cfg.Get("warmup", 0), start: cfg.Get("warmup-start", 0.1), weights: strategy.Uniform(cfg.Devices)}
+	switch {
+	case !(s.warmup >= 0):
+		return nil, fmt.Errorf("sync: --warmup %v: need ≥ 0 epochs", s.warmup)
+	case !(s.start > 0 && s.start <= 1):
+		return nil, fmt.Errorf("sync: --warmup-start %v: need a fraction in (0, 1]", s.start)
+	case s.warmup > 0 && s.size < 1:
+		return nil, fmt.Errorf("sync: --warmup needs the training set size")
+	}
+	return s, nil
 }
 
-func (s *syncSGD) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
+// rate is the learning rate of the step about to be dispatched.
+func (s *Sync) rate() float64 {
+	if s.warmup == 0 {
+		return s.lr
+	}
+	f := min(1, float64(s.samples)/float64(s.size)/s.warmup)
+	return s.lr * (s.start + (1-s.start)*f)
+}
+
+func (s *Sync) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
 		s.pending = s.n
-		return strategy.DispatchAll(out, s.n, s.b, s.lr, strategy.Gradient)
+		s.current = s.rate()
+		out = strategy.DispatchAll(out, s.n, s.b, s.current, strategy.Gradient)
+		s.samples += int64(s.n * s.b)
 	case strategy.BatchDone:
 		if s.pending--; s.pending == 0 {
 			// Equal batches: the plain mean of the devices' mean gradients
 			// is the mean gradient of the union batch.
-			out = append(out, strategy.Action{Kind: strategy.AllReduce, LR: s.lr, Weights: s.weights})
+			out = append(out, strategy.Action{Kind: strategy.AllReduce, LR: s.current, Weights: s.weights, Layered: s.layered})
 		}
 	}
 	return out

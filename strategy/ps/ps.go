@@ -1,0 +1,103 @@
+// Package ps holds the asynchronous parameter-server strategies: a server
+// holds the centre model θ; each worker pulls θ, computes Δ = −η∇L(s) on
+// its copy s, and commits, without waiting for anyone. Staleness τ — the
+// number of commits between a worker's pull and its commit — emerges from
+// the workers' speeds.
+//
+//   - "downpour" (Dean et al.): commit Δ as it is.
+//   - "staleness": commit Δ/(τ+1), the adaptive staleness rescaling of
+//     λ-SOFTSYNC and DYNSGD the GEM paper compares against.
+//   - "gem" (Hermans & Louppe, Gradient Energy Matching): each worker keeps a
+//     momentum m ← μm + Δ and commits π⊙Δ with, per parameter,
+//     π = (κ|m| − |θ − s|)/(|Δ| + ε), so that the workers together match the
+//     kinetic energy of momentum SGD. π is clamped to [0, 5], as in the
+//     authors' code, and a NaN never reaches θ (SPEC §3).
+//
+// The engine applies the commits (strategy.Commit); this package decides
+// when, with which rule, and counts staleness.
+package ps
+
+import (
+	"fmt"
+
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+func init() {
+	for _, r := range []struct {
+		name, summary string
+		rule          strategy.Rule
+		options       []strategy.Option
+	}{
+		{"downpour", "asynchronous parameter server, updates committed as they are (DOWNPOUR)", strategy.Downpour, nil},
+		{"staleness", "asynchronous parameter server, updates scaled by 1/(staleness+1)", strategy.Staleness, nil},
+		{"gem", "Gradient Energy Matching: asynchronous updates rescaled per parameter to match momentum SGD's energy", strategy.GEM, []strategy.Option{
+			{Name: "mu", Default: 0.9, Usage: "momentum μ of the target dynamics"},
+			{Name: "kappa", Default: 1, Usage: "energy scale κ"},
+			{Name: "eps", Default: 1e-12, Usage: "ε of the denominator"},
+			{Name: "clip", Default: 5, Usage: "upper clamp of the scaling factors π (the authors' code)"},
+		}},
+	} {
+		r := r
+		strategy.Register(strategy.Info{
+			Name: r.name, Summary: r.summary, Evaluates: strategy.Center, Options: r.options, Async: true,
+			New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, r.rule) },
+		})
+	}
+}
+
+// Server is the strategy's state: one commit counter and, per worker, the
+// count at its last pull.
+type Server struct {
+	n, b                 int
+	lr                   float64
+	rule                 strategy.Rule
+	mu, kappa, eps, clip float64
+	commits              int
+	pulledAt             []int
+	working              []bool
+}
+
+// New returns a parameter-server strategy committing by rule.
+func New(cfg strategy.Config, rule strategy.Rule) (*Server, error) {
+	s := &Server{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, rule: rule,
+		mu: cfg.Get("mu", 0.9), kappa: cfg.Get("kappa", 1), eps: cfg.Get("eps", 1e-12), clip: cfg.Get("clip", 5),
+		pulledAt: make([]int, cfg.Devices), working: make([]bool, cfg.Devices)}
+	switch {
+	case !(s.mu >= 0 && s.mu < 1):
+		return nil, fmt.Errorf("gem: --mu %v: need μ in [0, 1)", s.mu)
+	case !(s.kappa > 0):
+		return nil, fmt.Errorf("gem: --kappa %v: need κ > 0", s.kappa)
+	case !(s.eps > 0):
+		return nil, fmt.Errorf("gem: --eps %v: need ε > 0", s.eps)
+	case !(s.clip > 0):
+		return nil, fmt.Errorf("gem: --clip %v: need a positive clamp", s.clip)
+	}
+	return s, nil
+}
+
+func (s *Server) dispatch(out []strategy.Action, d int) []strategy.Action {
+	s.pulledAt[d] = s.commits
+	s.working[d] = true
+	return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: s.b, LR: s.lr, Mode: strategy.Pull})
+}
+
+func (s *Server) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
+	switch ev.Kind {
+	case strategy.Start:
+		for d := 0; d < s.n; d++ {
+			out = s.dispatch(out, d)
+		}
+	case strategy.BatchDone:
+		d := ev.Device
+		if d < 0 || d >= s.n || !s.working[d] {
+			panic(fmt.Sprintf("ps: BatchDone from device %d, which has no batch", d))
+		}
+		s.working[d] = false
+		out = append(out, strategy.Action{Kind: strategy.Commit, Device: d, Rule: s.rule, LR: s.lr,
+			Tau: s.commits - s.pulledAt[d], Mu: s.mu, Kappa: s.kappa, Eps: s.eps, Clip: s.clip})
+		s.commits++
+		out = s.dispatch(out, d)
+	}
+	return out
+}
