@@ -63,6 +63,7 @@ type Result struct {
 	Steps        int64     // AllReduce actions executed (synchronous steps)
 	Model        []float32 // the evaluated model at the end (nil when timing only)
 	Strategy     strategy.Info
+	Diverged     bool // the run stopped because its loss stopped being finite
 }
 
 // Run trains workload w with cfg's strategy, evaluates it, and writes
@@ -80,6 +81,7 @@ func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Obser
 	}
 	r.res.TrainSeconds = r.now()
 	r.res.Samples = r.done
+	r.res.Diverged = errors.Is(err, ErrDiverged)
 	if !cfg.TimingOnly {
 		r.res.Model = r.evaluated()
 	}
@@ -399,13 +401,18 @@ func (r *run) commit(a strategy.Action) {
 		if d.m == nil {
 			d.m = make([]float32, len(d.p))
 		}
-		st.pis = append(st.pis, r.samplePi(d, a))
+		if pi := r.samplePi(d, a); !math.IsNaN(pi) {
+			st.pis = append(st.pis, pi)
+		}
 		kernel.GEMCommit(r.center, d.p, d.m, d.g, lr, float32(a.Mu), float32(a.Kappa), float32(a.Eps), float32(a.Clip))
 	}
 }
 
-// samplePi returns the median of GEM's π over a fixed sample of parameters,
-// as the commit about to happen will compute them.
+// samplePi returns the median of GEM's π over a fixed sample of the
+// parameters, as the commit about to happen will compute them, counting only
+// those the update changes (Δ ≠ 0): with sparse inputs most first-layer
+// weights get no gradient from a batch and their π means nothing. NaN when
+// none in the sample changes.
 func (r *run) samplePi(d *device, a strategy.Action) float64 {
 	st := &r.async
 	if st.sample == nil {
@@ -415,13 +422,20 @@ func (r *run) samplePi(d *device, a strategy.Action) float64 {
 		st.piBuf = make([]float64, k)
 	}
 	lr, mu := float32(a.LR), float32(a.Mu)
-	for i, j := range st.sample {
+	pis := st.piBuf[:0]
+	for _, j := range st.sample {
 		delta := -lr * d.g[j]
+		if delta == 0 {
+			continue
+		}
 		m := mu*d.m[j] + delta
-		st.piBuf[i] = float64(kernel.GEMFactor(r.center[j], d.p[j], m, delta, float32(a.Kappa), float32(a.Eps), float32(a.Clip)))
+		pis = append(pis, float64(kernel.GEMFactor(r.center[j], d.p[j], m, delta, float32(a.Kappa), float32(a.Eps), float32(a.Clip))))
 	}
-	slices.Sort(st.piBuf)
-	return st.piBuf[len(st.piBuf)/2]
+	if len(pis) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(pis)
+	return pis[len(pis)/2]
 }
 
 // evaluate scores the strategy's model if an evaluation is due or final.

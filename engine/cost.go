@@ -70,15 +70,15 @@ func (c CostModel) Validate() error {
 	return nil
 }
 
-// batch returns the cost of computing a gradient on rows points with nnz
+// Batch returns the cost of computing a gradient on rows points with nnz
 // non-zeros.
-func (c CostModel) batch(s Shape, rows, nnz int) float64 {
+func (c CostModel) Batch(s Shape, rows, nnz int) float64 {
 	f := s.features(rows, nnz)
 	return c.PerBatch*f[0] + c.PerSparse*f[1] + c.PerDense*f[2] + c.PerLogit*f[3] + c.PerWeight*f[4]
 }
 
-// update returns the cost of one optimizer pass over the parameters.
-func (c CostModel) update(s Shape) float64 { return c.PerParam * s.Params }
+// Update returns the cost of one optimizer pass over the parameters.
+func (c CostModel) Update(s Shape) float64 { return c.PerParam * s.Params }
 
 // nFeatures is the number of regressors of a batch's cost.
 const nFeatures = 5

@@ -568,3 +568,13 @@ func TestRegressionWorkload(t *testing.T) {
 		}
 	}
 }
+
+// One workload serves runs of growing batch sizes (the studies reuse it).
+func TestWorkloadReusedAcrossBatchSizes(t *testing.T) {
+	w := xml(t, 0)
+	for _, b := range []int{8, 64, 16} {
+		cfg := base("sync", 2, Virtual)
+		cfg.Batch, cfg.Epochs = b, 0.1
+		start(t, cfg, w, nil)
+	}
+}

@@ -118,9 +118,9 @@ func (r *run) runVirtual(ctx context.Context) error {
 					start = r.serverFree + 2*net.Link(n).Latency
 				}
 				rows, nnz := d.worker.Loaded()
-				cost := r.cfg.Cost.batch(r.shape, rows, nnz)
+				cost := r.cfg.Cost.Batch(r.shape, rows, nnz)
 				if d.mode == strategy.LocalStep {
-					cost += r.cfg.Cost.update(r.shape)
+					cost += r.cfg.Cost.Update(r.shape)
 				}
 				if !d.prepared {
 					cost += r.cfg.Prep * float64(rows)
@@ -155,9 +155,9 @@ func (r *run) runVirtual(ctx context.Context) error {
 				}
 				switch a.Kind {
 				case strategy.AllReduce: // every device applies the update, in parallel
-					cost += r.cfg.Cost.update(r.shape)
+					cost += r.cfg.Cost.Update(r.shape)
 				case strategy.Merge, strategy.CenterSync: // a few element-wise passes
-					cost += 3 * r.cfg.Cost.update(r.shape)
+					cost += 3 * r.cfg.Cost.Update(r.shape)
 				}
 				schedule(t+cost, strategy.Event{Kind: strategy.CollectiveDone})
 			}

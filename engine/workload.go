@@ -100,7 +100,7 @@ func mlpShape(m *model.MLP) Shape {
 
 func (w *XML) NewWorker(maxBatch int, seed uint64, shared bool) (Worker, error) {
 	ws := w.shared
-	if !shared || ws == nil {
+	if !shared || ws == nil || ws.Cap() < maxBatch {
 		ws = w.m.NewWorkspace(maxBatch)
 		if shared {
 			w.shared = ws

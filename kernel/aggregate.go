@@ -174,8 +174,9 @@ func (t *aggTask) Part(c, chunks int) {
 				cur.axpy(inv, v[b:e], g)
 			}
 			for i, v := range t.vs {
-				pd[i] += Dot(v[b:e], g)
-				pn[i] += Dot(v[b:e], v[b:e])
+				d, q := cur.dot2(v[b:e], g)
+				pd[i] += float64(d)
+				pn[i] += float64(q)
 			}
 		}
 	case aggGEM:
@@ -187,4 +188,28 @@ func (t *aggTask) Part(c, chunks int) {
 			theta[j] += GEMFactor(theta[j], s[j], m[j], d, kappa, eps, clip) * d
 		}
 	}
+}
+
+// dot2Go returns ⟨x, y⟩ and ⟨x, x⟩ in one pass over a block (len(y) ≥
+// len(x)), accumulated in float32 over the block (at most aggBlock terms);
+// the caller sums blocks in float64.
+func dot2Go(x, y []float32) (xy, xx float32) {
+	y = y[:len(x)]
+	var a0, a1, a2, a3, b0, b1, b2, b3 float32
+	for len(x) >= 4 && len(y) >= 4 {
+		a0 += x[0] * y[0]
+		a1 += x[1] * y[1]
+		a2 += x[2] * y[2]
+		a3 += x[3] * y[3]
+		b0 += x[0] * x[0]
+		b1 += x[1] * x[1]
+		b2 += x[2] * x[2]
+		b3 += x[3] * x[3]
+		x, y = x[4:], y[4:]
+	}
+	for i, v := range x {
+		a0 += v * y[i]
+		b0 += v * v
+	}
+	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 }

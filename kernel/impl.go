@@ -23,12 +23,13 @@ type impl struct {
 	scal       func(a float32, x []float32)              // x *= a
 	adam       func(p, g, m, v []float32, c *[6]float32) // see AdamUpdate
 	momentum   func(p, g, b []float32, c *[3]float32)    // see MomentumUpdate
+	dot2       func(x, y []float32) (xy, xx float32)     // ⟨x,y⟩ and ⟨x,x⟩ of a block
 }
 
 // goImpl is the portable implementation: a 4×4 GEMM tile in scalar Go and
 // plain loops.
 var goImpl = &impl{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024,
-	micro: micro4x4, expShift: expShiftGo, axpy: axpyGo, scal: scalGo, adam: adamGo, momentum: momentumGo}
+	micro: micro4x4, expShift: expShiftGo, axpy: axpyGo, scal: scalGo, adam: adamGo, momentum: momentumGo, dot2: dot2Go}
 
 // impls lists the implementations this machine can run, fastest first; cur
 // is the one in use.

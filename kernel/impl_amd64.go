@@ -11,12 +11,12 @@ func simdImpls() []*impl {
 		// in L2 and a kc×32 B panel (32 KiB) in L1.
 		list = append(list, &impl{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 144, nc: 2048,
 			micro: microAVX512, expShift: expShiftAVX512, axpy: axpyAVX512s, scal: scalAVX512s,
-			adam: adamAVX512s, momentum: momentumAVX512s})
+			adam: adamAVX512s, momentum: momentumAVX512s, dot2: dot2AVX512s})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		list = append(list, &impl{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 96, nc: 2048,
 			micro: microAVX2, expShift: expShiftAVX2, axpy: axpyAVX2s, scal: scalAVX2s,
-			adam: adamAVX2s, momentum: momentumAVX2s})
+			adam: adamAVX2s, momentum: momentumAVX2s, dot2: dot2AVX2s})
 	}
 	return list
 }
@@ -120,4 +120,26 @@ func momentumAVX2s(p, g, b []float32, c *[3]float32) {
 		momentumAVX2(&p[0], &g[0], &b[0], n, c)
 	}
 	momentumGo(p[n:], g[n:], b[n:], c)
+}
+
+func dot2AVX512s(x, y []float32) (float32, float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 31
+	var a, b float32
+	if n > 0 {
+		a, b = dot2AVX512(&x[0], &y[0], n)
+	}
+	c, d := dot2Go(x[n:], y[n:])
+	return a + c, b + d
+}
+
+func dot2AVX2s(x, y []float32) (float32, float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 15
+	var a, b float32
+	if n > 0 {
+		a, b = dot2AVX2(&x[0], &y[0], n)
+	}
+	c, d := dot2Go(x[n:], y[n:])
+	return a + c, b + d
 }

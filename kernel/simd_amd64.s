@@ -628,3 +628,81 @@ momentumAVX2_loop:
 	JNZ          momentumAVX2_loop
 	VZEROUPPER
 	RET
+
+// func dot2AVX512(x *float32, y *float32, n int) (xy float32, xx float32)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·dot2AVX512(SB), NOSPLIT, $0-32
+	MOVQ   x+0(FP), AX
+	MOVQ   y+8(FP), CX
+	MOVQ   n+16(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+
+dot2AVX512_loop:
+	VMOVUPS       (AX), Z4
+	VMOVUPS       64(AX), Z5
+	VFMADD231PS   (CX), Z4, Z0
+	VFMADD231PS   64(CX), Z5, Z1
+	VFMADD231PS   Z4, Z4, Z2
+	VFMADD231PS   Z5, Z5, Z3
+	ADDQ          $0x80, AX
+	ADDQ          $0x80, CX
+	SUBQ          $0x20, DX
+	JNZ           dot2AVX512_loop
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	MOVSS         X0, xy+24(FP)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	MOVSS         X1, xx+28(FP)
+	VZEROUPPER
+	RET
+
+// func dot2AVX2(x *float32, y *float32, n int) (xy float32, xx float32)
+// Requires: AVX, FMA3, SSE
+TEXT ·dot2AVX2(SB), NOSPLIT, $0-32
+	MOVQ   x+0(FP), AX
+	MOVQ   y+8(FP), CX
+	MOVQ   n+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+dot2AVX2_loop:
+	VMOVUPS      (AX), Y4
+	VMOVUPS      32(AX), Y5
+	VFMADD231PS  (CX), Y4, Y0
+	VFMADD231PS  32(CX), Y5, Y1
+	VFMADD231PS  Y4, Y4, Y2
+	VFMADD231PS  Y5, Y5, Y3
+	ADDQ         $0x40, AX
+	ADDQ         $0x40, CX
+	SUBQ         $0x10, DX
+	JNZ          dot2AVX2_loop
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	MOVSS        X1, xy+24(FP)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, xx+28(FP)
+	VZEROUPPER
+	RET

@@ -63,3 +63,13 @@ func momentumAVX512(p *float32, grad *float32, b *float32, n int, c *[3]float32)
 //
 //go:noescape
 func momentumAVX2(p *float32, grad *float32, b *float32, n int, c *[3]float32)
+
+// dot2AVX512 returns ⟨x, y⟩ and ⟨x, x⟩ over n elements (a multiple of twice the vector width), accumulated in float32.
+//
+//go:noescape
+func dot2AVX512(x *float32, y *float32, n int) (xy float32, xx float32)
+
+// dot2AVX2 returns ⟨x, y⟩ and ⟨x, x⟩ over n elements (a multiple of twice the vector width), accumulated in float32.
+//
+//go:noescape
+func dot2AVX2(x *float32, y *float32, n int) (xy float32, xx float32)

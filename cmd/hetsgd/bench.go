@@ -23,7 +23,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "report `folder` (report.md, figures, runs/*.jsonl)")
 	dataDir := fs.String("data", os.Getenv("HETSGD_DATA"), "`folder` holding reference datasets (delicious/ with train.txt and test.txt); default $HETSGD_DATA")
 	sets := fs.String("sets", "bibtex,delicious,amazon-synth", "datasets to run, comma-separated: bibtex (bundled), delicious (from --data), amazon-synth (generated)")
-	study := fs.String("study", "adaptive", "which paper to reproduce: adaptive")
+	study := fs.String("study", "adaptive", "which paper to reproduce: adaptive, lsgd, gem, adacons, or all")
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
@@ -35,11 +35,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	if *study != "adaptive" {
-		return fmt.Errorf("--study %q: want adaptive", *study)
+	studies := map[string]bool{}
+	for _, s := range strings.Split(*study, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "all":
+			studies["adaptive"], studies["lsgd"], studies["gem"], studies["adacons"] = true, true, true, true
+		case "adaptive", "lsgd", "gem", "adacons":
+			studies[s] = true
+		default:
+			return fmt.Errorf("--study %q: want adaptive, lsgd, gem, adacons or all", s)
+		}
 	}
 	var list []repro.Set
 	for _, name := range strings.Split(*sets, ",") {
+		if !studies["adaptive"] {
+			break
+		}
 		set, err := benchSet(strings.TrimSpace(name), *dataDir, *seed)
 		if err != nil {
 			return err
@@ -55,8 +66,42 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout}
-	if err := repro.AdaptiveSGD(ctx, rep, list, opt); err != nil {
-		rep.Close()
+	delicious, err := benchSet("delicious", *dataDir, *seed)
+	if err != nil {
+		return err
+	}
+	if delicious == nil && (studies["lsgd"] || studies["adacons"]) {
+		fmt.Fprintln(stderr, "hetsgd bench: no --data folder holds delicious/: the studies skip their Delicious sections")
+	}
+	var mnist *repro.Set
+	if studies["gem"] {
+		if mnist, err = mnistSet(*dataDir); err != nil {
+			return err
+		}
+		if mnist == nil {
+			return fmt.Errorf("--study gem needs MNIST: a --data folder holding mnist/")
+		}
+	}
+	run := func(name string, f func() error) error {
+		if !studies[name] {
+			return nil
+		}
+		if err := f(); err != nil {
+			rep.Close()
+			return err
+		}
+		return nil
+	}
+	if err := run("adaptive", func() error { return repro.AdaptiveSGD(ctx, rep, list, opt) }); err != nil {
+		return err
+	}
+	if err := run("lsgd", func() error { return repro.LayeredSGD(ctx, rep, delicious, opt) }); err != nil {
+		return err
+	}
+	if err := run("gem", func() error { return repro.GEM(ctx, rep, *mnist, opt) }); err != nil {
+		return err
+	}
+	if err := run("adacons", func() error { return repro.AdaCons(ctx, rep, delicious, opt) }); err != nil {
 		return err
 	}
 	if err := rep.Close(); err != nil {
@@ -107,4 +152,21 @@ func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
 		return &set, err
 	}
 	return nil, fmt.Errorf("--sets: unknown dataset %q (want bibtex, delicious, amazon-synth)", name)
+}
+
+// mnistSet loads MNIST from dataDir/mnist; nil when absent.
+func mnistSet(dataDir string) (*repro.Set, error) {
+	if dataDir == "" {
+		return nil, nil
+	}
+	dir := filepath.Join(dataDir, "mnist")
+	if _, err := os.Stat(dir); err != nil {
+		return nil, nil
+	}
+	tr, te, err := data.LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := repro.NewSet("mnist", tr, te, "MNIST (60,000 / 10,000 images, 784 pixels scaled to [0,1] as sparse features, 10 classes).")
+	return &set, err
 }

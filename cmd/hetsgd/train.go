@@ -242,7 +242,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "hetsgd train: %s; %s on %d device(s), %s time; seed %d\n", source, cfg.Strategy, cfg.Devices, cfg.Clock, f.seed)
 	}
 
-	var obs engine.Observer = &evalPrinter{w: stdout}
+	_, isXML := w.(*engine.XML)
+	var obs engine.Observer = &evalPrinter{w: stdout, lossOnly: !isXML}
 	var bar *multiObserver
 	if showProgress {
 		bar = &multiObserver{obs, newProgressBar(stderr, f.epochs)}
@@ -505,12 +506,20 @@ type doneRecord struct {
 	Diverged           bool    `json:"diverged,omitempty"`
 }
 
-// evalPrinter prints one line per evaluation on stdout.
-type evalPrinter struct{ w io.Writer }
+// evalPrinter prints one line per evaluation on stdout (the loss alone for
+// workloads P@k does not apply to).
+type evalPrinter struct {
+	w        io.Writer
+	lossOnly bool
+}
 
 func (p *evalPrinter) Step(float64, int64, float64, float64) {}
 
 func (p *evalPrinter) Eval(r metric.EvalRecord) {
+	if p.lossOnly {
+		fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  loss %.6g  train loss %.6g\n", r.Epoch, r.TrainSeconds, r.Loss, r.TrainLoss)
+		return
+	}
 	fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@5 %.4f  loss %.4f  train loss %.4f\n",
 		r.Epoch, r.TrainSeconds, r.P1, r.P3, r.P5, r.NDCG5, r.Loss, r.TrainLoss)
 }

@@ -40,6 +40,8 @@ func main() {
 	adam("adamAVX2", 8)
 	momentum("momentumAVX512", 16)
 	momentum("momentumAVX2", 8)
+	dot2("dot2AVX512", 16)
+	dot2("dot2AVX2", 8)
 	Generate()
 }
 

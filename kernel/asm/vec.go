@@ -317,3 +317,69 @@ func momentum(name string, lanes int) {
 	VZEROUPPER()
 	RET()
 }
+
+// dot2 generates
+//
+//	func name(x, y *float32, n int) (xy, xx float32)
+//
+// ⟨x, y⟩ and ⟨x, x⟩ over n elements (a multiple of twice the vector width),
+// accumulated in float32 lanes: the inner loop of AdaCons' consensus pass,
+// which sums the returned values across blocks in float64.
+func dot2(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(x, y *float32, n int) (xy, xx float32)")
+	Pragma("noescape")
+	Doc(name + " returns ⟨x, y⟩ and ⟨x, x⟩ over n elements (a multiple of twice the vector width), accumulated in float32.")
+	x := Load(Param("x"), GP64())
+	y := Load(Param("y"), GP64())
+	n := Load(Param("n"), GP64())
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
+	a0, a1, b0, b1 := vec(), vec(), vec(), vec()
+	for _, r := range []reg.VecVirtual{a0, a1, b0, b1} {
+		VXORPS(r, r, r)
+	}
+	x0, x1 := vec(), vec()
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: x}, x0)
+	VMOVUPS(Mem{Base: x, Disp: 4 * lanes}, x1)
+	VFMADD231PS(Mem{Base: y}, x0, a0)
+	VFMADD231PS(Mem{Base: y, Disp: 4 * lanes}, x1, a1)
+	VFMADD231PS(x0, x0, b0)
+	VFMADD231PS(x1, x1, b1)
+	ADDQ(Imm(uint64(8*lanes)), x)
+	ADDQ(Imm(uint64(8*lanes)), y)
+	SUBQ(Imm(uint64(2*lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	VADDPS(a1, a0, a0)
+	VADDPS(b1, b0, b0)
+	// Horizontal sums down to one lane.
+	for _, acc := range []reg.VecVirtual{a0, b0} {
+		if lanes == 16 {
+			h := YMM()
+			VEXTRACTF64X4(Imm(1), acc, h)
+			VADDPS(h, acc.AsY(), h)
+			xh := XMM()
+			VEXTRACTF128(Imm(1), h, xh)
+			VADDPS(xh, h.AsX(), xh)
+			VHADDPS(xh, xh, xh)
+			VHADDPS(xh, xh, xh)
+			if acc == a0 {
+				Store(xh, ReturnIndex(0))
+			} else {
+				Store(xh, ReturnIndex(1))
+			}
+		} else {
+			xh := XMM()
+			VEXTRACTF128(Imm(1), acc, xh)
+			VADDPS(xh, acc.AsX(), xh)
+			VHADDPS(xh, xh, xh)
+			VHADDPS(xh, xh, xh)
+			if acc == a0 {
+				Store(xh, ReturnIndex(0))
+			} else {
+				Store(xh, ReturnIndex(1))
+			}
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
