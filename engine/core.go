@@ -43,12 +43,12 @@ type NoteEvent struct {
 // last record, and for GEM the median of the scaling factors π (the GEM
 // paper's Fig. 3), estimated per commit on a fixed sample of parameters.
 type AsyncEvent struct {
-	Event         string  `json:"event"` // "async"
-	Time          float64 `json:"time"`
-	Commits       int64   `json:"commits"`
-	MeanStaleness float64 `json:"mean_staleness"`
-	MaxStaleness  int     `json:"max_staleness"`
-	MedianPi      float64 `json:"median_pi,omitempty"`
+	Event         string   `json:"event"` // "async"
+	Time          float64  `json:"time"`
+	Commits       int64    `json:"commits"`
+	MeanStaleness float64  `json:"mean_staleness"`
+	MaxStaleness  int      `json:"max_staleness"`
+	MedianPi      *float64 `json:"median_pi,omitempty"` // nil without GEM commits
 }
 
 // Result summarises a run.
@@ -472,7 +472,8 @@ func (r *run) evaluate(final bool) error {
 			MeanStaleness: float64(st.sinceTau) / float64(st.sinceCommits)}
 		if len(st.pis) > 0 {
 			slices.Sort(st.pis)
-			ev.MedianPi = st.pis[len(st.pis)/2]
+			m := st.pis[len(st.pis)/2]
+			ev.MedianPi = &m
 		}
 		st.sinceCommits, st.sinceTau, st.sinceMax, st.pis = 0, 0, 0, st.pis[:0]
 		r.res.Async = append(r.res.Async, ev)

@@ -496,8 +496,8 @@ func TestParameterServer(t *testing.T) {
 		t.Fatal("no async records")
 	}
 	for _, a := range r.res.Async {
-		if !(a.MedianPi >= 0 && a.MedianPi <= 5) {
-			t.Fatalf("median π %v outside [0, 5]", a.MedianPi)
+		if a.MedianPi == nil || !(*a.MedianPi >= 0 && *a.MedianPi <= 5) {
+			t.Fatalf("median π %v missing or outside [0, 5]", a.MedianPi)
 		}
 	}
 	for _, v := range r.center {

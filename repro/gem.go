@@ -82,8 +82,10 @@ plots at the master; test loss and accuracy are the centre model's.
 			lossS = append(lossS, report.Series{Name: fmt.Sprintf("%d workers", n), X: x, Y: y})
 			if strat == "gem" {
 				for _, a := range res.Async {
-					pt = append(pt, a.Time)
-					pv = append(pv, a.MedianPi)
+					if a.MedianPi != nil {
+						pt = append(pt, a.Time)
+						pv = append(pv, *a.MedianPi)
+					}
 				}
 				piSeries = append(piSeries, report.Series{Name: fmt.Sprintf("%d workers", n), X: pt, Y: pv})
 			}
@@ -189,8 +191,8 @@ func psRow(n int, strat string, res *engine.Result, diverged bool) ([]any, float
 		tau += int64(s) * c
 	}
 	pi := math.NaN()
-	if len(res.Async) > 0 && res.Async[len(res.Async)-1].MedianPi > 0 {
-		pi = res.Async[len(res.Async)-1].MedianPi
+	if len(res.Async) > 0 && res.Async[len(res.Async)-1].MedianPi != nil {
+		pi = *res.Async[len(res.Async)-1].MedianPi
 	}
 	if diverged {
 		fl = math.NaN()
