@@ -73,6 +73,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: --timing-only needs --time virtual")
 	case !(c.Noise >= 0 && c.Noise < 2):
 		return fmt.Errorf("engine: --noise %v: need σ in [0, 2)", c.Noise)
+	case c.LineSearch && (c.Optimizer.Name != "sgd" || c.Optimizer.WeightDecay != 0):
+		// The step is optimal for the plain update w ← w − η·ψ only.
+		return fmt.Errorf("engine: --line-search needs --optimizer sgd without weight decay (have %s, weight decay %g)", c.Optimizer.Name, c.Optimizer.WeightDecay)
 	}
 	for i, s := range c.Speeds {
 		if !(s > 0 && s <= 1e6) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
@@ -258,11 +259,26 @@ func TestAllStrategiesLearn(t *testing.T) {
 			if strings.HasPrefix(info.Name, "adaptive") && cfg.Options == nil {
 				cfg.Options = map[string]float64{"mega-batch": 10}
 			}
+			if info.Async {
+				// Stale updates at sync's rate make DOWNPOUR fail now and then
+				// in real time (the GEM paper's point); half the rate is safe.
+				cfg.LR /= 2
+			}
+			if info.Name == "adaptive" && clock == Real {
+				// The paper's perturbation lets the merge weights sum above 1
+				// by δ·(α_max − α_min) at every merge, and its momentum
+				// compounds that: when a loaded machine skews the devices'
+				// update counts the model grows until it stops learning
+				// (BENCHMARKS.md §4). This test is about the engine: δ = 0.
+				cfg.Options["delta"] = 0
+			}
 			r := start(t, cfg, nil, nil)
 			if len(r.res.Evals) == 0 {
 				t.Fatalf("%s (%s): no evaluation", info.Name, clock)
 			}
-			if p1 := r.res.Evals[len(r.res.Evals)-1].P1; !(p1 > 0.2) {
+			p1 := r.res.Evals[len(r.res.Evals)-1].P1
+			t.Logf("%s (%s): P@1 %.3f", info.Name, clock, p1)
+			if !(p1 > 0.2) {
 				t.Errorf("%s (%s): P@1 %.3f after 2 epochs on 4 devices", info.Name, clock, p1)
 			}
 		}
@@ -297,26 +313,32 @@ func TestBudgetsAndErrors(t *testing.T) {
 	}
 }
 
-// The event loop does not allocate per batch: a run three times as long
-// allocates about as much (setup, evaluations and merge records aside).
+// The event loop does not allocate per batch, whatever the strategy: a run
+// three times as long allocates about as much, setup and evaluations aside,
+// and merge records (a strategy's log output: a few slices each) aside.
 func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) {
-	mallocs := func(epochs float64) (uint64, int64) {
-		cfg := base("sync", 2, Virtual)
-		cfg.Epochs = epochs
-		cfg.EvalEvery = 100
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		r := start(t, cfg, nil, nil)
-		runtime.ReadMemStats(&after)
-		return after.Mallocs - before.Mallocs, r.done / int64(cfg.Batch)
-	}
-	m1, b1 := mallocs(1)
-	m3, b3 := mallocs(3)
-	per := float64(int64(m3)-int64(m1)) / float64(b3-b1)
-	t.Logf("%.3f allocations per batch", per)
-	if per > 0.05 {
-		t.Fatalf("%.2f allocations per batch (%d for %d batches, %d for %d)", per, m1, b1, m3, b3)
+	const perMerge = 8
+	for _, info := range strategy.List() {
+		name := info.Name
+		mallocs := func(epochs float64) (m uint64, batches, merges int64) {
+			cfg := base(name, 4, Virtual)
+			cfg.Epochs = epochs
+			cfg.EvalEvery = 100
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			r := start(t, cfg, nil, nil)
+			runtime.ReadMemStats(&after)
+			return after.Mallocs - before.Mallocs, r.done / int64(cfg.Batch), int64(len(r.res.Merges))
+		}
+		m1, b1, g1 := mallocs(1)
+		m3, b3, g3 := mallocs(3)
+		extra := float64(int64(m3)-int64(m1)) - float64(perMerge*(g3-g1))
+		per := extra / float64(b3-b1)
+		t.Logf("%s: %.3f allocations per batch beyond %d per merge record", name, per, perMerge)
+		if per > 0.05 {
+			t.Errorf("%s: %.2f allocations per batch (%d for %d batches and %d merges, %d for %d and %d)", name, per, m1, b1, g1, m3, b3, g3)
+		}
 	}
 }
 
@@ -522,27 +544,40 @@ func TestTimingOnly(t *testing.T) {
 	}
 }
 
-// The AdaCons paper's linear regression: sync with the exact line search
-// lowers the exact loss from its starting point, and so does AdaCons.
+// The AdaCons paper's linear regression: sync and AdaCons with either step
+// rule lower the exact loss from its starting point; each rule's step is the
+// minimum of its own objective along the direction.
 func TestRegressionWorkload(t *testing.T) {
-	w := &Regression{D: 50, Points: 1000}
-	p := make([]float32, 50)
-	w.Init(p, 3)
-	start0 := w.Evaluate(p).Loss
-	for _, s := range []string{"sync", "adacons"} {
-		cfg := base(s, 4, Virtual)
-		cfg.LineSearch, cfg.Batch, cfg.Epochs, cfg.EvalEvery = true, 16, 5, 1
-		res, err := Run(context.Background(), cfg, w, nil, nil)
-		if err != nil {
-			t.Fatal(err)
+	for _, rule := range []string{RuleDistance, RuleLoss} {
+		w := &Regression{D: 50, Points: 1000, Rule: rule}
+		p := make([]float32, 50)
+		w.Init(p, 3)
+		start0 := w.Evaluate(p).Loss
+		for _, s := range []string{"sync", "adacons"} {
+			cfg := base(s, 4, Virtual)
+			cfg.LineSearch, cfg.Batch, cfg.Epochs, cfg.EvalEvery = true, 16, 5, 1
+			res, err := Run(context.Background(), cfg, w, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := res.Evals[len(res.Evals)-1].Loss
+			if !(last < start0/100) {
+				t.Fatalf("%s, rule %s: loss %v from %v", s, rule, last, start0)
+			}
 		}
-		last := res.Evals[len(res.Evals)-1].Loss
-		if !(last < start0/100) {
-			t.Fatalf("%s: loss %v from %v", s, last, start0)
-		}
+	}
+	if err := (&Regression{Rule: "newton"}).CheckRule(); err == nil {
+		t.Fatal("unknown rule accepted")
+	}
+	// The step is optimal for plain SGD only.
+	cfg := base("sum", 2, Virtual)
+	cfg.LineSearch, cfg.Optimizer = true, optim.Config{Name: "adam"}
+	if _, err := Run(context.Background(), cfg, &Regression{D: 10, Points: 100}, nil, nil); err == nil || !strings.Contains(err.Error(), "--optimizer sgd") {
+		t.Fatalf("line search with adam: %v", err)
 	}
 	// Known answer: f(w) = wᵀAw/2 with A = I/12 + 11ᵀ/4; for w = 1 in 50
 	// dimensions: (50/12 + 2500/4)/2.
+	w := &Regression{D: 50, Points: 1000}
 	ones := make([]float32, 50)
 	for i := range ones {
 		ones[i] = 1
@@ -550,22 +585,34 @@ func TestRegressionWorkload(t *testing.T) {
 	if got, want := w.Evaluate(ones).Loss, (50.0/12+2500.0/4)/2; math.Abs(got-want) > 1e-3 {
 		t.Fatalf("f(1) = %v, want %v", got, want)
 	}
-	// The exact step along the gradient A·w minimises f on that line.
-	a := make([]float32, 50)
-	applyA(a, ones)
-	eta := w.Step(ones, a)
-	for _, d := range []float64{-1e-3, 1e-3} {
+	// Along a direction dir from p = 1: RuleLoss minimises f, RuleDistance
+	// minimises ‖p − η·dir‖ (the optimum is 0).
+	dir := make([]float32, 50)
+	for i := range dir {
+		dir[i] = float32(i%3) + 0.5
+	}
+	at := func(eta float64) []float32 {
 		q := make([]float32, 50)
 		for i := range q {
-			q[i] = ones[i] - float32(eta+d)*a[i]
+			q[i] = ones[i] - float32(eta)*dir[i]
 		}
-		atEta := make([]float32, 50)
-		for i := range atEta {
-			atEta[i] = ones[i] - float32(eta)*a[i]
+		return q
+	}
+	objective := map[string]func([]float32) float64{
+		RuleLoss:     func(q []float32) float64 { return w.Evaluate(q).Loss },
+		RuleDistance: func(q []float32) float64 { return kernel.Dot(q, q) },
+	}
+	for rule, f := range objective {
+		w.Rule = rule
+		eta := w.Step(ones, dir)
+		for _, d := range []float64{-1e-3, 1e-3} {
+			if f(at(eta+d)) < f(at(eta))-1e-9 {
+				t.Fatalf("rule %s: η = %v is not the minimum along dir", rule, eta)
+			}
 		}
-		if w.Evaluate(q).Loss < w.Evaluate(atEta).Loss-1e-9 {
-			t.Fatalf("η = %v is not the minimum along the gradient", eta)
-		}
+	}
+	if eta := w.Step(ones, make([]float32, 50)); eta != 0 {
+		t.Fatalf("step along 0 = %v", eta)
 	}
 }
 

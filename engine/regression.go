@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -15,24 +16,37 @@ import (
 //
 // Each sample is a fresh ζ drawn from the worker's own seeded stream. Since
 // E[ζζᵀ] = A = I/12 + 11ᵀ/4, the objective is known exactly: f(w) = wᵀAw/2,
-// minimised at w = 0. Evaluate reports f(w) as the loss (P@k do not apply),
-// and Step gives the exact line-search step the paper provides to every
-// aggregation method.
+// minimised at w* = 0. Evaluate reports f(w) as the loss (P@k do not apply),
+// and Step gives the "optimal (analytical) step size" the paper provides to
+// every aggregation method.
+//
+// The paper does not say which step that is; the authors' published code
+// takes the step that brings w closest to the optimum, η = ψᵀ(w − w*)/‖ψ‖²
+// (RuleDistance, the default). RuleLoss is the other reading, the exact line
+// search of f along ψ. The two rank the aggregation methods differently, so
+// the study reports both.
 type Regression struct {
-	D      int // dimension (the paper: 1000)
-	Points int // nominal training-set size, for epochs
+	D      int    // dimension (the paper: 1000)
+	Points int    // nominal training-set size, for epochs
+	Rule   string // RuleDistance ("" too) or RuleLoss
 }
+
+// Step rules of Regression.
+const (
+	RuleDistance = "distance" // η minimising ‖w − ηψ − w*‖: the authors' code
+	RuleLoss     = "loss"     // η minimising f(w − ηψ): exact line search
+)
 
 func (r *Regression) Name() string   { return "regression" }
 func (r *Regression) Size() int      { return r.Points }
 func (r *Regression) NumParams() int { return r.D }
 func (r *Regression) Shape() Shape   { return Shape{Dense: float64(r.D), Params: float64(r.D)} }
 
-// Init starts from w with entries U[0,1], a point of loss about d²/8.
+// Init starts from w with entries U[−5, 5], as the authors' code does.
 func (r *Regression) Init(p []float32, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x5e9))
 	for i := range p {
-		p[i] = float32(rng.Float64())
+		p[i] = float32(10*rng.Float64() - 5)
 	}
 }
 
@@ -55,16 +69,32 @@ func (r *Regression) Evaluate(p []float32) metric.Scores {
 	return metric.Scores{Loss: kernel.Dot(p, a) / 2, Points: 1}
 }
 
-// Step returns η minimising f(p − η·dir): (dirᵀAp)/(dirᵀA·dir), 0 when dir
-// is 0.
+// CheckRule reports whether the step rule is known.
+func (r *Regression) CheckRule() error {
+	switch r.Rule {
+	case "", RuleDistance, RuleLoss:
+		return nil
+	}
+	return fmt.Errorf("engine: regression step rule %q: want %s or %s", r.Rule, RuleDistance, RuleLoss)
+}
+
+// Step returns the step along −dir from p: under RuleDistance
+// dirᵀp/‖dir‖² (w* = 0), under RuleLoss (dirᵀAp)/(dirᵀA·dir); 0 when dir is 0.
 func (r *Regression) Step(p, dir []float32) float64 {
-	a := make([]float32, len(dir))
-	applyA(a, dir)
-	den := kernel.Dot(dir, a)
+	if r.Rule == RuleLoss {
+		a := make([]float32, len(dir))
+		applyA(a, dir)
+		den := kernel.Dot(dir, a)
+		if den == 0 {
+			return 0
+		}
+		return kernel.Dot(p, a) / den
+	}
+	den := kernel.Dot(dir, dir)
 	if den == 0 {
 		return 0
 	}
-	return kernel.Dot(p, a) / den
+	return kernel.Dot(p, dir) / den
 }
 
 func (r *Regression) NewWorker(maxBatch int, seed uint64, _ bool) (Worker, error) {

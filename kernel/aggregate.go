@@ -124,7 +124,7 @@ func (t *aggTask) done() {
 }
 
 // aggBlock is the span of one inner block: ḡ of a block stays in L1.
-const aggBlock = 2048
+const aggBlock = 512
 
 func (t *aggTask) reserve(n int) {
 	if cap(t.pd) < vecChunks*n {

@@ -126,7 +126,7 @@ type Action struct {
 	Batch   int       // Dispatch
 	LR      float64   // Dispatch, AllReduce
 	Mode    Mode      // Dispatch
-	Weights []float64 // AllReduce, Merge: one per device
+	Weights []float64 // AllReduce, Merge: one per device; valid until the next Step
 	Gamma   float64   // Merge, CenterSync: momentum
 	A       float64   // CenterSync
 	// Layered asks for Layered SGD's all-reduce: reduce to each group's

@@ -23,7 +23,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	out := fs.String("out", "", "report `folder` (report.md, figures, runs/*.jsonl)")
 	dataDir := fs.String("data", os.Getenv("HETSGD_DATA"), "`folder` holding reference datasets (delicious/ with train.txt and test.txt); default $HETSGD_DATA")
 	sets := fs.String("sets", "bibtex,delicious,amazon-synth", "datasets to run, comma-separated: bibtex (bundled), delicious (from --data), amazon-synth (generated)")
-	study := fs.String("study", "adaptive", "which paper to reproduce: adaptive, lsgd, gem, adacons, or all")
+	study := fs.String("study", "adaptive", "which papers to reproduce, comma-separated: adaptive, lsgd, gem, adacons, or all")
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")

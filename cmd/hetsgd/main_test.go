@@ -94,6 +94,9 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "extra"}, 2, "unexpected argument \"extra\""},
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"data", "stats", bad}, 1, "bad.txt:3"},
+		{[]string{"train", "--workload", "regression", "--optimizer", "sgd", "--line-search", "--step-rule", "newton"}, 1, "--step-rule \"newton\""},
+		{[]string{"train", "--workload", "regression", "--line-search", "--time", "virtual", "--log", logPath}, 1, "--line-search needs --optimizer sgd"},
+		{[]string{"train", "--workload", "mnist"}, 1, "--workload \"mnist\""},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.msg) {

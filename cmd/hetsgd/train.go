@@ -122,6 +122,7 @@ type trainFlags struct {
 	workload     string
 	dim          int
 	lineSearch   bool
+	stepRule     string
 	options      map[string]*float64 // every strategy option, by flag name
 }
 
@@ -169,7 +170,8 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.timingOnly, "timing-only", false, "virtual clock: charge time but compute nothing (throughput studies)")
 	fs.StringVar(&f.workload, "workload", "xml", "what to train: xml (the sparse MLP on --data) or regression (the AdaCons paper's linear regression)")
 	fs.IntVar(&f.dim, "dim", 1000, "dimension of --workload regression")
-	fs.BoolVar(&f.lineSearch, "line-search", false, "use the exact line-search step of --workload regression instead of --lr")
+	fs.BoolVar(&f.lineSearch, "line-search", false, "use the optimal step of --workload regression (see --step-rule) instead of --lr")
+	fs.StringVar(&f.stepRule, "step-rule", engine.RuleDistance, "with --line-search: distance (the step closest to the optimum, as the AdaCons authors' code) or loss (exact line search of the loss)")
 
 	// One flag per strategy option; only those set reach the strategy,
 	// which rejects the ones it does not take.
@@ -382,7 +384,11 @@ func (f *trainFlags) buildWorkload(format data.Format) (engine.Workload, string,
 		if f.dim < 1 {
 			return nil, "", fmt.Errorf("--dim %d: need at least 1", f.dim)
 		}
-		return &engine.Regression{D: f.dim, Points: 10000}, fmt.Sprintf("linear regression in %d dimensions", f.dim), nil
+		w := &engine.Regression{D: f.dim, Points: 10000, Rule: f.stepRule}
+		if err := w.CheckRule(); err != nil {
+			return nil, "", fmt.Errorf("--step-rule %q: want %s or %s", f.stepRule, engine.RuleDistance, engine.RuleLoss)
+		}
+		return w, fmt.Sprintf("linear regression in %d dimensions", f.dim), nil
 	case "xml":
 	default:
 		return nil, "", fmt.Errorf("--workload %q: want xml or regression", f.workload)
@@ -451,6 +457,7 @@ type configRecordT struct {
 	TimingOnly   bool               `json:"timing_only,omitempty"`
 	Workload     string             `json:"workload"`
 	LineSearch   bool               `json:"line_search,omitempty"`
+	StepRule     string             `json:"step_rule,omitempty"`
 	Threads      int                `json:"threads"`
 	Kernel       string             `json:"kernel"`
 	CPUs         int                `json:"cpus"`
@@ -476,6 +483,9 @@ func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workl
 		Strategy: cfg.Strategy, Options: cfg.Options, Devices: cfg.Devices, Speeds: speeds, Clock: string(cfg.Clock), LineSearch: cfg.LineSearch,
 		Threads: kernel.Default().Workers(), Kernel: kernel.Impl(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		TrainSecNote: "train_seconds counts training steps only (batch preparation, forward, backward, update, merges) in the engine's clock; loading and evaluation are excluded",
+	}
+	if cfg.LineSearch {
+		rec.StepRule = f.stepRule
 	}
 	if rec.Options == nil {
 		rec.Options = map[string]float64{}

@@ -7,8 +7,12 @@
 // the coefficients are smoothed by momentum on their *sorted* values —
 // m ← βm + (1−β)·sort(c) — and each device receives back the smoothed value
 // of its rank (a scatter through the sort permutation; the authors' code
-// gathers instead, which differs for n ≥ 3: SPEC §3); the weights are
-// normalized to sum one and the update is ψ = Σ γ_i g_i.
+// gathers instead, which differs for n ≥ 3); the weights are normalized to
+// sum one and the update is ψ = Σ γ_i g_i. The paper leaves the momentum's
+// starting value open; as in the authors' code it is the first step's sorted
+// coefficients. (A zero start would, after the sum-one normalization, be a
+// bias-corrected average that weights the first step no more than the
+// next ones.)
 //
 // Guards: a zero gradient gets coefficient 0; when the weights' sum is zero
 // or not finite the step falls back to plain averaging and says so in the
@@ -16,9 +20,10 @@
 package adacons
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -39,10 +44,12 @@ type AdaCons struct {
 	lr      float64
 	beta    float64
 	M       []float64 // smoothed sorted coefficients
+	started bool      // M holds a first step's coefficients
 	pending int
 	perm    []int
 	sorted  []float64
-	weights []float64
+	weights []float64 // the step's weights (the action's, valid until the next Step)
+	next    []float64 // the momentum's next value
 }
 
 // New returns AdaCons; --batch is the batch of each device.
@@ -53,7 +60,8 @@ func New(cfg strategy.Config) (*AdaCons, error) {
 	}
 	n := cfg.Devices
 	return &AdaCons{n: n, b: cfg.Batch, lr: cfg.LR, beta: beta,
-		M: make([]float64, n), perm: make([]int, n), sorted: make([]float64, n)}, nil
+		M: make([]float64, n), perm: make([]int, n), sorted: make([]float64, n),
+		weights: make([]float64, n), next: make([]float64, 0, n)}, nil
 }
 
 func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
@@ -85,19 +93,17 @@ func (a *AdaCons) Weights(c []float64) ([]float64, string) {
 		}
 		return c[i]
 	}
-	sort.SliceStable(a.perm, func(x, y int) bool { return coef(a.perm[x]) < coef(a.perm[y]) })
+	slices.SortStableFunc(a.perm, func(x, y int) int { return cmp.Compare(coef(x), coef(y)) })
 	for r, i := range a.perm {
 		a.sorted[r] = coef(i)
 	}
-	w := make([]float64, a.n)
-	var next [64]float64
-	m := next[:0]
-	if a.n > len(next) {
-		m = make([]float64, 0, a.n)
-	}
+	w, m := a.weights, a.next[:0]
 	var sum float64
 	for r := range a.sorted {
-		v := a.beta*a.M[r] + (1-a.beta)*a.sorted[r]
+		v := a.sorted[r]
+		if a.started {
+			v = a.beta*a.M[r] + (1-a.beta)*v
+		}
 		m = append(m, v)
 		w[a.perm[r]] = v // scatter: device perm[r] has rank r
 		sum += v
@@ -109,6 +115,7 @@ func (a *AdaCons) Weights(c []float64) ([]float64, string) {
 		return w, fmt.Sprintf("consensus weights sum to %v: this step falls back to averaging", sum)
 	}
 	copy(a.M, m)
+	a.started = true
 	for i := range w {
 		w[i] /= sum
 	}
