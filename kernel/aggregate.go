@@ -123,7 +123,8 @@ func (t *aggTask) done() {
 	aggTaskPool.put(t)
 }
 
-// aggBlock is the span of one inner block: ḡ of a block stays in L1.
+// aggBlock is the span of one inner block: ḡ of a block stays in L1, and so
+// do the gradients' blocks for up to 16 devices (2048 measured the same).
 const aggBlock = 512
 
 func (t *aggTask) reserve(n int) {
