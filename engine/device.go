@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -16,6 +17,7 @@ type device struct {
 	p, g   []float32 // replica and gradient (nil when timing only)
 	m      []float32 // GEM's momentum, allocated at the first GEM commit
 	opt    optim.Optimizer
+	upd    kernel.Update // the step being applied (Stepper workers)
 	worker Worker
 	noise  *rand.Rand // virtual clock: cost noise
 
@@ -29,12 +31,20 @@ type device struct {
 }
 
 // compute runs the loaded batch: the gradient, and with LocalStep the
-// optimizer update of the replica. It does not allocate.
+// optimizer update of the replica, fused with the backward pass when the
+// worker can. It does not allocate.
 func (d *device) compute() {
-	d.loss = d.worker.Gradient(d.p, d.g)
 	if d.mode == strategy.LocalStep {
+		if s, ok := d.worker.(Stepper); ok {
+			d.upd = d.opt.Fused(d.lr)
+			d.loss = s.Step(d.p, d.g, &d.upd)
+			return
+		}
+		d.loss = d.worker.Gradient(d.p, d.g)
 		d.opt.Step(d.p, d.g, d.lr)
+		return
 	}
+	d.loss = d.worker.Gradient(d.p, d.g)
 }
 
 // noiseFactor draws the multiplicative cost noise exp(σZ − σ²/2), of mean 1.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/sparse"
@@ -39,6 +40,13 @@ type Worker interface {
 	Gradient(p, g []float32) float64
 	// Loaded returns the rows and non-zeros of the loaded batch.
 	Loaded() (rows, nnz int)
+}
+
+// Stepper is implemented by workers that can apply an optimizer step inside
+// their backward pass: Step computes the batch's gradient, updates p by u as
+// applying u to that gradient would, and returns the loss. g is scratch.
+type Stepper interface {
+	Step(p, g []float32, u *kernel.Update) float64
 }
 
 // LineSearcher is implemented by workloads whose objective is known in
@@ -130,6 +138,10 @@ func (x *xmlWorker) Load(s *data.Sampler, n int) {
 
 func (x *xmlWorker) Gradient(p, g []float32) float64 {
 	return x.ws.Gradient(p, g, &x.batch.X, &x.batch.Y)
+}
+
+func (x *xmlWorker) Step(p, g []float32, u *kernel.Update) float64 {
+	return x.ws.Step(p, g, &x.batch.X, &x.batch.Y, u)
 }
 
 func (x *xmlWorker) Loaded() (int, int) { return x.batch.Len(), x.batch.X.NNZ() }

@@ -17,6 +17,13 @@ type gemmArgs struct {
 	lda, ldb, ldc  int
 	splitN         bool
 	unit           int // rows or columns per part, a multiple of mr or nr
+	// packedA, when set, holds op(A) already packed by packAll: gemmBlock
+	// then skips packing A (XentLayer reuses one packed A for every block).
+	packedA []float32
+	// packedB, when set, holds op(B) already packed for the whole k×n: for
+	// each kc-deep block pc in turn, every nr-wide panel, panel jr of block
+	// pc at packedB[pc·roundUp(n, nr) + jr·kc].
+	packedB []float32
 }
 
 type gemmTask struct {
@@ -83,9 +90,11 @@ func (t *gemmTask) Part(i, _ int) {
 	gemmScratchPool.put(s)
 }
 
-// gemmBlock computes the tile C[i0:i1, j0:j1].
+// gemmBlock computes the tile C[i0:i1, j0:j1]. With beta == 0 the first
+// k-block's micro-kernels write C without reading it; later ones add to it.
 func gemmBlock(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
-	if g.beta != 1 {
+	overwrite := g.beta == 0 && g.k > 0 && g.alpha != 0
+	if g.beta != 1 && !overwrite {
 		for i := i0; i < i1; i++ {
 			row := g.c[i*g.ldc+j0 : i*g.ldc+j1]
 			if g.beta == 0 {
@@ -106,29 +115,48 @@ func gemmBlock(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
 		nc := min(im.nc, j1-jc)
 		for pc := 0; pc < g.k; pc += im.kc {
 			kc := min(im.kc, g.k-pc)
-			packB(s.pb, nr, g.b, g.ldb, g.transB, pc, kc, jc, nc)
+			store := overwrite && pc == 0
+			micro := im.micro
+			if store {
+				micro = im.microStore
+			}
+			pb := s.pb
+			if g.packedB != nil {
+				pb = g.packedB[pc*roundUp(g.n, nr)+jc*kc:]
+			} else {
+				packB(pb, nr, g.b, g.ldb, g.transB, pc, kc, jc, nc)
+			}
 			for ic := i0; ic < i1; ic += im.mc {
 				mc := min(im.mc, i1-ic)
-				packA(s.pa, mr, g.a, g.lda, g.transA, ic, mc, pc, kc, g.alpha)
+				pa := s.pa
+				if g.packedA != nil {
+					pa = g.packedA[pc*roundUp(g.m, mr)+ic*kc:]
+				} else {
+					packA(pa, mr, g.a, g.lda, g.transA, ic, mc, pc, kc, g.alpha)
+				}
 				for jr := 0; jr < nc; jr += nr {
 					nrr := min(nr, nc-jr)
-					bp := s.pb[jr*kc : jr*kc+kc*nr]
+					bp := pb[jr*kc : jr*kc+kc*nr]
 					for ir := 0; ir < mc; ir += mr {
 						mrr := min(mr, mc-ir)
-						ap := s.pa[ir*kc : ir*kc+kc*mr]
+						ap := pa[ir*kc : ir*kc+kc*mr]
 						off := (ic+ir)*g.ldc + jc + jr
 						if mrr == mr && nrr == nr {
-							im.micro(kc, ap, bp, g.c[off:], g.ldc)
+							micro(kc, ap, bp, g.c[off:], g.ldc)
 							continue
 						}
 						// Edge tile: compute the whole tile into scratch
-						// (same arithmetic as a full tile) and add the part
-						// that lies inside C.
-						clear(s.tile)
-						im.micro(kc, ap, bp, s.tile, nr)
+						// (same arithmetic as a full tile) and write or add
+						// the part that lies inside C.
+						im.microStore(kc, ap, bp, s.tile, nr)
 						for r := 0; r < mrr; r++ {
 							dst := g.c[off+r*g.ldc : off+r*g.ldc+nrr]
-							for q, v := range s.tile[r*nr : r*nr+nrr] {
+							src := s.tile[r*nr : r*nr+nrr]
+							if store {
+								copy(dst, src)
+								continue
+							}
+							for q, v := range src {
 								dst[q] += v
 							}
 						}
@@ -157,6 +185,10 @@ func packA(dst []float32, mr int, a []float32, lda int, trans bool, ic, mc, pc, 
 			}
 			continue
 		}
+		if rows == 12 && mr == 12 {
+			packA12(panel, a[(ic+ir)*lda+pc:], lda, kc, alpha)
+			continue
+		}
 		for r := 0; r < mr; r++ {
 			if r >= rows {
 				for p := 0; p < kc; p++ {
@@ -173,6 +205,32 @@ func packA(dst []float32, mr int, a []float32, lda int, trans bool, ic, mc, pc, 
 	}
 }
 
+// packA12 packs a full 12-row panel of a row-major A: writing the panel in
+// order while reading the 12 rows side by side, which is several times
+// faster than one strided write per element.
+func packA12(panel, a []float32, lda, kc int, alpha float32) {
+	r0, r1, r2, r3 := a[:kc], a[lda:lda+kc], a[2*lda:2*lda+kc], a[3*lda:3*lda+kc]
+	r4, r5, r6, r7 := a[4*lda:4*lda+kc], a[5*lda:5*lda+kc], a[6*lda:6*lda+kc], a[7*lda:7*lda+kc]
+	r8, r9, r10, r11 := a[8*lda:8*lda+kc], a[9*lda:9*lda+kc], a[10*lda:10*lda+kc], a[11*lda:11*lda+kc]
+	panel = panel[:12*kc]
+	for p := range kc {
+		d := panel[12*p : 12*p+12 : 12*p+12]
+		d[0], d[1], d[2], d[3] = alpha*r0[p], alpha*r1[p], alpha*r2[p], alpha*r3[p]
+		d[4], d[5], d[6], d[7] = alpha*r4[p], alpha*r5[p], alpha*r6[p], alpha*r7[p]
+		d[8], d[9], d[10], d[11] = alpha*r8[p], alpha*r9[p], alpha*r10[p], alpha*r11[p]
+	}
+}
+
+// packAll packs all of alpha·op(A) (m×k) for gemmArgs.packedA: for each
+// kc-deep block of k in turn, the mr-tall panels of every row, so that rows
+// [ic, ic+mc) of block pc start at dst[pc·roundUp(m, mr) + ic·kc]. dst needs
+// roundUp(m, mr)·k floats.
+func packAll(dst []float32, im *impl, a []float32, lda int, trans bool, m, k int, alpha float32) {
+	for pc := 0; pc < k; pc += im.kc {
+		packA(dst[pc*roundUp(m, im.mr):], im.mr, a, lda, trans, 0, m, pc, min(im.kc, k-pc), alpha)
+	}
+}
+
 // packB copies op(B)[pc:pc+kc, jc:jc+nc] into nr-wide panels: panel j holds,
 // for each p, the nr values of row p (zero-padded past nc).
 func packB(dst []float32, nr int, b []float32, ldb int, trans bool, pc, kc, jc, nc int) {
@@ -186,6 +244,10 @@ func packB(dst []float32, nr int, b []float32, ldb int, trans bool, pc, kc, jc, 
 				copy(d, b[row:row+cols])
 				clear(d[cols:])
 			}
+			continue
+		}
+		if cols == nr && nr%16 == 0 {
+			packBT16(panel, b[(jc+jr)*ldb+pc:], ldb, kc, nr)
 			continue
 		}
 		for c := 0; c < nr; c++ {
@@ -243,13 +305,16 @@ func GemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 		for j := 0; j < n; j++ {
 			var s float64
 			for p := 0; p < k; p++ {
-				av := a[i*lda+p]
+				var av, bv float32
 				if transA {
 					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
 				}
-				bv := b[p*ldb+j]
 				if transB {
 					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
 				}
 				s += float64(av) * float64(bv)
 			}
@@ -258,6 +323,26 @@ func GemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 				v += float64(beta) * float64(c[i*ldc+j])
 			}
 			c[i*ldc+j] = float32(v)
+		}
+	}
+}
+
+// packBT16 packs a full panel of nr (a multiple of 16) columns of a
+// transposed B, whose columns are the rows of b: 16 rows at a time read side
+// by side, the panel written in order.
+func packBT16(panel, b []float32, ldb, kc, nr int) {
+	panel = panel[:nr*kc]
+	for c0 := 0; c0 < nr; c0 += 16 {
+		var rows [16][]float32
+		for c := range rows {
+			rows[c] = b[(c0+c)*ldb : (c0+c)*ldb+kc]
+		}
+		for p := range kc {
+			d := panel[nr*p+c0 : nr*p+c0+16 : nr*p+c0+16]
+			d[0], d[1], d[2], d[3] = rows[0][p], rows[1][p], rows[2][p], rows[3][p]
+			d[4], d[5], d[6], d[7] = rows[4][p], rows[5][p], rows[6][p], rows[7][p]
+			d[8], d[9], d[10], d[11] = rows[8][p], rows[9][p], rows[10][p], rows[11][p]
+			d[12], d[13], d[14], d[15] = rows[12][p], rows[13][p], rows[14][p], rows[15][p]
 		}
 	}
 }

@@ -50,3 +50,11 @@ func micro4x4(kc int, a, b, c []float32, ldc int) {
 	r[2] += c32
 	r[3] += c33
 }
+
+// micro4x4Store is micro4x4 overwriting the tile instead of adding to it.
+func micro4x4Store(kc int, a, b, c []float32, ldc int) {
+	for r := 0; r < 4; r++ {
+		clear(c[r*ldc : r*ldc+4])
+	}
+	micro4x4(kc, a, b, c, ldc)
+}

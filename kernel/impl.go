@@ -18,18 +18,29 @@ type impl struct {
 	mr, nr     int
 	kc, mc, nc int
 	micro      func(kc int, a, b, c []float32, ldc int)  // C[mr×nr] += A·B
+	microStore func(kc int, a, b, c []float32, ldc int)  // C[mr×nr] = A·B
 	expShift   func(x []float32, m float32) float64      // x = exp(x−m); Σ in float64
 	axpy       func(a float32, x, y []float32)           // y += a·x, len(y) == len(x)
 	scal       func(a float32, x []float32)              // x *= a
-	adam       func(p, g, m, v []float32, c *[6]float32) // see AdamUpdate
-	momentum   func(p, g, b []float32, c *[3]float32)    // see MomentumUpdate
+	adam       func(p, g, m, v []float32, c *[6]float32) // see AdamRule
+	momentum   func(p, g, b []float32, c *[3]float32)    // see MomentumRule
 	dot2       func(x, y []float32) (xy, xx float32)     // ⟨x,y⟩ and ⟨x,x⟩ of a block
+	max        func(x []float32) float32                 // largest element, len(x) ≥ 1
+	copyNT     func(dst, src []float32)                  // copy without reading dst's lines
+	addMax     func(x, b []float32) float32              // x += b; max(x), len(x) ≥ 1
+	scaleAcc   func(dst, src, acc []float32, f float32)  // dst = f·src; acc += dst
+	// scaleAccPanels is scaleAcc writing dst as nr-wide runs stride apart
+	// (zero-padding the last run): one row of a packed B operand.
+	scaleAccPanels func(dst, src, acc []float32, f float32, stride int)
 }
 
 // goImpl is the portable implementation: a 4×4 GEMM tile in scalar Go and
 // plain loops.
 var goImpl = &impl{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024,
-	micro: micro4x4, expShift: expShiftGo, axpy: axpyGo, scal: scalGo, adam: adamGo, momentum: momentumGo, dot2: dot2Go}
+	micro: micro4x4, microStore: micro4x4Store, expShift: expShiftGo, axpy: axpyGo, scal: scalGo, adam: adamGo, momentum: momentumGo, dot2: dot2Go,
+	max: maxGo, copyNT: copyGo, addMax: addMaxGo, scaleAcc: scaleAccGo}
+
+func init() { goImpl.scaleAccPanels = goImpl.scaleAccPanelsGo }
 
 // impls lists the implementations this machine can run, fastest first; cur
 // is the one in use.
@@ -115,3 +126,46 @@ func expShiftGo(x []float32, m float32) float64 {
 }
 
 func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+// maxGo returns the largest element of x (len(x) ≥ 1). A NaN may or may not
+// win, as with the SIMD versions; the callers' exp(x − max) turns any NaN of
+// x into a NaN result either way.
+func maxGo(x []float32) float32 {
+	m := x[0]
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+func copyGo(dst, src []float32) { copy(dst, src) }
+
+func addMaxGo(x, b []float32) float32 {
+	b = b[:len(x)]
+	for i := range x {
+		x[i] += b[i]
+	}
+	return maxGo(x)
+}
+
+func scaleAccGo(dst, src, acc []float32, f float32) {
+	src, acc = src[:len(dst)], acc[:len(dst)]
+	for i := range dst {
+		v := f * src[i]
+		dst[i] = v
+		acc[i] += v
+	}
+}
+
+// scaleAccPanelsGo is the portable scaleAccPanels for runs of im.nr.
+func (im *impl) scaleAccPanelsGo(dst, src, acc []float32, f float32, stride int) {
+	nr := im.nr
+	for q := 0; q*nr < len(src); q++ {
+		lo, hi := q*nr, min((q+1)*nr, len(src))
+		d := dst[q*stride : q*stride+nr]
+		scaleAccGo(d[:hi-lo], src[lo:hi], acc[lo:hi], f)
+		clear(d[hi-lo:])
+	}
+}

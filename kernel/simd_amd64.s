@@ -143,6 +143,121 @@ loop:
 	VZEROUPPER
 	RET
 
+// func gemmMicroStoreAVX512(kc int, a *float32, b *float32, c *float32, ldc int)
+// Requires: AVX, AVX512F
+TEXT ·gemmMicroStoreAVX512(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   c+24(FP), BX
+	MOVQ   ldc+32(FP), SI
+	SHLQ   $0x02, SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+loop:
+	VMOVUPS      (DX), Z24
+	VMOVUPS      64(DX), Z25
+	VBROADCASTSS (CX), Z26
+	VFMADD231PS  Z24, Z26, Z0
+	VFMADD231PS  Z25, Z26, Z1
+	VBROADCASTSS 4(CX), Z26
+	VFMADD231PS  Z24, Z26, Z2
+	VFMADD231PS  Z25, Z26, Z3
+	VBROADCASTSS 8(CX), Z26
+	VFMADD231PS  Z24, Z26, Z4
+	VFMADD231PS  Z25, Z26, Z5
+	VBROADCASTSS 12(CX), Z26
+	VFMADD231PS  Z24, Z26, Z6
+	VFMADD231PS  Z25, Z26, Z7
+	VBROADCASTSS 16(CX), Z26
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS 20(CX), Z26
+	VFMADD231PS  Z24, Z26, Z10
+	VFMADD231PS  Z25, Z26, Z11
+	VBROADCASTSS 24(CX), Z26
+	VFMADD231PS  Z24, Z26, Z12
+	VFMADD231PS  Z25, Z26, Z13
+	VBROADCASTSS 28(CX), Z26
+	VFMADD231PS  Z24, Z26, Z14
+	VFMADD231PS  Z25, Z26, Z15
+	VBROADCASTSS 32(CX), Z26
+	VFMADD231PS  Z24, Z26, Z16
+	VFMADD231PS  Z25, Z26, Z17
+	VBROADCASTSS 36(CX), Z26
+	VFMADD231PS  Z24, Z26, Z18
+	VFMADD231PS  Z25, Z26, Z19
+	VBROADCASTSS 40(CX), Z26
+	VFMADD231PS  Z24, Z26, Z20
+	VFMADD231PS  Z25, Z26, Z21
+	VBROADCASTSS 44(CX), Z26
+	VFMADD231PS  Z24, Z26, Z22
+	VFMADD231PS  Z25, Z26, Z23
+	ADDQ         $0x30, CX
+	ADDQ         $0x80, DX
+	DECQ         AX
+	JNZ          loop
+	VMOVUPS      Z0, (BX)
+	VMOVUPS      Z1, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z2, (BX)
+	VMOVUPS      Z3, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z4, (BX)
+	VMOVUPS      Z5, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z6, (BX)
+	VMOVUPS      Z7, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z8, (BX)
+	VMOVUPS      Z9, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z10, (BX)
+	VMOVUPS      Z11, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z12, (BX)
+	VMOVUPS      Z13, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z14, (BX)
+	VMOVUPS      Z15, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z16, (BX)
+	VMOVUPS      Z17, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z18, (BX)
+	VMOVUPS      Z19, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z20, (BX)
+	VMOVUPS      Z21, 64(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Z22, (BX)
+	VMOVUPS      Z23, 64(BX)
+	VZEROUPPER
+	RET
+
 // func gemmMicroAVX2(kc int, a *float32, b *float32, c *float32, ldc int)
 // Requires: AVX, FMA3
 TEXT ·gemmMicroAVX2(SB), NOSPLIT, $0-40
@@ -218,6 +333,73 @@ loop:
 	VADDPS       (BX), Y10, Y10
 	VMOVUPS      Y10, (BX)
 	VADDPS       32(BX), Y11, Y11
+	VMOVUPS      Y11, 32(BX)
+	VZEROUPPER
+	RET
+
+// func gemmMicroStoreAVX2(kc int, a *float32, b *float32, c *float32, ldc int)
+// Requires: AVX, FMA3
+TEXT ·gemmMicroStoreAVX2(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   c+24(FP), BX
+	MOVQ   ldc+32(FP), SI
+	SHLQ   $0x02, SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+loop:
+	VMOVUPS      (DX), Y12
+	VMOVUPS      32(DX), Y13
+	VBROADCASTSS (CX), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS 4(CX), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS 8(CX), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS 12(CX), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 16(CX), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 20(CX), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         $0x18, CX
+	ADDQ         $0x40, DX
+	DECQ         AX
+	JNZ          loop
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, 32(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Y2, (BX)
+	VMOVUPS      Y3, 32(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Y4, (BX)
+	VMOVUPS      Y5, 32(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Y6, (BX)
+	VMOVUPS      Y7, 32(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Y8, (BX)
+	VMOVUPS      Y9, 32(BX)
+	ADDQ         SI, BX
+	VMOVUPS      Y10, (BX)
 	VMOVUPS      Y11, 32(BX)
 	VZEROUPPER
 	RET
@@ -704,5 +886,291 @@ dot2AVX2_loop:
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	MOVSS        X0, xx+28(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX512(x *float32, n int) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·maxAVX512(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), AX
+	MOVQ    n+8(FP), CX
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	ADDQ    $0x80, AX
+	SUBQ    $0x20, CX
+	JZ      maxAVX512_reduce
+
+maxAVX512_loop:
+	VMAXPS (AX), Z0, Z0
+	VMAXPS 64(AX), Z1, Z1
+	ADDQ   $0x80, AX
+	SUBQ   $0x20, CX
+	JNZ    maxAVX512_loop
+
+maxAVX512_reduce:
+	VMAXPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VPERMILPS     $0x4e, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VMAXPS        X1, X0, X0
+	MOVSS         X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x *float32, n int) float32
+// Requires: AVX, SSE
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), AX
+	MOVQ    n+8(FP), CX
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	ADDQ    $0x40, AX
+	SUBQ    $0x10, CX
+	JZ      maxAVX2_reduce
+
+maxAVX2_loop:
+	VMAXPS (AX), Y0, Y0
+	VMAXPS 32(AX), Y1, Y1
+	ADDQ   $0x40, AX
+	SUBQ   $0x10, CX
+	JNZ    maxAVX2_loop
+
+maxAVX2_reduce:
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X1
+	MOVSS        X1, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func copyNTAVX512(dst *float32, src *float32, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·copyNTAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+copyNTAVX512_loop:
+	VMOVUPS  (CX), Z0
+	VMOVNTPS Z0, (AX)
+	ADDQ     $0x40, CX
+	ADDQ     $0x40, AX
+	SUBQ     $0x10, DX
+	JNZ      copyNTAVX512_loop
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func copyNTAVX2(dst *float32, src *float32, n int)
+// Requires: AVX, MMX+
+TEXT ·copyNTAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+
+copyNTAVX2_loop:
+	VMOVUPS  (CX), Y0
+	VMOVNTPS Y0, (AX)
+	ADDQ     $0x20, CX
+	ADDQ     $0x20, AX
+	SUBQ     $0x08, DX
+	JNZ      copyNTAVX2_loop
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func addMaxAVX512(x *float32, b *float32, n int) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·addMaxAVX512(SB), NOSPLIT, $0-28
+	MOVQ    x+0(FP), AX
+	MOVQ    b+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS (AX), Z0
+	VADDPS  (CX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	VMOVUPS 64(AX), Z1
+	VADDPS  64(CX), Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $0x80, AX
+	ADDQ    $0x80, CX
+	SUBQ    $0x20, DX
+	JZ      addMaxAVX512_reduce
+
+addMaxAVX512_loop:
+	VMOVUPS (AX), Z2
+	VADDPS  (CX), Z2, Z2
+	VMOVUPS Z2, (AX)
+	VMAXPS  Z2, Z0, Z0
+	VMOVUPS 64(AX), Z2
+	VADDPS  64(CX), Z2, Z2
+	VMOVUPS Z2, 64(AX)
+	VMAXPS  Z2, Z1, Z1
+	ADDQ    $0x80, AX
+	ADDQ    $0x80, CX
+	SUBQ    $0x20, DX
+	JNZ     addMaxAVX512_loop
+
+addMaxAVX512_reduce:
+	VMAXPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VPERMILPS     $0x4e, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VMAXPS        X1, X0, X0
+	MOVSS         X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func addMaxAVX2(x *float32, b *float32, n int) float32
+// Requires: AVX, SSE
+TEXT ·addMaxAVX2(SB), NOSPLIT, $0-28
+	MOVQ    x+0(FP), AX
+	MOVQ    b+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS (AX), Y0
+	VADDPS  (CX), Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS 32(AX), Y1
+	VADDPS  32(CX), Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x40, AX
+	ADDQ    $0x40, CX
+	SUBQ    $0x10, DX
+	JZ      addMaxAVX2_reduce
+
+addMaxAVX2_loop:
+	VMOVUPS (AX), Y2
+	VADDPS  (CX), Y2, Y2
+	VMOVUPS Y2, (AX)
+	VMAXPS  Y2, Y0, Y0
+	VMOVUPS 32(AX), Y2
+	VADDPS  32(CX), Y2, Y2
+	VMOVUPS Y2, 32(AX)
+	VMAXPS  Y2, Y1, Y1
+	ADDQ    $0x40, AX
+	ADDQ    $0x40, CX
+	SUBQ    $0x10, DX
+	JNZ     addMaxAVX2_loop
+
+addMaxAVX2_reduce:
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X1
+	VPERMILPS    $0x4e, X1, X0
+	VMAXPS       X0, X1, X1
+	VPERMILPS    $0xb1, X1, X0
+	VMAXPS       X0, X1, X1
+	MOVSS        X1, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAccAVX512(dst *float32, src *float32, acc *float32, n int, f float32)
+// Requires: AVX, AVX512F
+TEXT ·scaleAccAVX512(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         acc+16(FP), DX
+	MOVQ         n+24(FP), BX
+	VBROADCASTSS f+32(FP), Z0
+
+scaleAccAVX512_loop:
+	VMULPS  (CX), Z0, Z1
+	VMOVUPS Z1, (AX)
+	VADDPS  (DX), Z1, Z1
+	VMOVUPS Z1, (DX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, AX
+	ADDQ    $0x40, DX
+	SUBQ    $0x10, BX
+	JNZ     scaleAccAVX512_loop
+	VZEROUPPER
+	RET
+
+// func scaleAccAVX2(dst *float32, src *float32, acc *float32, n int, f float32)
+// Requires: AVX
+TEXT ·scaleAccAVX2(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         acc+16(FP), DX
+	MOVQ         n+24(FP), BX
+	VBROADCASTSS f+32(FP), Y0
+
+scaleAccAVX2_loop:
+	VMULPS  (CX), Y0, Y1
+	VMOVUPS Y1, (AX)
+	VADDPS  (DX), Y1, Y1
+	VMOVUPS Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, DX
+	SUBQ    $0x08, BX
+	JNZ     scaleAccAVX2_loop
+	VZEROUPPER
+	RET
+
+// func scaleAccStridedAVX512(dst *float32, src *float32, acc *float32, chunks int, stride int, f float32)
+// Requires: AVX, AVX512F
+TEXT ·scaleAccStridedAVX512(SB), NOSPLIT, $0-44
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         acc+16(FP), DX
+	MOVQ         chunks+24(FP), BX
+	MOVQ         stride+32(FP), SI
+	SHLQ         $0x02, SI
+	VBROADCASTSS f+40(FP), Z0
+
+scaleAccStridedAVX512_loop:
+	VMULPS  (CX), Z0, Z1
+	VMULPS  64(CX), Z0, Z2
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z2, 64(AX)
+	VADDPS  (DX), Z1, Z1
+	VADDPS  64(DX), Z2, Z2
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z2, 64(DX)
+	ADDQ    $0x80, CX
+	ADDQ    $0x80, DX
+	ADDQ    SI, AX
+	DECQ    BX
+	JNZ     scaleAccStridedAVX512_loop
+	VZEROUPPER
+	RET
+
+// func scaleAccStridedAVX2(dst *float32, src *float32, acc *float32, chunks int, stride int, f float32)
+// Requires: AVX
+TEXT ·scaleAccStridedAVX2(SB), NOSPLIT, $0-44
+	MOVQ         dst+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         acc+16(FP), DX
+	MOVQ         chunks+24(FP), BX
+	MOVQ         stride+32(FP), SI
+	SHLQ         $0x02, SI
+	VBROADCASTSS f+40(FP), Y0
+
+scaleAccStridedAVX2_loop:
+	VMULPS  (CX), Y0, Y1
+	VMULPS  32(CX), Y0, Y2
+	VMOVUPS Y1, (AX)
+	VMOVUPS Y2, 32(AX)
+	VADDPS  (DX), Y1, Y1
+	VADDPS  32(DX), Y2, Y2
+	VMOVUPS Y1, (DX)
+	VMOVUPS Y2, 32(DX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x40, DX
+	ADDQ    SI, AX
+	DECQ    BX
+	JNZ     scaleAccStridedAVX2_loop
 	VZEROUPPER
 	RET

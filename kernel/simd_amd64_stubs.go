@@ -9,10 +9,20 @@ package kernel
 //go:noescape
 func gemmMicroAVX512(kc int, a *float32, b *float32, c *float32, ldc int)
 
+// gemmMicroStoreAVX512 writes the product of a packed 12×kc A panel and a packed kc×32 B panel into the 12×32 tile of C at c (row stride ldc floats). kc ≥ 1.
+//
+//go:noescape
+func gemmMicroStoreAVX512(kc int, a *float32, b *float32, c *float32, ldc int)
+
 // gemmMicroAVX2 adds the product of a packed 6×kc A panel and a packed kc×16 B panel to the 6×16 tile of C at c (row stride ldc floats). kc ≥ 1.
 //
 //go:noescape
 func gemmMicroAVX2(kc int, a *float32, b *float32, c *float32, ldc int)
+
+// gemmMicroStoreAVX2 writes the product of a packed 6×kc A panel and a packed kc×16 B panel into the 6×16 tile of C at c (row stride ldc floats). kc ≥ 1.
+//
+//go:noescape
+func gemmMicroStoreAVX2(kc int, a *float32, b *float32, c *float32, ldc int)
 
 // expShiftStoreAVX512 replaces x[i] by exp(x[i]−m) for i < n (a multiple of the vector width) and returns their sum, accumulated in float64.
 //
@@ -73,3 +83,53 @@ func dot2AVX512(x *float32, y *float32, n int) (xy float32, xx float32)
 //
 //go:noescape
 func dot2AVX2(x *float32, y *float32, n int) (xy float32, xx float32)
+
+// maxAVX512 returns the largest of x[i] for i < n (a non-zero multiple of twice the vector width).
+//
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
+// maxAVX2 returns the largest of x[i] for i < n (a non-zero multiple of twice the vector width).
+//
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+// copyNTAVX512 copies n floats (a multiple of the vector width) from src to dst, aligned to the vector width, with non-temporal stores.
+//
+//go:noescape
+func copyNTAVX512(dst *float32, src *float32, n int)
+
+// copyNTAVX2 copies n floats (a multiple of the vector width) from src to dst, aligned to the vector width, with non-temporal stores.
+//
+//go:noescape
+func copyNTAVX2(dst *float32, src *float32, n int)
+
+// addMaxAVX512 adds b[i] to x[i] for i < n (a non-zero multiple of twice the vector width) and returns the largest result.
+//
+//go:noescape
+func addMaxAVX512(x *float32, b *float32, n int) float32
+
+// addMaxAVX2 adds b[i] to x[i] for i < n (a non-zero multiple of twice the vector width) and returns the largest result.
+//
+//go:noescape
+func addMaxAVX2(x *float32, b *float32, n int) float32
+
+// scaleAccAVX512 sets dst[i] = f·src[i] and adds it to acc[i] for i < n (a multiple of the vector width).
+//
+//go:noescape
+func scaleAccAVX512(dst *float32, src *float32, acc *float32, n int, f float32)
+
+// scaleAccAVX2 sets dst[i] = f·src[i] and adds it to acc[i] for i < n (a multiple of the vector width).
+//
+//go:noescape
+func scaleAccAVX2(dst *float32, src *float32, acc *float32, n int, f float32)
+
+// scaleAccStridedAVX512 writes f·src into dst in runs of two vectors, dst advancing by stride floats per run, and adds f·src to acc.
+//
+//go:noescape
+func scaleAccStridedAVX512(dst *float32, src *float32, acc *float32, chunks int, stride int, f float32)
+
+// scaleAccStridedAVX2 writes f·src into dst in runs of two vectors, dst advancing by stride floats per run, and adds f·src to acc.
+//
+//go:noescape
+func scaleAccStridedAVX2(dst *float32, src *float32, acc *float32, chunks int, stride int, f float32)

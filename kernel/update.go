@@ -2,34 +2,79 @@ package kernel
 
 // Fused optimizer updates over flat parameter vectors. The rules are those of
 // torch.optim (L2 decay coupled to the gradient); package optim keeps the
-// state and the step count and calls these. Long vectors are split over a
-// fixed number of chunks, each element updated by one part.
+// state and the step count and describes each step as an Update. An Update
+// applies to the whole vector at once (ApplyUpdate, split over a fixed number
+// of chunks, each element updated by one part) or piece by piece from inside
+// a fused kernel (Update.Apply, as XentLayer does for the output layer) with
+// the same arithmetic.
 
-// AdamCoef are the per-step coefficients of the Adam update: LR is the
-// learning rate divided by 1−β1ᵗ, C2 is 1/√(1−β2ᵗ).
-type AdamCoef struct {
-	LR, Beta1, Beta2, Eps, WD, C2 float32
+// UpdateRule names an optimizer's elementwise rule.
+type UpdateRule uint8
+
+const (
+	// SGDRule: p -= LR·(g + WD·p).
+	SGDRule UpdateRule = iota
+	// MomentumRule: M = Mu·M + g + WD·p; p -= LR·M.
+	MomentumRule
+	// AdamRule: g' = g + WD·p; M = β1·M + (1−β1)·g'; V = β2·V + (1−β2)·g'²;
+	// p -= LR·M / (√V·C2 + ε), with LR the learning rate over 1−β1ᵗ and C2
+	// = 1/√(1−β2ᵗ).
+	AdamRule
+)
+
+// Update is one optimizer step over a parameter vector. M and V are the
+// rule's state over the whole vector (nil where the rule has none).
+type Update struct {
+	Rule                  UpdateRule
+	LR, WD                float32
+	Mu                    float32 // MomentumRule
+	Beta1, Beta2, Eps, C2 float32 // AdamRule
+	M, V                  []float32
+
+	coef [6]float32 // the coefficients as the SIMD loops take them
 }
 
-// AdamUpdate applies one Adam step to p with gradient g and moments m, v:
-//
-//	g' = g + wd·p;  m = β1·m + (1−β1)·g';  v = β2·v + (1−β2)·g'²
-//	p -= LR·m / (√v·C2 + ε)
-func AdamUpdate(p, g, m, v []float32, c AdamCoef) {
-	checkUpdate(len(p), g, m, v)
-	vecRun(&vecTask{op: vecAdam, x: g, y: p, m: m, v: v, coef: [6]float32{c.LR, c.Beta1, c.Beta2, c.Eps, c.WD, c.C2}})
+// prepare fills coef; the parts that then apply u only read it.
+func (u *Update) prepare() {
+	switch u.Rule {
+	case MomentumRule:
+		u.coef = [6]float32{u.LR, u.Mu, u.WD}
+	case AdamRule:
+		u.coef = [6]float32{u.LR, u.Beta1, u.Beta2, u.Eps, u.WD, u.C2}
+	}
 }
 
-// MomentumUpdate applies one heavy-ball step: b = μ·b + g + wd·p; p -= lr·b.
-func MomentumUpdate(p, g, b []float32, lr, mu, wd float32) {
-	checkUpdate(len(p), g, b, b)
-	vecRun(&vecTask{op: vecMomentum, x: g, y: p, m: b, coef: [6]float32{lr, mu, wd}})
+// apply updates p, the piece of the parameter vector that starts at offset
+// off, from its gradient g (same length), on the calling goroutine, after
+// prepare.
+func (u *Update) apply(p, g []float32, off int) {
+	g = g[:len(p)]
+	switch u.Rule {
+	case SGDRule:
+		if u.WD != 0 {
+			// p -= lr·(g + wd·p) = (1 − lr·wd)·p − lr·g
+			cur.scal(1-u.LR*u.WD, p)
+		}
+		cur.axpy(-u.LR, g, p)
+	case MomentumRule:
+		cur.momentum(p, g, u.M[off:off+len(p)], (*[3]float32)(u.coef[:3]))
+	case AdamRule:
+		cur.adam(p, g, u.M[off:off+len(p)], u.V[off:off+len(p)], &u.coef)
+	}
 }
 
-// SGDUpdate applies one plain SGD step: p -= lr·(g + wd·p).
-func SGDUpdate(p, g []float32, lr, wd float32) {
-	checkUpdate(len(p), g, g, g)
-	vecRun(&vecTask{op: vecSGD, x: g, y: p, a: lr, wd: wd})
+// ApplyUpdate applies u to p, the piece of the parameter vector that starts
+// at offset off, from its gradient g (same length).
+func ApplyUpdate(p, g []float32, u *Update, off int) {
+	checkUpdate(len(p), g)
+	switch u.Rule {
+	case MomentumRule:
+		checkUpdate(len(p), u.M[off:off+len(p)])
+	case AdamRule:
+		checkUpdate(len(p), u.M[off:off+len(p)], u.V[off:off+len(p)])
+	}
+	u.prepare()
+	vecRun(&vecTask{op: vecUpdate, x: g, y: p, upd: u, off: off})
 }
 
 func checkUpdate(n int, vs ...[]float32) {

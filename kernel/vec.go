@@ -46,9 +46,7 @@ const (
 	vecAxpby
 	vecScal
 	vecDot
-	vecAdam
-	vecMomentum
-	vecSGD
+	vecUpdate
 )
 
 // vecChunks is the fixed number of chunks a long vector is cut into; dot
@@ -63,12 +61,8 @@ type vecTask struct {
 	a, b    float32
 	x, y    []float32
 	partial [vecChunks]float64
-	// updates: y is the parameter vector, x the gradient, m and v the state,
-	// coef the rule's coefficients (kept here so that the SIMD calls get a
-	// pointer that does not escape per call)
-	m, v []float32
-	wd   float32
-	coef [6]float32
+	upd     *Update // vecUpdate: y is the parameter vector, x the gradient,
+	off     int     // and off the offset of y in the vector upd's state covers
 }
 
 var vecTaskPool = newFreeList[vecTask](64)
@@ -122,15 +116,7 @@ func (t *vecTask) Part(i, n int) {
 			s0 += float64(v) * float64(y[j])
 		}
 		t.partial[i] = (s0 + s1) + (s2 + s3)
-	case vecAdam:
-		cur.adam(t.y[lo:hi], x, t.m[lo:hi], t.v[lo:hi], &t.coef)
-	case vecMomentum:
-		cur.momentum(t.y[lo:hi], x, t.m[lo:hi], (*[3]float32)(t.coef[:3]))
-	case vecSGD:
-		if t.wd != 0 {
-			// p -= lr·(g + wd·p) = (1 − lr·wd)·p − lr·g
-			cur.scal(1-t.a*t.wd, t.y[lo:hi])
-		}
-		cur.axpy(-t.a, x, t.y[lo:hi])
+	case vecUpdate:
+		t.upd.apply(t.y[lo:hi], x, t.off+lo)
 	}
 }

@@ -93,7 +93,6 @@ func TestUpdates(t *testing.T) {
 			for i := range v {
 				v[i] = v[i] * v[i]
 			}
-			c := AdamCoef{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WD: 0.01, C2: 1.3}
 			wp, wm, wv, wb, ws := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 			p0, pb, ps := append([]float32(nil), p...), append([]float32(nil), p...), append([]float32(nil), p...)
 			for j := range p {
@@ -104,9 +103,9 @@ func TestUpdates(t *testing.T) {
 				wb[j] = 0.9*float64(b[j]) + float64(g[j]) + 0.01*float64(p[j])
 				ws[j] = float64(p[j]) - 0.05*(float64(g[j])+0.01*float64(p[j]))
 			}
-			AdamUpdate(p, g, m, v, c)
-			MomentumUpdate(pb, g, b, 0.05, 0.9, 0.01)
-			SGDUpdate(ps, g, 0.05, 0.01)
+			ApplyUpdate(p, g, &Update{Rule: AdamRule, LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WD: 0.01, C2: 1.3, M: m, V: v}, 0)
+			ApplyUpdate(pb, g, &Update{Rule: MomentumRule, LR: 0.05, Mu: 0.9, WD: 0.01, M: b}, 0)
+			ApplyUpdate(ps, g, &Update{Rule: SGDRule, LR: 0.05, WD: 0.01}, 0)
 			for j := range p {
 				// Adam's step divides a moment that may nearly cancel
 				// (0.9·m₀ against 0.1·g′); float32 rounding of that
@@ -127,9 +126,10 @@ func TestUpdates(t *testing.T) {
 			}
 		}
 		p := make([]float32, 1<<17)
+		adam, sgd := &Update{Rule: AdamRule, M: p, V: p}, &Update{}
 		if a := testing.AllocsPerRun(10, func() {
-			AdamUpdate(p, p, p, p, AdamCoef{})
-			SGDUpdate(p, p, 0, 0)
+			ApplyUpdate(p, p, adam, 0)
+			ApplyUpdate(p, p, sgd, 0)
 			Dot(p, p)
 		}); a != 0 {
 			t.Fatalf("%s: updates allocate %v times", impl, a)

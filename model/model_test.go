@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -259,5 +260,89 @@ func TestGradientWithDropout(t *testing.T) {
 	}
 	if rel := math.Sqrt(num / den); rel > 1e-2 {
 		t.Fatalf("‖g − fd‖/‖fd‖ = %.3g with dropout", rel)
+	}
+}
+
+// Gradient's fused output layer (kernel.XentLayer) equals the unfused path —
+// Forward, LossGrad, Backward — on shapes with several label blocks, a row
+// without labels, one and two hidden layers, and dropout.
+func TestGradientFusedEqualsUnfused(t *testing.T) {
+	for _, c := range []struct {
+		hidden  []int
+		labels  int
+		rows    int
+		dropout float64
+	}{
+		{[]int{7}, 9, 5, 0}, {[]int{16}, 2500, 13, 0}, {[]int{12, 5}, 1030, 6, 0.3}, {[]int{8}, 18000, 4, 0.2},
+	} {
+		r := rand.New(rand.NewPCG(7, uint64(c.labels)))
+		m, err := New(Config{Inputs: 40, Hidden: c.hidden, Outputs: c.labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float32, m.NumParams())
+		m.Init(p, 5)
+		x, y := randBatch(r, c.rows, 40, c.labels, 6)
+		fused, unfused := m.NewWorkspace(c.rows), m.NewWorkspace(c.rows)
+		if c.dropout > 0 { // the same masks on both sides
+			fused.SetDropout(c.dropout, 9)
+			unfused.SetDropout(c.dropout, 9)
+		}
+		g1, g2 := make([]float32, len(p)), make([]float32, len(p))
+		loss1 := fused.Gradient(p, g1, x, y)
+		unfused.forward(p, x, true, len(m.layers))
+		loss2 := unfused.LossGrad(y) / float64(c.rows)
+		unfused.Backward(p, g2, x)
+		if math.Abs(loss1-loss2) > 1e-5*(1+math.Abs(loss2)) {
+			t.Fatalf("%+v: loss fused %v, unfused %v", c, loss1, loss2)
+		}
+		var scale float64
+		for _, v := range g2 {
+			scale = max(scale, math.Abs(float64(v)))
+		}
+		for i := range g1 {
+			if d := math.Abs(float64(g1[i] - g2[i])); !(d <= 1e-5*scale) {
+				t.Fatalf("%+v: g[%d] fused %v, unfused %v", c, i, g1[i], g2[i])
+			}
+		}
+	}
+}
+
+// Step equals Gradient followed by the optimizer's update, bit for bit, for
+// every optimizer, with and without hidden layers.
+func TestStepEqualsGradientThenUpdate(t *testing.T) {
+	for _, hidden := range [][]int{nil, {16}, {12, 5}} {
+		for _, rule := range []kernel.UpdateRule{kernel.SGDRule, kernel.MomentumRule, kernel.AdamRule} {
+			r := rand.New(rand.NewPCG(8, uint64(len(hidden))))
+			m, err := New(Config{Inputs: 40, Hidden: hidden, Outputs: 2100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p1 := make([]float32, m.NumParams())
+			m.Init(p1, 5)
+			p2 := append([]float32(nil), p1...)
+			x, y := randBatch(r, 9, 40, 2100, 6)
+			state := func() (a, b []float32) { return make([]float32, len(p1)), make([]float32, len(p1)) }
+			m1, v1 := state()
+			m2, v2 := state()
+			upd := func(a, b []float32) *kernel.Update {
+				return &kernel.Update{Rule: rule, LR: 0.5, WD: 1e-3, Mu: 0.9, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1, M: a, V: b}
+			}
+			g1, g2 := make([]float32, len(p1)), make([]float32, len(p1))
+			ws1, ws2 := m.NewWorkspace(9), m.NewWorkspace(9)
+			for step := 0; step < 2; step++ {
+				l1 := ws1.Gradient(p1, g1, x, y)
+				kernel.ApplyUpdate(p1, g1, upd(m1, v1), 0)
+				l2 := ws2.Step(p2, g2, x, y, upd(m2, v2))
+				if l1 != l2 {
+					t.Fatalf("hidden %v rule %d: loss %v after Gradient, %v after Step", hidden, rule, l1, l2)
+				}
+				for i := range p1 {
+					if p1[i] != p2[i] || m1[i] != m2[i] || v1[i] != v2[i] {
+						t.Fatalf("hidden %v rule %d step %d: p[%d] %v vs %v", hidden, rule, step, i, p1[i], p2[i])
+					}
+				}
+			}
+		}
 	}
 }

@@ -13,10 +13,11 @@ import (
 type Workspace struct {
 	m    *MLP
 	max  int
-	rows int         // rows of the last Forward
-	acts [][]float32 // acts[l]: output of hidden layer l, max×Out (post-ReLU)
-	dact [][]float32 // gradient with respect to acts[l]
-	out  []float32   // logits, max×L; after LossGrad, the gradient of the loss
+	rows int                 // rows of the last Forward
+	acts [][]float32         // acts[l]: output of hidden layer l, max×Out (post-ReLU)
+	dact [][]float32         // gradient with respect to acts[l]
+	out  []float32           // logits, max×L; after LossGrad, the gradient of the loss
+	xent *kernel.XentScratch // the fused output layer of Gradient (hidden layers only)
 
 	dropout float32    // probability of zeroing a hidden unit in training
 	rng     *rand.Rand // dropout masks
@@ -32,6 +33,10 @@ func (m *MLP) NewWorkspace(maxRows int) *Workspace {
 		w.dact = append(w.dact, make([]float32, maxRows*l.Out))
 	}
 	w.out = make([]float32, maxRows*m.cfg.Outputs)
+	if len(hidden) > 0 {
+		last := m.layers[len(m.layers)-1]
+		w.xent = kernel.NewXentScratch(maxRows, last.In, last.Out)
+	}
 	return w
 }
 
@@ -53,9 +58,10 @@ func (w *Workspace) Cap() int { return w.max }
 
 // Forward computes the logits of the rows of x with parameters p, without
 // dropout.
-func (w *Workspace) Forward(p []float32, x *sparse.CSR) { w.forward(p, x, false) }
+func (w *Workspace) Forward(p []float32, x *sparse.CSR) { w.forward(p, x, false, len(w.m.layers)) }
 
-func (w *Workspace) forward(p []float32, x *sparse.CSR, training bool) {
+// forward runs the first layers of the network (all of them for logits).
+func (w *Workspace) forward(p []float32, x *sparse.CSR, training bool, layers int) {
 	w.m.check(p, "parameters")
 	if x.Rows > w.max {
 		panic("model: batch larger than the workspace")
@@ -66,7 +72,7 @@ func (w *Workspace) forward(p []float32, x *sparse.CSR, training bool) {
 	w.rows = x.Rows
 	w.dropped = training && w.dropout > 0
 	n := x.Rows
-	for i, l := range w.m.layers {
+	for i, l := range w.m.layers[:layers] {
 		dst := w.out
 		if i < len(w.acts) {
 			dst = w.acts[i]
@@ -144,13 +150,19 @@ func (w *Workspace) checkLabels(y *sparse.CSR) {
 
 // Backward writes into g the gradient of the mean loss with respect to p,
 // given the input x of the last Forward and a preceding LossGrad. Every
-// element of g is overwritten.
+// element of g is overwritten. (Gradient does the same work with the output
+// layer fused; this unfused path is its reference.)
 func (w *Workspace) Backward(p, g []float32, x *sparse.CSR) {
 	w.m.check(p, "parameters")
 	w.m.check(g, "gradient")
+	w.backward(p, g, x, len(w.m.layers)-1, w.out)
+}
+
+// backward runs the backward pass from layer i down, up being the gradient
+// with respect to layer i's output.
+func (w *Workspace) backward(p, g []float32, x *sparse.CSR, i int, up []float32) {
 	n := w.rows
-	up := w.out // gradient with respect to the current layer's output
-	for i := len(w.m.layers) - 1; i >= 0; i-- {
+	for ; i >= 0; i-- {
 		l := w.m.layers[i]
 		gw, gb := g[l.W:l.B], g[l.B:l.B+l.Out]
 		kernel.SumRows(gb, up, n, l.Out)
@@ -165,20 +177,73 @@ func (w *Workspace) Backward(p, g []float32, x *sparse.CSR) {
 		kernel.Gemm(true, false, l.In, l.Out, n, 1, in, l.In, up, l.Out, 0, gw, l.Out)
 		down := w.dact[i-1]
 		kernel.Gemm(false, true, n, l.In, l.Out, 1, up, l.Out, p[l.W:l.B], l.Out, 0, down, l.In)
-		kernel.ReLUGrad(down, in, n*l.In)
-		if w.dropped {
-			kernel.Scal(1/(1-w.dropout), down[:n*l.In])
-		}
-		up = down
+		up = w.hiddenGrad(i - 1)
 	}
 }
 
-// Gradient runs a training forward pass (with dropout, if set), LossGrad and
-// Backward on one batch and returns the mean loss of its rows.
+// hiddenGrad turns dact[i], the gradient with respect to hidden layer i's
+// output, into the gradient with respect to its pre-activation (ReLU and
+// dropout), in place, and returns it.
+func (w *Workspace) hiddenGrad(i int) []float32 {
+	n, out := w.rows, w.m.layers[i].Out
+	down := w.dact[i]
+	kernel.ReLUGrad(down, w.acts[i], n*out)
+	if w.dropped {
+		kernel.Scal(1/(1-w.dropout), down[:n*out])
+	}
+	return down
+}
+
+// Gradient runs a training forward pass (with dropout, if set), the loss and
+// the backward pass on one batch, writes the gradient of the mean loss into g
+// and returns the mean loss of the batch's rows. With hidden layers, the
+// output layer runs fused (kernel.XentLayer): its logits never reach memory
+// as a whole, so Logits holds scratch afterwards.
 func (w *Workspace) Gradient(p, g []float32, x, y *sparse.CSR) float64 {
-	w.forward(p, x, true)
-	loss := w.LossGrad(y)
-	w.Backward(p, g, x)
+	return w.train(p, g, x, y, nil)
+}
+
+// Step trains on one batch: the same as Gradient followed by applying u to
+// all of p, but with hidden layers the output layer is updated inside its
+// fused pass, right after its last use, so its gradient never reaches memory
+// and g's output-layer range is left unspecified. It returns the mean loss of
+// the batch's rows, computed before the update.
+func (w *Workspace) Step(p, g []float32, x, y *sparse.CSR, u *kernel.Update) float64 {
+	return w.train(p, g, x, y, u)
+}
+
+// train is Gradient, and with an update u, Step.
+func (w *Workspace) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) float64 {
+	w.m.check(g, "gradient")
+	last := len(w.m.layers) - 1
+	var loss float64
+	if last == 0 {
+		w.forward(p, x, true, 1)
+		loss = w.LossGrad(y)
+		w.Backward(p, g, x)
+		if u != nil {
+			kernel.ApplyUpdate(p, g, u, 0)
+		}
+	} else {
+		w.forward(p, x, true, last)
+		w.checkLabels(y)
+		l := w.m.layers[last]
+		n := x.Rows
+		scale := float32(0)
+		if n > 0 {
+			scale = 1 / float32(n)
+		}
+		var gOut []float32 // the output layer's gradient, unless fused with u
+		if u == nil {
+			gOut = g[l.W : l.B+l.Out]
+		}
+		loss = kernel.XentLayer(w.acts[last-1], n, l.In, p[l.W:l.B+l.Out], l.Out, y, scale,
+			gOut, w.dact[last-1], w.out, w.xent, u, l.W)
+		w.backward(p, g, x, last-1, w.hiddenGrad(last-1))
+		if u != nil {
+			kernel.ApplyUpdate(p[:l.W], g[:l.W], u, 0)
+		}
+	}
 	if x.Rows == 0 {
 		return 0
 	}

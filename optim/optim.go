@@ -15,6 +15,10 @@ type Optimizer interface {
 	// Reset clears the optimizer's state (momentum, moments, step count), as
 	// after a model is replaced by a merged one.
 	Reset()
+	// Fused starts a step with learning rate lr (counting it, for Adam) and
+	// returns it as an elementwise update, for kernels that apply it piece
+	// by piece as they produce the gradient; Step is Fused applied at once.
+	Fused(lr float32) kernel.Update
 }
 
 // Config selects and parameterises an optimizer.
@@ -67,11 +71,18 @@ func New(cfg Config, n int) (Optimizer, error) {
 //	p ← p − lr·(g + wd·p)
 type SGD struct {
 	WeightDecay float32
+	u           kernel.Update
 }
 
 func (o *SGD) Step(p, g []float32, lr float32) {
 	check(p, g, len(p))
-	kernel.SGDUpdate(p, g, lr, o.WeightDecay)
+	o.u = o.Fused(lr)
+	kernel.ApplyUpdate(p, g, &o.u, 0)
+}
+
+// Fused returns the step's update.
+func (o *SGD) Fused(lr float32) kernel.Update {
+	return kernel.Update{Rule: kernel.SGDRule, LR: lr, WD: o.WeightDecay}
 }
 
 func (o *SGD) Reset() {}
@@ -82,11 +93,18 @@ func (o *SGD) Reset() {}
 type Momentum struct {
 	Mu, WeightDecay float32
 	buf             []float32
+	u               kernel.Update
 }
 
 func (o *Momentum) Step(p, g []float32, lr float32) {
 	check(p, g, len(o.buf))
-	kernel.MomentumUpdate(p, g, o.buf, lr, o.Mu, o.WeightDecay)
+	o.u = o.Fused(lr)
+	kernel.ApplyUpdate(p, g, &o.u, 0)
+}
+
+// Fused returns the step's update.
+func (o *Momentum) Fused(lr float32) kernel.Update {
+	return kernel.Update{Rule: kernel.MomentumRule, LR: lr, Mu: o.Mu, WD: o.WeightDecay, M: o.buf}
 }
 
 func (o *Momentum) Reset() { clear(o.buf) }
@@ -99,16 +117,22 @@ type Adam struct {
 	Beta1, Beta2, Eps, WeightDecay float32
 	m, v                           []float32
 	steps                          int
+	u                              kernel.Update
 }
 
 func (o *Adam) Step(p, g []float32, lr float32) {
 	check(p, g, len(o.m))
+	o.u = o.Fused(lr)
+	kernel.ApplyUpdate(p, g, &o.u, 0)
+}
+
+// Fused counts the step and returns its update.
+func (o *Adam) Fused(lr float32) kernel.Update {
 	o.steps++
 	c1 := 1 - math.Pow(float64(o.Beta1), float64(o.steps))
 	c2 := 1 - math.Pow(float64(o.Beta2), float64(o.steps))
-	kernel.AdamUpdate(p, g, o.m, o.v, kernel.AdamCoef{
-		LR: float32(float64(lr) / c1), Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps,
-		WD: o.WeightDecay, C2: float32(1 / math.Sqrt(c2))})
+	return kernel.Update{Rule: kernel.AdamRule, LR: float32(float64(lr) / c1), Beta1: o.Beta1, Beta2: o.Beta2,
+		Eps: o.Eps, WD: o.WeightDecay, C2: float32(1 / math.Sqrt(c2)), M: o.m, V: o.v}
 }
 
 func (o *Adam) Reset() {

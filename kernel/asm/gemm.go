@@ -26,10 +26,12 @@ func main() {
 	ConstraintExpr("amd64")
 	// AVX-512: 12 rows × 32 columns (two 16-float vectors): 24 accumulators,
 	// 2 B vectors and one broadcast register of the 32 available.
-	microKernel("gemmMicroAVX512", 12, 2, 16)
+	microKernel("gemmMicroAVX512", 12, 2, 16, false)
+	microKernel("gemmMicroStoreAVX512", 12, 2, 16, true)
 	// AVX2 + FMA: 6 rows × 16 columns (two 8-float vectors): 12
 	// accumulators, 2 B vectors and one broadcast register of the 16.
-	microKernel("gemmMicroAVX2", 6, 2, 8)
+	microKernel("gemmMicroAVX2", 6, 2, 8, false)
+	microKernel("gemmMicroStoreAVX2", 6, 2, 8, true)
 	expShiftStore("expShiftStoreAVX512", 16)
 	expShiftStore("expShiftStoreAVX2", 8)
 	axpy("axpyAVX512", 16)
@@ -42,13 +44,30 @@ func main() {
 	momentum("momentumAVX2", 8)
 	dot2("dot2AVX512", 16)
 	dot2("dot2AVX2", 8)
+	vmax("maxAVX512", 16)
+	vmax("maxAVX2", 8)
+	copyNT("copyNTAVX512", 16)
+	copyNT("copyNTAVX2", 8)
+	addMax("addMaxAVX512", 16)
+	addMax("addMaxAVX2", 8)
+	scaleAcc("scaleAccAVX512", 16)
+	scaleAcc("scaleAccAVX2", 8)
+	scaleAccStrided("scaleAccStridedAVX512", 16)
+	scaleAccStrided("scaleAccStridedAVX2", 8)
 	Generate()
 }
 
-func microKernel(name string, mr, nv, lanes int) {
+// microKernel generates one micro-kernel; with store it overwrites the tile
+// of C with the product instead of adding to it (GEMM with beta = 0, whose
+// C is then never read).
+func microKernel(name string, mr, nv, lanes int, store bool) {
 	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s adds the product of a packed %d×kc A panel and a packed kc×%d B panel to the %d×%d tile of C at c (row stride ldc floats). kc ≥ 1.", name, mr, nv*lanes, mr, nv*lanes))
+	verb := "adds the product of a packed %d×kc A panel and a packed kc×%d B panel to"
+	if store {
+		verb = "writes the product of a packed %d×kc A panel and a packed kc×%d B panel into"
+	}
+	Doc(fmt.Sprintf("%s "+verb+" the %d×%d tile of C at c (row stride ldc floats). kc ≥ 1.", name, mr, nv*lanes, mr, nv*lanes))
 	kc := Load(Param("kc"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
@@ -93,7 +112,9 @@ func microKernel(name string, mr, nv, lanes int) {
 	for r := 0; r < mr; r++ {
 		for v := range bv {
 			m := Mem{Base: c, Disp: 4 * lanes * v}
-			VADDPS(m, acc[r][v], acc[r][v])
+			if !store {
+				VADDPS(m, acc[r][v], acc[r][v])
+			}
 			VMOVUPS(acc[r][v], m)
 		}
 		if r < mr-1 {

@@ -383,3 +383,190 @@ func dot2(name string, lanes int) {
 	VZEROUPPER()
 	RET()
 }
+
+// vmax generates func name(x *float32, n int) float32: the largest of x[i]
+// for i < n (n ≥ 2 vectors' worth, a multiple of twice the vector width),
+// with VMAXPS semantics for NaN (the caller's exp of x − max propagates any
+// NaN anyway).
+func vmax(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(x *float32, n int) float32")
+	Pragma("noescape")
+	Doc(name + " returns the largest of x[i] for i < n (a non-zero multiple of twice the vector width).")
+	x := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
+	m0, m1 := vec(), vec()
+	VMOVUPS(Mem{Base: x}, m0)
+	VMOVUPS(Mem{Base: x, Disp: 4 * lanes}, m1)
+	ADDQ(Imm(uint64(8*lanes)), x)
+	SUBQ(Imm(uint64(2*lanes)), n)
+	JZ(LabelRef(name + "_reduce"))
+	Label(name + "_loop")
+	VMAXPS(Mem{Base: x}, m0, m0)
+	VMAXPS(Mem{Base: x, Disp: 4 * lanes}, m1, m1)
+	ADDQ(Imm(uint64(8*lanes)), x)
+	SUBQ(Imm(uint64(2*lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_reduce")
+	VMAXPS(m1, m0, m0)
+	Store(hmax(m0, lanes), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// copyNT generates func name(dst, src *float32, n int): dst[i] = src[i] for
+// i < n (a multiple of the vector width), with non-temporal stores that
+// write dst without first reading its cache lines from memory. dst must be
+// aligned to the vector width.
+func copyNT(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(dst, src *float32, n int)")
+	Pragma("noescape")
+	Doc(name + " copies n floats (a multiple of the vector width) from src to dst, aligned to the vector width, with non-temporal stores.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	v := vecReg(lanes)
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: src}, v)
+	VMOVNTPS(v, Mem{Base: dst})
+	ADDQ(Imm(uint64(4*lanes)), src)
+	ADDQ(Imm(uint64(4*lanes)), dst)
+	SUBQ(Imm(uint64(lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	SFENCE()
+	VZEROUPPER()
+	RET()
+}
+
+// addMax generates func name(x, b *float32, n int) float32: x[i] += b[i] for
+// i < n (a non-zero multiple of twice the vector width) and the largest new
+// x[i]: the bias and row-maximum pass over a block of logits.
+func addMax(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(x, b *float32, n int) float32")
+	Pragma("noescape")
+	Doc(name + " adds b[i] to x[i] for i < n (a non-zero multiple of twice the vector width) and returns the largest result.")
+	x := Load(Param("x"), GP64())
+	b := Load(Param("b"), GP64())
+	n := Load(Param("n"), GP64())
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
+	m0, m1, v0, v1 := vec(), vec(), vec(), vec()
+	VMOVUPS(Mem{Base: x}, m0)
+	VADDPS(Mem{Base: b}, m0, m0)
+	VMOVUPS(m0, Mem{Base: x})
+	VMOVUPS(Mem{Base: x, Disp: 4 * lanes}, m1)
+	VADDPS(Mem{Base: b, Disp: 4 * lanes}, m1, m1)
+	VMOVUPS(m1, Mem{Base: x, Disp: 4 * lanes})
+	ADDQ(Imm(uint64(8*lanes)), x)
+	ADDQ(Imm(uint64(8*lanes)), b)
+	SUBQ(Imm(uint64(2*lanes)), n)
+	JZ(LabelRef(name + "_reduce"))
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: x}, v0)
+	VADDPS(Mem{Base: b}, v0, v0)
+	VMOVUPS(v0, Mem{Base: x})
+	VMAXPS(v0, m0, m0)
+	VMOVUPS(Mem{Base: x, Disp: 4 * lanes}, v1)
+	VADDPS(Mem{Base: b, Disp: 4 * lanes}, v1, v1)
+	VMOVUPS(v1, Mem{Base: x, Disp: 4 * lanes})
+	VMAXPS(v1, m1, m1)
+	ADDQ(Imm(uint64(8*lanes)), x)
+	ADDQ(Imm(uint64(8*lanes)), b)
+	SUBQ(Imm(uint64(2*lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_reduce")
+	VMAXPS(m1, m0, m0)
+	Store(hmax(m0, lanes), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// hmax reduces the lanes of v to their maximum, in lane 0 of the result.
+func hmax(v reg.VecVirtual, lanes int) reg.VecVirtual {
+	var xh reg.VecVirtual
+	if lanes == 16 {
+		h := YMM()
+		VEXTRACTF64X4(Imm(1), v, h)
+		VMAXPS(h, v.AsY(), h)
+		xh = XMM()
+		VEXTRACTF128(Imm(1), h, xh)
+		VMAXPS(xh, h.AsX(), xh)
+	} else {
+		xh = XMM()
+		VEXTRACTF128(Imm(1), v, xh)
+		VMAXPS(xh, v.AsX(), xh)
+	}
+	t := XMM()
+	VPERMILPS(Imm(0x4e), xh, t) // swap the 64-bit halves
+	VMAXPS(t, xh, xh)
+	VPERMILPS(Imm(0xb1), xh, t) // swap neighbours
+	VMAXPS(t, xh, xh)
+	return xh
+}
+
+// scaleAcc generates func name(dst, src, acc *float32, n int, f float32):
+// dst[i] = f·src[i] and acc[i] += f·src[i] for i < n (a multiple of the
+// vector width): turning a block of exponentials into probabilities while
+// summing its columns.
+func scaleAcc(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(dst, src, acc *float32, n int, f float32)")
+	Pragma("noescape")
+	Doc(name + " sets dst[i] = f·src[i] and adds it to acc[i] for i < n (a multiple of the vector width).")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	acc := Load(Param("acc"), GP64())
+	n := Load(Param("n"), GP64())
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
+	fv, v, a := vec(), vec(), vec()
+	VBROADCASTSS(NewParamAddr("f", 32), fv)
+	Label(name + "_loop")
+	VMULPS(Mem{Base: src}, fv, v)
+	VMOVUPS(v, Mem{Base: dst})
+	VADDPS(Mem{Base: acc}, v, a)
+	VMOVUPS(a, Mem{Base: acc})
+	ADDQ(Imm(uint64(4*lanes)), src)
+	ADDQ(Imm(uint64(4*lanes)), dst)
+	ADDQ(Imm(uint64(4*lanes)), acc)
+	SUBQ(Imm(uint64(lanes)), n)
+	JNZ(LabelRef(name + "_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// scaleAccStrided generates
+//
+//	func name(dst, src, acc *float32, chunks, stride int, f float32)
+//
+// which, for each of chunks runs of two vectors of src, writes f·src to dst
+// and adds it to acc; src and acc advance by the run, dst by stride floats:
+// it writes a row of probabilities straight into the nr-wide panels of a
+// packed GEMM operand while summing the bias gradient.
+func scaleAccStrided(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(dst, src, acc *float32, chunks, stride int, f float32)")
+	Pragma("noescape")
+	Doc(name + " writes f·src into dst in runs of two vectors, dst advancing by stride floats per run, and adds f·src to acc.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	acc := Load(Param("acc"), GP64())
+	n := Load(Param("chunks"), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(Imm(2), stride) // floats → bytes
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
+	fv, v0, v1, a0, a1 := vec(), vec(), vec(), vec(), vec()
+	VBROADCASTSS(NewParamAddr("f", 40), fv)
+	Label(name + "_loop")
+	VMULPS(Mem{Base: src}, fv, v0)
+	VMULPS(Mem{Base: src, Disp: 4 * lanes}, fv, v1)
+	VMOVUPS(v0, Mem{Base: dst})
+	VMOVUPS(v1, Mem{Base: dst, Disp: 4 * lanes})
+	VADDPS(Mem{Base: acc}, v0, a0)
+	VADDPS(Mem{Base: acc, Disp: 4 * lanes}, v1, a1)
+	VMOVUPS(a0, Mem{Base: acc})
+	VMOVUPS(a1, Mem{Base: acc, Disp: 4 * lanes})
+	ADDQ(Imm(uint64(8*lanes)), src)
+	ADDQ(Imm(uint64(8*lanes)), acc)
+	ADDQ(stride, dst)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	VZEROUPPER()
+	RET()
+}
