@@ -52,8 +52,10 @@ func XentLayer(h []float32, n, k int, w []float32, L int, y *sparse.CSR, scale f
 			clear(g[:(k+1)*L])
 		} else {
 			// A zero gradient still decays and moves momentum.
-			zero := s.gradW
-			clear(zero)
+			if s.zero == nil {
+				s.zero = make([]float32, min(L, 1<<16))
+			}
+			zero := s.zero
 			for i := 0; i < (k+1)*L; i += len(zero) {
 				j := min(i+len(zero), (k+1)*L)
 				ApplyUpdate(w[i:j], zero[:j-i], u, off+i)
@@ -108,6 +110,30 @@ func XentLayer(h []float32, n, k int, w []float32, L int, y *sparse.CSR, scale f
 	return loss
 }
 
+// xentChunks is the number of chunks the blocks are grouped in: enough that
+// the parts balance over the threads, few enough that their partial dh stay
+// small. It does not depend on the number of threads.
+const xentChunks = 64
+
+// xentBuffers are the cache-sized buffers of one running part: a block of Z
+// or of dZ (packed for hᵀ·dZ), that block packed again for dZ·Wᵀ, and, with a
+// fused update, its gradient.
+type xentBuffers struct {
+	block, packedDZ, gradW []float32
+}
+
+// buffers returns a part's buffers, allocated the first time only.
+func (s *XentScratch) buffers() *xentBuffers {
+	b := s.bufs.get()
+	if b.block == nil {
+		width := min(s.labels, xentBlock)
+		b.block = make([]float32, s.rows*roundUp(width, 32))
+		b.packedDZ = make([]float32, roundUp(s.rows, maxMR)*width)
+		b.gradW = make([]float32, (s.k+1)*width)
+	}
+	return b
+}
+
 // maxMR is a multiple of every implementation's mr, to size packed panels.
 const maxMR = 12
 
@@ -119,15 +145,14 @@ const xentBlock = 1024
 type XentScratch struct {
 	rows, k, labels int
 	blocks, chunks  int
-	blockMax        []float64 // rows × blocks: the maximum of each row's block
-	cmax, csum      []float64 // chunks × rows: running max and Σ exp
-	ctarget         []float64 // chunks × rows: Σ of the label logits
-	rowMax, rowSum  []float64 // rows
-	dhPart          []float32 // chunks × rows × k
-	block           []float32 // per chunk, rows × xentBlock (padded): a block in cache
-	packedDZ        []float32 // per chunk, a block of dZ packed as the A of dZ·Wᵀ
-	gradW           []float32 // per chunk, (k+1)×xentBlock: a block's gradient, when fused with an update
-	packH, packHT   []float32 // h packed as the A of h·W, and of hᵀ·dZ
+	blockMax        []float64             // rows × blocks: the maximum of each row's block
+	cmax, csum      []float64             // chunks × rows: running max and Σ exp
+	ctarget         []float64             // chunks × rows: Σ of the label logits
+	rowMax, rowSum  []float64             // rows
+	dhPart          []float32             // chunks × rows × k
+	bufs            freeList[xentBuffers] // one per part running at once
+	zero            []float32             // zeros, for an update with no rows
+	packH, packHT   []float32             // h packed as the A of h·W, and of hᵀ·dZ
 	task            xentTask
 }
 
@@ -135,15 +160,14 @@ type XentScratch struct {
 // k inputs and L labels.
 func NewXentScratch(rows, k, L int) *XentScratch {
 	blocks := max(1, ceilDiv(L, xentBlock))
-	chunks := min(vecChunks, blocks)
+	chunks := min(xentChunks, blocks)
 	s := &XentScratch{rows: rows, k: k, labels: L, blocks: blocks, chunks: chunks,
 		blockMax: make([]float64, rows*blocks),
 		cmax:     make([]float64, chunks*rows), csum: make([]float64, chunks*rows), ctarget: make([]float64, chunks*rows),
 		rowMax: make([]float64, rows), rowSum: make([]float64, rows),
-		dhPart: make([]float32, chunks*rows*k), block: make([]float32, chunks*rows*roundUp(min(L, xentBlock), 32)),
-		packedDZ: make([]float32, chunks*roundUp(rows, maxMR)*min(L, xentBlock)),
-		gradW:    make([]float32, chunks*(k+1)*min(L, xentBlock)),
-		packH:    make([]float32, roundUp(rows, maxMR)*k), packHT: make([]float32, roundUp(k, maxMR)*rows)}
+		dhPart: make([]float32, chunks*rows*k),
+		bufs:   newFreeList[xentBuffers](64),
+		packH:  make([]float32, roundUp(rows, maxMR)*k), packHT: make([]float32, roundUp(k, maxMR)*rows)}
 	s.task.s = s
 	return s
 }
@@ -183,28 +207,29 @@ func (t *xentTask) Part(c, chunks int) {
 		im := t.impl
 		*sc = gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
 	}
+	bufs := s.buffers()
 	if t.pass == 1 {
-		t.forward(c, b0, b1, sc)
+		t.forward(c, b0, b1, sc, bufs)
 	} else {
-		t.backward(c, b0, b1, sc)
+		t.backward(c, b0, b1, sc, bufs)
 	}
+	s.bufs.put(bufs)
 	gemmScratchPool.put(sc)
 }
 
-// forward computes blocks [b0, b1) of Z in chunk c's cache-sized buffer,
+// forward computes blocks [b0, b1) of Z in a cache-sized buffer,
 // replaces them by exp(z − block max), gathers the chunk's row statistics,
 // and streams the exponentials to e.
-func (t *xentTask) forward(c, b0, b1 int, sc *gemmScratch) {
+func (t *xentTask) forward(c, b0, b1 int, sc *gemmScratch, bufs *xentBuffers) {
 	s, n, k, L := t.s, t.n, t.k, t.L
 	cmax, csum, ctarget := s.cmax[c*s.rows:c*s.rows+n], s.csum[c*s.rows:c*s.rows+n], s.ctarget[c*s.rows:c*s.rows+n]
 	for r := range cmax {
 		cmax[r], csum[r], ctarget[r] = math.Inf(-1), 0, 0
 	}
 	bias := t.w[k*L:]
-	buf := t.chunkBuffer(c)
 	for b := b0; b < b1; b++ {
 		j0, width, eb := t.block(b)
-		zb := buf[:n*width]
+		zb := bufs.block[:n*width]
 		ga := gemmArgs{impl: t.impl, m: n, n: width, k: k, alpha: 1, beta: 0,
 			a: t.h, lda: k, b: t.w[j0:], ldb: L, c: zb, ldc: width, packedA: s.packH}
 		gemmBlock(&ga, 0, n, 0, width, sc)
@@ -232,25 +257,16 @@ func (t *xentTask) forward(c, b0, b1 int, sc *gemmScratch) {
 	}
 }
 
-func (t *xentTask) chunkBuffer(c int) []float32 {
-	size := len(t.s.block) / t.s.chunks
-	return t.s.block[c*size : (c+1)*size]
-}
-
-// backward turns blocks [b0, b1) into dZ in chunk c's buffers (e itself is
+// backward turns blocks [b0, b1) into dZ in cache-sized buffers (e itself is
 // only read) and accumulates the chunk's products. dZ is written straight
 // into the packed form the product hᵀ·dZ reads, and repacked once for
 // dZ·Wᵀ; batches larger than one k-block of the GEMM take the plain path.
-func (t *xentTask) backward(c, b0, b1 int, sc *gemmScratch) {
+func (t *xentTask) backward(c, b0, b1 int, sc *gemmScratch, bufs *xentBuffers) {
 	s, n, k, L := t.s, t.n, t.k, t.L
 	im := t.impl
 	dh := s.dhPart[c*s.rows*k : c*s.rows*k+n*k]
-	buf := t.chunkBuffer(c)
-	size := len(s.packedDZ) / s.chunks
-	packedDZ := s.packedDZ[c*size : (c+1)*size]
+	buf, packedDZ, gradW := bufs.block, bufs.packedDZ, bufs.gradW
 	packed := n <= im.kc
-	gsize := len(s.gradW) / s.chunks
-	gradW := s.gradW[c*gsize : (c+1)*gsize]
 	for b := b0; b < b1; b++ {
 		j0, width, eb := t.block(b)
 		// The block's gradient: in g, or with an update in gradW (k rows of
