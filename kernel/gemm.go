@@ -86,7 +86,7 @@ func (t *gemmTask) Part(i, _ int) {
 		im := g.impl
 		*s = gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
 	}
-	gemmBlock(&g, i0, i1, j0, j1, s)
+	g.impl.tile(&g, i0, i1, j0, j1, s)
 	gemmScratchPool.put(s)
 }
 

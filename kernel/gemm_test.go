@@ -96,8 +96,15 @@ func testGemmMatchesReference(t *testing.T, impl string) {
 }
 
 // The split over workers must not change a single bit.
+// The built-in micro-kernels compute every element the same way whatever the
+// split; an external BLAS need not (OpenBLAS's edge kernels depend on the
+// tile), so its results are reproducible for a given number of threads only.
 func TestGemmBitwiseIndependentOfWorkers(t *testing.T) {
-	forEachImpl(t, func(string) { testGemmBitwise(t) })
+	forEachImpl(t, func(string) {
+		if !cur.blas {
+			testGemmBitwise(t)
+		}
+	})
 }
 
 func testGemmBitwise(t *testing.T) {

@@ -32,6 +32,19 @@ type impl struct {
 	// scaleAccPanels is scaleAcc writing dst as nr-wide runs stride apart
 	// (zero-padding the last run): one row of a packed B operand.
 	scaleAccPanels func(dst, src, acc []float32, f float32, stride int)
+	// blas marks an implementation whose GEMM tiles are computed by an
+	// external BLAS (the openblas build): it reads the operands as they are
+	// and ignores gemmArgs.packedA/packedB.
+	blas bool
+}
+
+// tile computes C[i0:i1, j0:j1] of g with the implementation's GEMM.
+func (im *impl) tile(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
+	if im.blas {
+		blasTile(g, i0, i1, j0, j1)
+		return
+	}
+	gemmBlock(g, i0, i1, j0, j1, s)
 }
 
 // goImpl is the portable implementation: a 4×4 GEMM tile in scalar Go and
@@ -49,7 +62,8 @@ var (
 	cur   = pickImpl()
 )
 
-// pickImpl chooses the fastest implementation, or the one named by the
+// pickImpl chooses the first implementation (an external BLAS when built
+// in, else the fastest SIMD one), or the one named by the
 // HETSGD_KERNEL environment variable (go, avx2, avx512) when it is available.
 func pickImpl() *impl {
 	if name := os.Getenv("HETSGD_KERNEL"); name != "" {

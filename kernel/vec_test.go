@@ -136,3 +136,77 @@ func TestUpdates(t *testing.T) {
 		}
 	})
 }
+
+// The loops of the fused output layer against plain Go, on lengths that
+// exercise vector tails, for each implementation.
+func TestBlockLoops(t *testing.T) {
+	forEachImpl(t, func(impl string) {
+		r := rand.New(rand.NewPCG(53, 54))
+		for _, n := range []int{1, 5, 16, 31, 32, 33, 100, 1024, 1027} {
+			x, b := randSlice(r, n), randSlice(r, n)
+			// max and addMax
+			want := x[0]
+			for _, v := range x {
+				want = max(want, v)
+			}
+			if got := cur.max(x); got != want {
+				t.Fatalf("%s n=%d: max %v, want %v", impl, n, got, want)
+			}
+			y := append([]float32(nil), x...)
+			wantY := make([]float32, n)
+			wantMax := x[0] + b[0]
+			for i := range x {
+				wantY[i] = x[i] + b[i]
+				wantMax = max(wantMax, wantY[i])
+			}
+			if got := cur.addMax(y, b); got != wantMax {
+				t.Fatalf("%s n=%d: addMax %v, want %v", impl, n, got, wantMax)
+			}
+			if i, ok := closeTo(y, wantY, 0, 0); !ok {
+				t.Fatalf("%s n=%d: addMax x[%d] = %v, want %v", impl, n, i, y[i], wantY[i])
+			}
+			// scaleAcc
+			acc := randSlice(r, n)
+			dst := make([]float32, n)
+			wantAcc := make([]float32, n)
+			for i := range x {
+				wantY[i] = 0.5 * x[i]
+				wantAcc[i] = acc[i] + wantY[i]
+			}
+			cur.scaleAcc(dst, x, acc, 0.5)
+			if i, ok := closeTo(dst, wantY, 0, 0); !ok {
+				t.Fatalf("%s n=%d: scaleAcc dst[%d] = %v, want %v", impl, n, i, dst[i], wantY[i])
+			}
+			if i, ok := closeTo(acc, wantAcc, 1e-7, 0); !ok {
+				t.Fatalf("%s n=%d: scaleAcc acc[%d] = %v, want %v", impl, n, i, acc[i], wantAcc[i])
+			}
+			// scaleAccPanels: runs of nr, stride apart, zero-padded
+			nr, stride := cur.nr, 3*cur.nr+5
+			runs := (n + nr - 1) / nr
+			panels := nanSlice(runs * stride)
+			acc2 := make([]float32, n)
+			cur.scaleAccPanels(panels, x, acc2, 0.5, stride)
+			for i := range x {
+				if got := panels[(i/nr)*stride+i%nr]; got != wantY[i] {
+					t.Fatalf("%s n=%d: scaleAccPanels element %d = %v, want %v", impl, n, i, got, wantY[i])
+				}
+				if acc2[i] != wantY[i] {
+					t.Fatalf("%s n=%d: scaleAccPanels acc[%d] = %v, want %v", impl, n, i, acc2[i], wantY[i])
+				}
+			}
+			for i := n; i < runs*nr; i++ {
+				if got := panels[(i/nr)*stride+i%nr]; got != 0 {
+					t.Fatalf("%s n=%d: padding %d = %v, want 0", impl, n, i, got)
+				}
+			}
+			// copyNT, from every alignment of the destination
+			for shift := 0; shift < 17 && shift < n; shift++ {
+				d := make([]float32, n+shift)
+				cur.copyNT(d[shift:], x)
+				if i, ok := closeTo(d[shift:], x, 0, 0); !ok {
+					t.Fatalf("%s n=%d shift %d: copyNT[%d] = %v, want %v", impl, n, shift, i, d[shift+i], x[i])
+				}
+			}
+		}
+	})
+}

@@ -78,8 +78,10 @@ func XentLayer(h []float32, n, k int, w []float32, L int, y *sparse.CSR, scale f
 		}
 	}
 	// Both products with h as their A operand reuse one packing of it.
-	packAll(s.packH, t.impl, h, k, false, n, k, 1)
-	packAll(s.packHT, t.impl, h, k, true, k, n, 1)
+	if !t.impl.blas {
+		packAll(s.packH, t.impl, h, k, false, n, k, 1)
+		packAll(s.packHT, t.impl, h, k, true, k, n, 1)
+	}
 	run(1)
 	// Combine the chunks' row statistics in chunk order: the row maximum M,
 	// the normalizer S = Σ exp(z − M) and the loss.
@@ -232,7 +234,7 @@ func (t *xentTask) forward(c, b0, b1 int, sc *gemmScratch, bufs *xentBuffers) {
 		zb := bufs.block[:n*width]
 		ga := gemmArgs{impl: t.impl, m: n, n: width, k: k, alpha: 1, beta: 0,
 			a: t.h, lda: k, b: t.w[j0:], ldb: L, c: zb, ldc: width, packedA: s.packH}
-		gemmBlock(&ga, 0, n, 0, width, sc)
+		t.impl.tile(&ga, 0, n, 0, width, sc)
 		for r := 0; r < n; r++ {
 			row := zb[r*width : (r+1)*width]
 			m := t.impl.addMax(row, bias[j0:j0+width])
@@ -266,7 +268,7 @@ func (t *xentTask) backward(c, b0, b1 int, sc *gemmScratch, bufs *xentBuffers) {
 	im := t.impl
 	dh := s.dhPart[c*s.rows*k : c*s.rows*k+n*k]
 	buf, packedDZ, gradW := bufs.block, bufs.packedDZ, bufs.gradW
-	packed := n <= im.kc
+	packed := n <= im.kc && !im.blas
 	for b := b0; b < b1; b++ {
 		j0, width, eb := t.block(b)
 		// The block's gradient: in g, or with an update in gradW (k rows of
@@ -327,14 +329,14 @@ func (t *xentTask) backward(c, b0, b1 int, sc *gemmScratch, bufs *xentBuffers) {
 			packPanelsAsA(packedDZ, im, db, n, width)
 			ga.packedA = packedDZ
 		}
-		gemmBlock(&ga, 0, n, 0, k, sc)
+		im.tile(&ga, 0, n, 0, k, sc)
 		// gW[:, block] = hᵀ·dZ
 		ga = gemmArgs{impl: im, transA: true, m: k, n: width, k: n, alpha: 1, beta: 0,
 			a: t.h, lda: k, b: db, ldb: width, c: gw, ldc: ldg, packedA: s.packHT}
 		if packed {
 			ga.packedB = db
 		}
-		gemmBlock(&ga, 0, k, 0, width, sc)
+		im.tile(&ga, 0, k, 0, width, sc)
 		if t.upd != nil {
 			for r := 0; r <= k; r++ {
 				o := r*L + j0

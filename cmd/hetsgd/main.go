@@ -10,6 +10,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/kernel"
 )
 
 // command is one subcommand of the tool.
@@ -33,6 +37,7 @@ func commands() []command {
 var version = "dev"
 
 func main() {
+	kernel.ReexecForBLAS() // an external BLAS may need its environment before it loads
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -79,7 +84,11 @@ func usage(w io.Writer) {
 }
 
 func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
-	fmt.Fprintf(stdout, "hetsgd %s\n", version)
+	fmt.Fprintf(stdout, "hetsgd %s (%s, %s/%s; kernels: %s of %s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH,
+		kernel.Impl(), strings.Join(kernel.Impls(), ", "))
+	if b := kernel.BLAS(); b != "" {
+		fmt.Fprintf(stdout, "BLAS: %s\n", b)
+	}
 	return nil
 }
 

@@ -460,6 +460,7 @@ type configRecordT struct {
 	StepRule     string             `json:"step_rule,omitempty"`
 	Threads      int                `json:"threads"`
 	Kernel       string             `json:"kernel"`
+	BLAS         string             `json:"blas,omitempty"`
 	CPUs         int                `json:"cpus"`
 	GoVersion    string             `json:"go_version"`
 	LoadSeconds  float64            `json:"load_seconds,omitempty"`
@@ -481,7 +482,7 @@ func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workl
 		Momentum: f.momentum, WeightDecay: f.weightDecay, Epochs: f.epochs, TimeBudget: f.timeBudget,
 		EvalEvery: f.evalEvery, EvalPoints: f.evalPoints, Seed: f.seed,
 		Strategy: cfg.Strategy, Options: cfg.Options, Devices: cfg.Devices, Speeds: speeds, Clock: string(cfg.Clock), LineSearch: cfg.LineSearch,
-		Threads: kernel.Default().Workers(), Kernel: kernel.Impl(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
+		Threads: kernel.Default().Workers(), Kernel: kernel.Impl(), BLAS: kernel.BLAS(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		TrainSecNote: "train_seconds counts training steps only (batch preparation, forward, backward, update, merges) in the engine's clock; loading and evaluation are excluded",
 	}
 	if cfg.LineSearch {

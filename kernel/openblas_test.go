@@ -1,0 +1,19 @@
+//go:build openblas
+
+package kernel_test
+
+// With the openblas tag the package's tests run with OpenBLAS registered:
+// forEachImpl then covers it like the built-in implementations.
+
+import (
+	"os"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/kernel"
+	_ "github.com/hetsgd/hetsgd/kernel/openblas"
+)
+
+func TestMain(m *testing.M) {
+	kernel.ReexecForBLAS()
+	os.Exit(m.Run())
+}
