@@ -19,6 +19,18 @@ import (
 // way. Blank lines at the end of the file are ignored. name is used in
 // errors and as the dataset's name.
 func ReadXC(r io.Reader, name string) (*Dataset, error) {
+	return readXC(r, name, sizes{})
+}
+
+// sizes are upper bounds on a file's lines, feature entries and label
+// entries, when a counting pass over the file gave them (zero otherwise): the
+// readers then size the CSR buffers once, so that loading takes about the
+// CSR's own memory rather than the doubling slack of growing buffers.
+type sizes struct {
+	lines, features, labels int
+}
+
+func readXC(r io.Reader, name string, hint sizes) (*Dataset, error) {
 	tr := newLineReader(r, name)
 	line, ok, err := tr.next()
 	if err != nil {
@@ -31,7 +43,11 @@ func ReadXC(r io.Reader, name string) (*Dataset, error) {
 	if msg != "" {
 		return nil, tr.errorf("%s", msg)
 	}
-	p := newPointParser(name, d, l, false, n)
+	rows := min(n, 1<<20) // a header cannot make the reader allocate without bound
+	if hint.lines > 0 {
+		rows = min(n, hint.lines)
+	}
+	p := newPointParser(name, d, l, false, rows, hint)
 	for {
 		line, ok, err := tr.next()
 		if err != nil {
@@ -71,6 +87,10 @@ type LibSVMOptions struct {
 // lines are points with neither labels nor features, except at the end of the
 // file, where they are ignored.
 func ReadLibSVM(r io.Reader, name string, opt LibSVMOptions) (*Dataset, error) {
+	return readLibSVM(r, name, opt, sizes{})
+}
+
+func readLibSVM(r io.Reader, name string, opt LibSVMOptions, hint sizes) (*Dataset, error) {
 	tr := newLineReader(r, name)
 	d, l := opt.Features, opt.Labels
 	bound := func(n int) int {
@@ -79,7 +99,7 @@ func ReadLibSVM(r io.Reader, name string, opt LibSVMOptions) (*Dataset, error) {
 		}
 		return n
 	}
-	p := newPointParser(name, bound(d), bound(l), !opt.ZeroBasedFeatures, 0)
+	p := newPointParser(name, bound(d), bound(l), !opt.ZeroBasedFeatures, hint.lines, hint)
 	blanks := 0
 	for {
 		line, ok, err := tr.next()
@@ -235,11 +255,11 @@ func (s *idSet) grow() {
 // make the parser allocate without limit.
 const maxID = 1<<31 - 2
 
-func newPointParser(name string, d, l int, oneBased bool, rowsHint int) *pointParser {
+func newPointParser(name string, d, l int, oneBased bool, rows int, hint sizes) *pointParser {
 	return &pointParser{
 		name: name, d: d, l: l, oneBased: oneBased,
-		x:          sparse.NewBuilder(max(d, 0), false, min(rowsHint, 1<<20), 0),
-		y:          sparse.NewBuilder(max(l, 0), true, min(rowsHint, 1<<20), 0),
+		x:          sparse.NewBuilder(max(d, 0), false, rows, hint.features),
+		y:          sparse.NewBuilder(max(l, 0), true, rows, hint.labels),
 		maxFeature: -1, maxLabel: -1,
 	}
 }

@@ -63,21 +63,38 @@ func (m *CSR) Validate() error {
 	if m.Values != nil && int64(len(m.Values)) != nnz {
 		return fmt.Errorf("%w: len(Values)=%d, want %d", ErrInvalid, len(m.Values), nnz)
 	}
-	seen := make(map[int32]struct{})
+	// last[j] is 1 + the last row holding index j: a duplicate within a row
+	// finds its own row there. One pass and Cols words of memory, which a
+	// matrix with far more columns than entries does not get: it checks each
+	// row with a set instead.
+	var last []int64
+	var seen map[int32]struct{}
+	if int64(m.Cols) <= max(1<<20, 4*nnz) {
+		last = make([]int64, m.Cols)
+	} else {
+		seen = make(map[int32]struct{})
+	}
 	for i := 0; i < m.Rows; i++ {
 		lo, hi := m.Indptr[i], m.Indptr[i+1]
-		if hi < lo {
-			return fmt.Errorf("%w: row %d: Indptr decreases (%d > %d)", ErrInvalid, i, lo, hi)
+		if hi < lo || hi > nnz {
+			return fmt.Errorf("%w: row %d: Indptr not increasing within [0, %d] (%d, %d)", ErrInvalid, i, nnz, lo, hi)
 		}
+		stamp := int64(i + 1)
 		clear(seen)
 		for _, j := range m.Indices[lo:hi] {
 			if j < 0 || int(j) >= m.Cols {
 				return fmt.Errorf("%w: row %d: index %d outside [0,%d)", ErrInvalid, i, j, m.Cols)
 			}
-			if _, dup := seen[j]; dup {
+			dup := false
+			if last != nil {
+				dup, last[j] = last[j] == stamp, stamp
+			} else {
+				_, dup = seen[j]
+				seen[j] = struct{}{}
+			}
+			if dup {
 				return fmt.Errorf("%w: row %d: duplicate index %d", ErrInvalid, i, j)
 			}
-			seen[j] = struct{}{}
 		}
 	}
 	return nil

@@ -15,7 +15,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"gen":   runDataGen,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || sub[args[0]] == nil {
-		fmt.Fprintf(stderr, "Usage:\n  hetsgd data stats [--format F] [--top N] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE [--scale S] [--seed N] --out DIR\n")
+		fmt.Fprintf(stderr, "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE [--scale S] [--seed N] --out DIR\n")
 		if len(args) > 0 && sub[args[0]] == nil && args[0] != "-h" && args[0] != "--help" {
 			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q\n", args[0])
 		}
@@ -28,6 +28,7 @@ func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("data stats", "data stats [flags] FILE|DIR|bundled:NAME ...", stderr)
 	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
 	top := fs.Int("top", 5, "labels to list at each end of the frequency ranking")
+	cache := fs.String("cache", "auto", "binary cache of text files of 8 MB or more: auto, refresh or off")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -39,8 +40,12 @@ func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	mode, err := data.ParseCacheMode(*cache)
+	if err != nil {
+		return fmt.Errorf("--cache: %w", err)
+	}
 	for _, path := range fs.Args() {
-		sets, err := loadForStats(path, f)
+		sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr}, path)
 		if err != nil {
 			return err
 		}
@@ -54,16 +59,16 @@ func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // loadForStats reads a file, a dataset folder (both splits) or a bundled set.
-func loadForStats(path string, f data.Format) ([]*data.Dataset, error) {
+func loadForStats(l data.Loader, path string) ([]*data.Dataset, error) {
 	if name, ok := cutPrefix(path, "bundled:"); ok {
 		tr, te, err := data.Bundled(name)
 		return []*data.Dataset{tr, te}, err
 	}
 	if isDir(path) {
-		tr, te, err := data.LoadDir(path)
+		tr, te, err := l.LoadDir(path)
 		return []*data.Dataset{tr, te}, err
 	}
-	d, err := data.Load(path, f)
+	d, err := l.Load(path)
 	return []*data.Dataset{d}, err
 }
 

@@ -90,6 +90,7 @@ func (l *floatList) Set(v string) error {
 // run log is built from it, so every flag is logged.
 type trainFlags struct {
 	trainPath, testPath, dataDir, format string
+	cache                                string
 	hidden                               intList
 	dropout                              float64
 	batch                                int
@@ -131,6 +132,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.testPath, "test", "", "test set `file`")
 	fs.StringVar(&f.dataDir, "data", "", "dataset `dir` holding train.txt and test.txt (or MNIST idx files); with no data flag, the bundled "+bundledDefault)
 	fs.StringVar(&f.format, "format", "auto", "input format of --train/--test: xc, libsvm or auto")
+	fs.StringVar(&f.cache, "cache", "auto", "binary cache of text files of 8 MB or more: auto (use or write it; $HETSGD_CACHE or the user cache folder), refresh or off")
 	f.hidden.Set(defaultHidden)
 	fs.Var(&f.hidden, "hidden", "hidden layer `widths`, comma-separated (\"none\" for a linear model)")
 	fs.Float64Var(&f.dropout, "dropout", defaultDropout, "probability of dropping a hidden unit in training (0: off)")
@@ -216,7 +218,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	loadStart := time.Now()
-	w, source, err := f.buildWorkload(format)
+	w, source, err := f.buildWorkload(format, stderr)
 	if err != nil {
 		return err
 	}
@@ -378,7 +380,7 @@ func visited(fs *flag.FlagSet) map[string]bool {
 }
 
 // buildWorkload loads the data and builds what the devices train.
-func (f *trainFlags) buildWorkload(format data.Format) (engine.Workload, string, error) {
+func (f *trainFlags) buildWorkload(format data.Format, stderr io.Writer) (engine.Workload, string, error) {
 	switch f.workload {
 	case "regression":
 		if f.dim < 1 {
@@ -393,7 +395,12 @@ func (f *trainFlags) buildWorkload(format data.Format) (engine.Workload, string,
 	default:
 		return nil, "", fmt.Errorf("--workload %q: want xml or regression", f.workload)
 	}
-	trainSet, testSet, source, err := loadData(f.trainPath, f.testPath, f.dataDir, format)
+	mode, err := data.ParseCacheMode(f.cache)
+	if err != nil {
+		return nil, "", fmt.Errorf("--cache: %w", err)
+	}
+	l := data.Loader{Format: format, Cache: mode, Log: stderr}
+	trainSet, testSet, source, err := loadData(l, f.trainPath, f.testPath, f.dataDir)
 	if err != nil {
 		return nil, "", err
 	}
@@ -401,15 +408,15 @@ func (f *trainFlags) buildWorkload(format data.Format) (engine.Workload, string,
 	return w, source, err
 }
 
-func loadData(trainPath, testPath, dir string, format data.Format) (trainSet, testSet *data.Dataset, source string, err error) {
+func loadData(l data.Loader, trainPath, testPath, dir string) (trainSet, testSet *data.Dataset, source string, err error) {
 	switch {
 	case dir != "" && (trainPath != "" || testPath != ""):
 		return nil, nil, "", errors.New("give either --data or --train/--test, not both")
 	case dir != "":
-		trainSet, testSet, err = data.LoadDir(dir)
+		trainSet, testSet, err = l.LoadDir(dir)
 		return trainSet, testSet, dir, err
 	case trainPath != "" && testPath != "":
-		trainSet, testSet, err = data.LoadPair(trainPath, testPath, format)
+		trainSet, testSet, err = l.LoadPair(trainPath, testPath)
 		return trainSet, testSet, trainPath, err
 	case trainPath != "" || testPath != "":
 		return nil, nil, "", errors.New("--train and --test go together (or use --data DIR)")

@@ -1,0 +1,258 @@
+package data
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bigXC writes an XC file of at least CacheMinBytes and returns its path and
+// the dataset parsed without a cache.
+func bigXC(t *testing.T, dir string) (string, *Dataset) {
+	t.Helper()
+	p, err := LookupProfile("amazon-670k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.Scaled(0.02) // 9.8k points of ~76 non-zeros: ~9.5 MB of text
+	var train, test bytes.Buffer
+	if _, _, err := Generate(p, 3, &train, &test); err != nil {
+		t.Fatal(err)
+	}
+	if train.Len() < CacheMinBytes {
+		t.Fatalf("generated %d bytes, want at least %d", train.Len(), CacheMinBytes)
+	}
+	path := filepath.Join(dir, "train.txt")
+	if err := os.WriteFile(path, train.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Load(path, Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, ds
+}
+
+func sameDataset(t *testing.T, what string, a, b *Dataset) {
+	t.Helper()
+	eq := func(x, y *[]int64) bool { return bytes.Equal(asBytes(*x), asBytes(*y)) }
+	if a.X.Rows != b.X.Rows || a.X.Cols != b.X.Cols || a.Y.Cols != b.Y.Cols || !eq(&a.X.Indptr, &b.X.Indptr) || !eq(&a.Y.Indptr, &b.Y.Indptr) ||
+		!bytes.Equal(asBytes(a.X.Indices), asBytes(b.X.Indices)) || !bytes.Equal(asBytes(a.X.Values), asBytes(b.X.Values)) ||
+		!bytes.Equal(asBytes(a.Y.Indices), asBytes(b.Y.Indices)) {
+		t.Fatalf("%s: datasets differ", what)
+	}
+}
+
+// The cache round trip, its staleness and corruption checks, and the
+// decisions the loader reports.
+func TestCache(t *testing.T) {
+	if !littleEndian {
+		t.Skip("caches are little-endian only")
+	}
+	dir := t.TempDir()
+	src, want := bigXC(t, dir)
+	cacheDir := filepath.Join(dir, "cache")
+	var log strings.Builder
+	l := Loader{Cache: CacheAuto, CacheDir: cacheDir, Log: &log}
+	load := func(expect string) *Dataset {
+		t.Helper()
+		log.Reset()
+		ds, err := l.Load(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), expect) {
+			t.Fatalf("log %q, want %q", log.String(), expect)
+		}
+		sameDataset(t, expect, ds, want)
+		return ds
+	}
+	load("wrote the cache")
+	load("loaded from the cache")
+	files, _ := filepath.Glob(filepath.Join(cacheDir, "*.ds"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	cache := files[0]
+
+	// A changed source makes the cache stale.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(src, later, later); err != nil {
+		t.Fatal(err)
+	}
+	load("stale")
+	load("loaded from the cache")
+
+	// Corruption anywhere is caught by a checksum and the cache rebuilt.
+	for _, at := range []int{10, cacheHeader + 100, -5} {
+		b, err := os.ReadFile(cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at < 0 {
+			at += len(b)
+		}
+		b[at] ^= 0x10
+		if err := os.WriteFile(cache, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		load("checksum mismatch")
+		load("loaded from the cache")
+	}
+	// So is a truncated one, and one from another format version.
+	b, _ := os.ReadFile(cache)
+	os.WriteFile(cache, b[:len(b)-64], 0o644)
+	load("bytes, the header implies")
+	b, _ = os.ReadFile(cache)
+	binary.LittleEndian.PutUint32(b[8:], cacheVersion+1)
+	binary.LittleEndian.PutUint32(b[76:], crc32.Checksum(b[:76], castagnoli))
+	os.WriteFile(cache, b, 0o644)
+	load("format version")
+
+	// refresh rewrites; off neither reads nor writes.
+	l.Cache = CacheRefresh
+	load("wrote the cache")
+	l.Cache = CacheOff
+	os.Remove(cache)
+	load("")
+	if _, err := os.Stat(cache); err == nil {
+		t.Fatal("Cache off wrote a cache")
+	}
+	// A file below CacheMinBytes is parsed every time.
+	small := filepath.Join(dir, "small.txt")
+	os.WriteFile(small, []byte("1 3 2\n1 0:1\n"), 0o644)
+	l.Cache, log = CacheAuto, strings.Builder{}
+	if _, err := l.Load(small); err != nil || log.Len() != 0 {
+		t.Fatalf("small file: %v, log %q", err, log.String())
+	}
+}
+
+// A cache folder that cannot be written costs the cache, not the load.
+func TestCacheUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	src, want := bigXC(t, dir)
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o644)
+	var log strings.Builder
+	ds, err := Loader{Cache: CacheAuto, CacheDir: filepath.Join(blocker, "cache"), Log: &log}.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameDataset(t, "unwritable", ds, want)
+	if !strings.Contains(log.String(), "no cache") {
+		t.Fatalf("log %q", log.String())
+	}
+}
+
+// Loading sizes the CSR buffers from a counting pass: no slack beyond the
+// data (the label bound counts the header line and a final line as rows).
+func TestLoadSizesBuffers(t *testing.T) {
+	dir := t.TempDir()
+	_, ds := bigXC(t, dir)
+	if c, n := cap(ds.X.Indices), ds.X.NNZ(); c != n {
+		t.Fatalf("feature indices: capacity %d for %d entries", c, n)
+	}
+	if c, n := cap(ds.Y.Indices), ds.Y.NNZ(); c > n+2 {
+		t.Fatalf("label indices: capacity %d for %d entries", c, n)
+	}
+	if c, n := cap(ds.X.Indptr), ds.X.Rows+1; c != n {
+		t.Fatalf("row pointers: capacity %d for %d rows", c, n)
+	}
+}
+
+func TestParseCacheMode(t *testing.T) {
+	for in, want := range map[string]CacheMode{"auto": CacheAuto, "off": CacheOff, "": CacheOff, "REFRESH": CacheRefresh} {
+		if got, err := ParseCacheMode(in); err != nil || got != want {
+			t.Errorf("%q: %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseCacheMode("sometimes"); err == nil {
+		t.Error("bad mode accepted")
+	}
+}
+
+// The cache reader's contract under arbitrary bytes: no panic, and a dataset
+// only when its matrices are valid. The checksums are fixed up first, so
+// that the fuzzer reaches the structural checks behind them.
+func FuzzCache(f *testing.F) {
+	ds := &Dataset{}
+	ds.X.Rows, ds.X.Cols, ds.Y.Rows, ds.Y.Cols = 2, 4, 2, 3
+	ds.X.Indptr, ds.X.Indices, ds.X.Values = []int64{0, 2, 3}, []int32{0, 3, 1}, []float32{1, 0.5, 2}
+	ds.Y.Indptr, ds.Y.Indices = []int64{0, 1, 3}, []int32{2, 0, 1}
+	path := filepath.Join(f.TempDir(), "seed.ds")
+	if err := writeCache(path, ds, source{}); err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(path)
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) < cacheHeader {
+			decodeCache(in)
+			return
+		}
+		mem := append([]byte(nil), in...)
+		le := binary.LittleEndian
+		le.PutUint32(mem[72:], crc32.Checksum(mem[cacheHeader:], castagnoli))
+		le.PutUint32(mem[76:], crc32.Checksum(mem[:76], castagnoli))
+		c, err := decodeCache(mem)
+		if err != nil {
+			return
+		}
+		off, size := c.layout()
+		if size != int64(len(mem)) {
+			return
+		}
+		d, err := cacheDataset(mem, c, off, "fuzz")
+		if err != nil {
+			return
+		}
+		if err := d.X.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Y.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkLoad reads a synthetic Amazon-670k-like training file (a tenth of
+// the full scale, ~48 MB) as text with the counting pass, and from its cache;
+// MB/s are of the text file.
+func BenchmarkLoad(b *testing.B) {
+	p, err := LookupProfile("amazon-670k")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if _, _, err := GenerateDir(dir, p.Scaled(0.1), 1, false); err != nil {
+		b.Fatal(err)
+	}
+	src := filepath.Join(dir, "train.txt")
+	fi, err := os.Stat(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []CacheMode{CacheOff, CacheAuto} {
+		name := "text"
+		if mode == CacheAuto {
+			name = "cache"
+		}
+		b.Run(name, func(b *testing.B) {
+			l := Loader{Cache: mode, CacheDir: filepath.Join(dir, "cache")}
+			if _, err := l.Load(src); err != nil { // writes the cache
+				b.Fatal(err)
+			}
+			b.SetBytes(fi.Size())
+			for b.Loop() {
+				if _, err := l.Load(src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
