@@ -41,7 +41,7 @@ func BenchmarkStep(b *testing.B) {
 					p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 					m.Init(p, 1)
 					o, _ := optim.New(optim.Config{Name: opt}, len(p))
-					x, y := randomBatch(rand.New(rand.NewPCG(1, 2)), s.bs, s.inputs, s.outputs, s.nnz)
+					x, y := RandomBatch(rand.New(rand.NewPCG(1, 2)), s.bs, s.inputs, s.outputs, s.nnz)
 					ws := m.NewWorkspace(s.bs)
 					var u kernel.Update
 					step := func() {

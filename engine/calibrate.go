@@ -50,7 +50,7 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 		}
 		par, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 		m.Init(par, 1)
-		x, y := randomBatch(r, p.rows, p.inputs, p.outputs, p.nnz)
+		x, y := RandomBatch(r, p.rows, p.inputs, p.outputs, p.nnz)
 		ws := m.NewWorkspace(p.rows)
 		sec := timeIt(func() { ws.Gradient(par, g, &x, &y) }, quick)
 		xs = append(xs, mlpShape(m).features(p.rows, x.NNZ()))
@@ -113,8 +113,9 @@ func abs(x float64) float64 {
 	return x
 }
 
-// randomBatch draws a batch of bs rows with nnz features and 5 labels each.
-func randomBatch(r *rand.Rand, bs, inputs, outputs, nnz int) (x, y sparse.CSR) {
+// RandomBatch draws a batch of bs rows of nnz distinct features (values in
+// [0, 1)) and 5 distinct labels each: the input of kernel and step timings.
+func RandomBatch(r *rand.Rand, bs, inputs, outputs, nnz int) (x, y sparse.CSR) {
 	xb := sparse.NewBuilder(inputs, false, bs, bs*nnz)
 	yb := sparse.NewBuilder(outputs, true, bs, bs*5)
 	for i := 0; i < bs; i++ {

@@ -28,6 +28,7 @@ func commands() []command {
 		{"strategies", "list the parallel SGD strategies (-v: with their options)", runStrategies},
 		{"data", "describe or generate datasets (data stats, data gen)", runData},
 		{"calibrate", "measure this machine's kernel times for the virtual clock's cost model", runCalibrate},
+		{"step", "time one training step at a paper's shape, with this run's SGEMM peak and the step's roofline", runStep},
 		{"bench", "reproduce the papers' experiments and write a report (tables, figures, logs)", runBench},
 		{"version", "print the version", runVersion},
 	}

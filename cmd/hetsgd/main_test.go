@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,5 +147,26 @@ func TestTrainInterrupted(t *testing.T) {
 	var done map[string]any
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &done); err != nil || done["event"] != "done" || done["interrupted"] != true {
 		t.Fatalf("last log record %q", lines[len(lines)-1])
+	}
+}
+
+// hetsgd step times the step at a small shape and ends with a JSON summary
+// whose figures hang together.
+func TestStepCommand(t *testing.T) {
+	code, out, errs := runCLI(t, "step", "--like", "bibtex", "--batch", "64", "--steps", "2")
+	if code != 0 {
+		t.Fatalf("step: exit %d %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var res stepResult
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	if !(res.StepMS["fused"] > 0 && res.StepMS["split"] > 0 && res.PeakGFLOPS > 0) || res.Batch != 64 ||
+		math.Abs(res.RooflineMS-res.DenseGFLOP/res.PeakGFLOPS*1e3) > 1e-9 || math.Abs(res.DenseGFLOP-6*64*128*159/1e9) > 1e-12 {
+		t.Fatalf("summary %+v", res)
+	}
+	if code, _, errs := runCLI(t, "step", "--like", "mnist"); code == 0 || !strings.Contains(errs, "--like") {
+		t.Fatalf("unknown shape: exit %d %q", code, errs)
 	}
 }
