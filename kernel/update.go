@@ -77,6 +77,40 @@ func ApplyUpdate(p, g []float32, u *Update, off int) {
 	vecRun(&vecTask{op: vecUpdate, x: g, y: p, upd: u, off: off})
 }
 
+// ApplyUpdateRows applies u to the listed rows of a row-major matrix of
+// rows of width floats: p and g hold the matrix, which starts at offset off
+// of the vector u's state covers. Rows not listed keep their values — what
+// u does where the gradient is zero, for plain SGD without decay.
+func ApplyUpdateRows(p, g []float32, u *Update, off int, rows []int32, width int) {
+	u.prepare()
+	t := rowUpdatePool.get()
+	*t = rowUpdateTask{p: p, g: g, u: u, off: off, rows: rows, width: width}
+	parts := 1
+	if len(rows)*width >= vecParallelMin {
+		parts = vecChunks
+	}
+	Default().Run(t, parts)
+	*t = rowUpdateTask{}
+	rowUpdatePool.put(t)
+}
+
+var rowUpdatePool = newFreeList[rowUpdateTask](16)
+
+type rowUpdateTask struct {
+	p, g  []float32
+	u     *Update
+	off   int
+	rows  []int32
+	width int
+}
+
+func (t *rowUpdateTask) Part(i, n int) {
+	for _, j := range t.rows[i*len(t.rows)/n : (i+1)*len(t.rows)/n] {
+		lo := int(j) * t.width
+		t.u.apply(t.p[lo:lo+t.width], t.g[lo:lo+t.width], t.off+lo)
+	}
+}
+
 func checkUpdate(n int, vs ...[]float32) {
 	for _, v := range vs {
 		if len(v) != n {

@@ -210,3 +210,23 @@ func TestBlockLoops(t *testing.T) {
 		}
 	})
 }
+
+// ApplyUpdateRows equals ApplyUpdate on the listed rows and leaves the
+// others alone.
+func TestApplyUpdateRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(55, 56))
+	const rows, width, off = 3000, 40, 7
+	p, g := randSlice(r, rows*width), randSlice(r, rows*width)
+	list := []int32{5, 0, 2999, 17, 1200}
+	want := append([]float32(nil), p...)
+	for _, j := range list {
+		lo := int(j) * width
+		ApplyUpdate(want[lo:lo+width], g[lo:lo+width], &Update{Rule: SGDRule, LR: 0.1}, off+lo)
+	}
+	ApplyUpdateRows(p, g, &Update{Rule: SGDRule, LR: 0.1}, off, list, width)
+	for i := range p {
+		if p[i] != want[i] {
+			t.Fatalf("p[%d] = %v, want %v", i, p[i], want[i])
+		}
+	}
+}

@@ -309,37 +309,40 @@ func TestGradientFusedEqualsUnfused(t *testing.T) {
 }
 
 // Step equals Gradient followed by the optimizer's update, bit for bit, for
-// every optimizer, with and without hidden layers.
+// every optimizer, with and without hidden layers, with and without weight
+// decay (plain SGD without it updates the first layer's touched rows only).
 func TestStepEqualsGradientThenUpdate(t *testing.T) {
 	for _, hidden := range [][]int{nil, {16}, {12, 5}} {
-		for _, rule := range []kernel.UpdateRule{kernel.SGDRule, kernel.MomentumRule, kernel.AdamRule} {
-			r := rand.New(rand.NewPCG(8, uint64(len(hidden))))
-			m, err := New(Config{Inputs: 40, Hidden: hidden, Outputs: 2100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p1 := make([]float32, m.NumParams())
-			m.Init(p1, 5)
-			p2 := append([]float32(nil), p1...)
-			x, y := randBatch(r, 9, 40, 2100, 6)
-			state := func() (a, b []float32) { return make([]float32, len(p1)), make([]float32, len(p1)) }
-			m1, v1 := state()
-			m2, v2 := state()
-			upd := func(a, b []float32) *kernel.Update {
-				return &kernel.Update{Rule: rule, LR: 0.5, WD: 1e-3, Mu: 0.9, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1, M: a, V: b}
-			}
-			g1, g2 := make([]float32, len(p1)), make([]float32, len(p1))
-			ws1, ws2 := m.NewWorkspace(9), m.NewWorkspace(9)
-			for step := 0; step < 2; step++ {
-				l1 := ws1.Gradient(p1, g1, x, y)
-				kernel.ApplyUpdate(p1, g1, upd(m1, v1), 0)
-				l2 := ws2.Step(p2, g2, x, y, upd(m2, v2))
-				if l1 != l2 {
-					t.Fatalf("hidden %v rule %d: loss %v after Gradient, %v after Step", hidden, rule, l1, l2)
+		for _, wd := range []float32{0, 1e-3} {
+			for _, rule := range []kernel.UpdateRule{kernel.SGDRule, kernel.MomentumRule, kernel.AdamRule} {
+				r := rand.New(rand.NewPCG(8, uint64(len(hidden))))
+				m, err := New(Config{Inputs: 40, Hidden: hidden, Outputs: 2100})
+				if err != nil {
+					t.Fatal(err)
 				}
-				for i := range p1 {
-					if p1[i] != p2[i] || m1[i] != m2[i] || v1[i] != v2[i] {
-						t.Fatalf("hidden %v rule %d step %d: p[%d] %v vs %v", hidden, rule, step, i, p1[i], p2[i])
+				p1 := make([]float32, m.NumParams())
+				m.Init(p1, 5)
+				p2 := append([]float32(nil), p1...)
+				x, y := randBatch(r, 9, 40, 2100, 6)
+				state := func() (a, b []float32) { return make([]float32, len(p1)), make([]float32, len(p1)) }
+				m1, v1 := state()
+				m2, v2 := state()
+				upd := func(a, b []float32) *kernel.Update {
+					return &kernel.Update{Rule: rule, LR: 0.5, WD: wd, Mu: 0.9, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1, M: a, V: b}
+				}
+				g1, g2 := make([]float32, len(p1)), make([]float32, len(p1))
+				ws1, ws2 := m.NewWorkspace(9), m.NewWorkspace(9)
+				for step := 0; step < 2; step++ {
+					l1 := ws1.Gradient(p1, g1, x, y)
+					kernel.ApplyUpdate(p1, g1, upd(m1, v1), 0)
+					l2 := ws2.Step(p2, g2, x, y, upd(m2, v2))
+					if l1 != l2 {
+						t.Fatalf("hidden %v wd %v rule %d: loss %v after Gradient, %v after Step", hidden, wd, rule, l1, l2)
+					}
+					for i := range p1 {
+						if p1[i] != p2[i] || m1[i] != m2[i] || v1[i] != v2[i] {
+							t.Fatalf("hidden %v wd %v rule %d step %d: p[%d] %v vs %v", hidden, wd, rule, step, i, p1[i], p2[i])
+						}
 					}
 				}
 			}

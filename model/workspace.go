@@ -19,6 +19,14 @@ type Workspace struct {
 	out  []float32           // logits, max×L; after LossGrad, the gradient of the loss
 	xent *kernel.XentScratch // the fused output layer of Gradient (hidden layers only)
 
+	// sparse, when set for a Step, lets the first layer's weight gradient be
+	// written and applied on the rows of the batch's features only; touched
+	// lists those rows (mark[j] == stamp when j is listed).
+	sparse  bool
+	touched []int32
+	mark    []uint32
+	stamp   uint32
+
 	dropout float32    // probability of zeroing a hidden unit in training
 	rng     *rand.Rand // dropout masks
 	dropped bool       // the last forward pass applied dropout
@@ -168,8 +176,15 @@ func (w *Workspace) backward(p, g []float32, x *sparse.CSR, i int, up []float32)
 		kernel.SumRows(gb, up, n, l.Out)
 		if i == 0 {
 			// Only rows of the batch's features get gradient; the rest of
-			// gW₀ must read zero.
-			clear(gw)
+			// gW₀ must read zero, unless a sparse Step never reads them.
+			if w.sparse {
+				w.listTouched(x)
+				for _, j := range w.touched {
+					clear(gw[int(j)*l.Out : int(j+1)*l.Out])
+				}
+			} else {
+				clear(gw)
+			}
 			kernel.SpMMT(gw, x, up, l.Out)
 			break
 		}
@@ -239,8 +254,16 @@ func (w *Workspace) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) fl
 		}
 		loss = kernel.XentLayer(w.acts[last-1], n, l.In, p[l.W:l.B+l.Out], l.Out, y, scale,
 			gOut, w.dact[last-1], w.out, w.xent, u, l.W)
+		// Plain SGD leaves a parameter with a zero gradient as it is: the
+		// first layer's weights then change on the batch's feature rows only.
+		w.sparse = u != nil && u.Rule == kernel.SGDRule && u.WD == 0
 		w.backward(p, g, x, last-1, w.hiddenGrad(last-1))
-		if u != nil {
+		if w.sparse {
+			l0 := w.m.layers[0]
+			kernel.ApplyUpdateRows(p[l0.W:l0.B], g[l0.W:l0.B], u, l0.W, w.touched, l0.Out)
+			kernel.ApplyUpdate(p[l0.B:l.W], g[l0.B:l.W], u, l0.B)
+			w.sparse = false
+		} else if u != nil {
 			kernel.ApplyUpdate(p[:l.W], g[:l.W], u, 0)
 		}
 	}
@@ -248,4 +271,24 @@ func (w *Workspace) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) fl
 		return 0
 	}
 	return loss / float64(x.Rows)
+}
+
+// listTouched lists the distinct features of x in touched.
+func (w *Workspace) listTouched(x *sparse.CSR) {
+	if w.mark == nil {
+		w.mark = make([]uint32, w.m.cfg.Inputs)
+		w.touched = make([]int32, 0, w.m.cfg.Inputs)
+	}
+	w.stamp++
+	if w.stamp == 0 { // wrapped: forget every old stamp
+		clear(w.mark)
+		w.stamp = 1
+	}
+	w.touched = w.touched[:0]
+	for _, j := range x.Indices[:x.NNZ()] {
+		if w.mark[j] != w.stamp {
+			w.mark[j] = w.stamp
+			w.touched = append(w.touched, j)
+		}
+	}
 }
