@@ -268,7 +268,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	done := doneRecord{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Interrupted: interrupted,
 		Merges: len(res.Merges)}
 	if cfg.Clock == engine.Real {
-		done.WallSeconds = time.Since(start).Seconds()
+		// Under the virtual clock the log holds nothing that varies from run
+		// to run; the peak memory goes to stdout only.
+		done.WallSeconds, done.MaxRSSBytes = time.Since(start).Seconds(), maxRSS()
+	}
+	if rss := maxRSS(); rss > 0 {
+		fmt.Fprintf(stdout, "peak memory %.2f GiB (max RSS)\n", float64(rss)/(1<<30))
 	}
 	best, ok := metric.Best(res.Evals)
 	if ok {
@@ -522,6 +527,7 @@ type doneRecord struct {
 	Merges             int     `json:"merges"`
 	Interrupted        bool    `json:"interrupted"`
 	Diverged           bool    `json:"diverged,omitempty"`
+	MaxRSSBytes        int64   `json:"max_rss_bytes,omitempty"` // real clock: the process's peak resident memory
 }
 
 // evalPrinter prints one line per evaluation on stdout (the loss alone for
