@@ -128,7 +128,7 @@ type xentBuffers struct {
 func (s *XentScratch) buffers() *xentBuffers {
 	b := s.bufs.get()
 	if b.block == nil {
-		width := min(s.labels, xentBlock)
+		width := min(s.labels, s.width)
 		b.block = make([]float32, s.rows*roundUp(width, 32))
 		b.packedDZ = make([]float32, roundUp(s.rows, maxMR)*width)
 		b.gradW = make([]float32, (s.k+1)*width)
@@ -139,13 +139,36 @@ func (s *XentScratch) buffers() *xentBuffers {
 // maxMR is a multiple of every implementation's mr, to size packed panels.
 const maxMR = 12
 
-// xentBlock is the number of labels of one block: a block of Z for a batch
-// of 256 rows (1 MiB) stays in the L2 cache while both products use it.
+// xentBlock is the widest block of labels: a block of Z for a batch of 256
+// rows (1 MiB) stays in the L2 cache while both products use it.
 const xentBlock = 1024
+
+// xentMinBlocks and xentMinWidth set the block width of smaller output
+// layers: a layer of fewer than xentMinBlocks·xentBlock labels, large enough
+// to run on several threads, is cut into about xentMinBlocks blocks of at
+// least xentMinWidth labels so that its blocks can share the threads
+// (Delicious' 983 labels make 8 blocks of 128; one block of them ran on one
+// thread, 20% slower). A layer too small to be worth the threads (Bibtex' 159
+// labels) stays one block. The width depends on the shape alone, never on
+// the number of threads.
+const (
+	xentMinBlocks = 8
+	xentMinWidth  = 64
+)
+
+// xentWidth returns the block width for batches of up to rows rows and L
+// labels.
+func xentWidth(rows, L int) int {
+	if rows*L < vecParallelMin {
+		return min(xentBlock, max(1, L))
+	}
+	return min(xentBlock, max(xentMinWidth, roundUp(ceilDiv(L, xentMinBlocks), xentMinWidth)))
+}
 
 // XentScratch holds XentLayer's buffers for batches of up to rows rows.
 type XentScratch struct {
 	rows, k, labels int
+	width           int // labels per block (the last block may be narrower)
 	blocks, chunks  int
 	blockMax        []float64             // rows × blocks: the maximum of each row's block
 	cmax, csum      []float64             // chunks × rows: running max and Σ exp
@@ -161,9 +184,10 @@ type XentScratch struct {
 // NewXentScratch returns XentLayer's buffers for batches of up to rows rows,
 // k inputs and L labels.
 func NewXentScratch(rows, k, L int) *XentScratch {
-	blocks := max(1, ceilDiv(L, xentBlock))
+	width := xentWidth(rows, L)
+	blocks := max(1, ceilDiv(L, width))
 	chunks := min(xentChunks, blocks)
-	s := &XentScratch{rows: rows, k: k, labels: L, blocks: blocks, chunks: chunks,
+	s := &XentScratch{rows: rows, k: k, labels: L, width: width, blocks: blocks, chunks: chunks,
 		blockMax: make([]float64, rows*blocks),
 		cmax:     make([]float64, chunks*rows), csum: make([]float64, chunks*rows), ctarget: make([]float64, chunks*rows),
 		rowMax: make([]float64, rows), rowSum: make([]float64, rows),
@@ -196,8 +220,8 @@ func (t *xentTask) clearRefs() {
 // block returns the label range of block b and its slice of e, which holds
 // the block's n×width values contiguously (leading dimension width).
 func (t *xentTask) block(b int) (j0, width int, eb []float32) {
-	j0 = b * xentBlock
-	width = min(xentBlock, t.L-j0)
+	j0 = b * t.s.width
+	width = min(t.s.width, t.L-j0)
 	return j0, width, t.e[j0*t.n : j0*t.n+t.n*width]
 }
 

@@ -13,7 +13,7 @@ import (
 // last block, more blocks than chunks, and rows without labels (randCSR
 // leaves every seventh row empty).
 var xentLadder = []struct{ n, k, L int }{
-	{1, 1, 1}, {3, 5, 7}, {13, 33, 1023}, {7, 12, 1025}, {12, 128, 3000}, {20, 17, 17*xentBlock + 5}, {256, 128, 4096}, {300, 24, 2100},
+	{1, 1, 1}, {3, 5, 7}, {13, 33, 1023}, {7, 12, 1025}, {12, 128, 3000}, {20, 17, 17*xentBlock + 5}, {256, 128, 4096}, {300, 24, 2100}, {128, 128, 983},
 }
 
 // xentRef is XentLayer's reference: GemmRef, SoftmaxXentRef and two more
@@ -206,4 +206,22 @@ func TestXentLayerFusedUpdate(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Small output layers worth the threads are cut into about xentMinBlocks
+// blocks; tiny ones stay one block; large ones take xentBlock.
+func TestXentWidth(t *testing.T) {
+	for _, c := range []struct{ rows, L, want int }{
+		{128, 159, 159},     // Bibtex: 20k logits, one block
+		{128, 983, 128},     // Delicious: 8 blocks, the last 87 wide
+		{300, 2100, 320},    // 7 blocks, the last 180 wide
+		{256, 4096, 512},    // 8 blocks
+		{256, 670091, 1024}, // Amazon-670k
+		{1 << 16, 3, 64},    // many rows, few labels: one block of 3 used
+		{1, 1, 1},
+	} {
+		if got := xentWidth(c.rows, c.L); got != c.want {
+			t.Errorf("xentWidth(%d, %d) = %d, want %d", c.rows, c.L, got, c.want)
+		}
+	}
 }
