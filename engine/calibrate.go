@@ -91,19 +91,24 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 
 // timeIt returns the median time of f over a few runs, after a warm-up.
 func timeIt(f func(), quick bool) float64 {
-	f()
-	reps := 7
 	if quick {
-		reps = 3
+		return MedianSeconds(f, 3)
 	}
-	t := make([]float64, reps)
+	return MedianSeconds(f, 7)
+}
+
+// MedianSeconds runs f once to warm up (first-touch page faults, scratch
+// space), then reps times, and returns the median duration in seconds.
+func MedianSeconds(f func(), reps int) float64 {
+	f()
+	t := make([]float64, max(1, reps))
 	for i := range t {
 		start := time.Now()
 		f()
 		t[i] = time.Since(start).Seconds()
 	}
 	slices.Sort(t)
-	return t[reps/2]
+	return t[len(t)/2]
 }
 
 func abs(x float64) float64 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/hetsgd/hetsgd/engine"
@@ -115,7 +114,7 @@ func runStep(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			ws.Gradient(p, g, &x, &y)
 			opt.Step(p, g, 1e-3)
 		}
-		sec := medianTime(step, *steps)
+		sec := engine.MedianSeconds(step, *steps)
 		res.StepMS[mode] = sec * 1e3
 		fmt.Fprintf(stdout, "step (%s): %.1f ms, %.0f samples/s\n", mode, sec*1e3, float64(*batch)/sec)
 	}
@@ -139,20 +138,6 @@ func randFloats(r *rand.Rand, n int) []float32 {
 		v[i] = float32(r.NormFloat64())
 	}
 	return v
-}
-
-// medianTime runs f once to warm up, then reps times, and returns the median
-// duration in seconds.
-func medianTime(f func(), reps int) float64 {
-	f()
-	t := make([]float64, reps)
-	for i := range t {
-		start := time.Now()
-		f()
-		t[i] = time.Since(start).Seconds()
-	}
-	slices.Sort(t)
-	return t[reps/2]
 }
 
 // minTime runs f once to warm up, then reps times, and returns the shortest
