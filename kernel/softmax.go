@@ -67,12 +67,7 @@ func (t *softmaxTask) Part(c, chunks int) {
 			}
 			continue
 		}
-		m := row[0]
-		for _, v := range row {
-			if v > m {
-				m = v
-			}
-		}
+		m := cur.max(row)
 		var target float64
 		for _, l := range labels {
 			target += float64(row[l])

@@ -5,7 +5,7 @@ package kernel
 // state and the step count and describes each step as an Update. An Update
 // applies to the whole vector at once (ApplyUpdate, split over a fixed number
 // of chunks, each element updated by one part) or piece by piece from inside
-// a fused kernel (Update.Apply, as XentLayer does for the output layer) with
+// a fused kernel (Update.apply, as XentLayer does for the output layer) with
 // the same arithmetic.
 
 // UpdateRule names an optimizer's elementwise rule.

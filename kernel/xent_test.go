@@ -13,7 +13,7 @@ import (
 // last block, more blocks than chunks, and rows without labels (randCSR
 // leaves every seventh row empty).
 var xentLadder = []struct{ n, k, L int }{
-	{1, 1, 1}, {3, 5, 7}, {13, 33, 1023}, {7, 12, 1025}, {12, 128, 3000}, {20, 17, 17*xentBlock + 5}, {256, 128, 4096}, {300, 24, 2100}, {128, 128, 983},
+	{1, 1, 1}, {3, 5, 7}, {13, 33, 1023}, {7, 12, 1025}, {12, 128, 3000}, {20, 17, 17*xentBlock + 5}, {256, 128, 4096}, {300, 24, 2100}, {128, 128, 983}, {4, 8, 66*xentBlock + 3},
 }
 
 // xentRef is XentLayer's reference: GemmRef, SoftmaxXentRef and two more
@@ -79,7 +79,7 @@ func testXentLayer(t *testing.T, impl string) {
 // The result does not depend on the number of threads.
 func TestXentLayerThreadIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
-	n, k, L := 64, 16, 9*xentBlock+7
+	n, k, L := 64, 16, 70*xentBlock+7 // more blocks than chunks
 	h, w := randSlice(r, n*k), randSlice(r, (k+1)*L)
 	y := randCSR(r, n, L, 4, true)
 	run := func(threads int) ([]float32, []float32, float64) {
@@ -116,6 +116,15 @@ func TestXentLayerDoesNotAllocate(t *testing.T) {
 	XentLayer(h, n, k, w, L, y, 1, g, dh, e, s, nil, 0)
 	if a := testing.AllocsPerRun(10, func() { XentLayer(h, n, k, w, L, y, 1, g, dh, e, s, nil, 0) }); a != 0 {
 		t.Fatalf("XentLayer allocates %v times", a)
+	}
+	// With a fused update, for every rule.
+	m, v := make([]float32, len(w)), make([]float32, len(w))
+	for _, rule := range []UpdateRule{SGDRule, MomentumRule, AdamRule} {
+		u := &Update{Rule: rule, LR: 1e-3, WD: 1e-4, Mu: 0.9, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1, M: m, V: v}
+		XentLayer(h, n, k, w, L, y, 1, nil, dh, e, s, u, 0)
+		if a := testing.AllocsPerRun(10, func() { XentLayer(h, n, k, w, L, y, 1, nil, dh, e, s, u, 0) }); a != 0 {
+			t.Fatalf("XentLayer with update rule %d allocates %v times", rule, a)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@
 //
 // An MLP is an immutable description (shapes and offsets). The buffers of one
 // forward/backward pass live in a Workspace, sized once for the largest batch
-// it will see, so Gradient and Predict do not allocate. A Workspace belongs to
-// one goroutine; the kernels it calls use both cores.
+// it will see, so Forward, Gradient and Step do not allocate. A Workspace
+// belongs to one goroutine; the kernels it calls run on package kernel's
+// default pool (every core unless kernel.SetThreads says otherwise).
 package model

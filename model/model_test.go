@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -190,11 +191,24 @@ func TestGradientNoAlloc(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() { ws.Gradient(p, g, x, y) }); a != 0 {
 		t.Fatalf("Gradient allocates %v times per step", a)
 	}
+	// The fused step, for every optimizer: plain SGD takes the sparse
+	// first-layer update, the others the dense one.
+	for _, name := range []string{"sgd", "momentum", "adam"} {
+		o, err := optim.New(optim.Config{Name: name}, len(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := o.Fused(1e-3)
+		ws.Step(p, g, x, y, &u)
+		if a := testing.AllocsPerRun(20, func() { u = o.Fused(1e-3); ws.Step(p, g, x, y, &u) }); a != 0 {
+			t.Fatalf("Step with %s allocates %v times per step", name, a)
+		}
+	}
 }
 
 // BenchmarkGradient times one training step's gradient on the model shapes:
 // Bibtex, Delicious, and an Amazon-670k-like first layer with fewer labels
-// (the full Amazon-670k step is BenchmarkAmazonStep).
+// (the full Amazon-670k step is engine.BenchmarkStep).
 func BenchmarkGradient(b *testing.B) {
 	for _, c := range []struct {
 		name         string

@@ -50,12 +50,7 @@ func expShiftStore(name string, lanes int) {
 	x := Load(Param("x"), GP64())
 	n := Load(Param("n"), GP64())
 	avx512 := lanes == 16
-	vec := func() reg.VecVirtual {
-		if avx512 {
-			return ZMM()
-		}
-		return YMM()
-	}
+	vec := func() reg.VecVirtual { return vecReg(lanes) }
 	half := func() reg.VecVirtual { // half the float32 vector, as float32 → float64 converts
 		if avx512 {
 			return YMM()
