@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -80,7 +81,7 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 			for j := range x {
 				pred += coef[j] * x[j]
 			}
-			worst = max(worst, abs(pred-ys[i])/ys[i])
+			worst = max(worst, math.Abs(pred-ys[i])/ys[i])
 			p := grid[i]
 			fmt.Fprintf(w, "%6d %6d %6d %5d %7d  %7.3fms %7.3fms\n", p.inputs, p.hidden, p.outputs, p.rows, p.nnz, ys[i]*1e3, pred*1e3)
 		}
@@ -109,13 +110,6 @@ func MedianSeconds(f func(), reps int) float64 {
 	}
 	slices.Sort(t)
 	return t[len(t)/2]
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // RandomBatch draws a batch of bs rows of nnz distinct features (values in

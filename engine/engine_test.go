@@ -316,12 +316,22 @@ func TestBudgetsAndErrors(t *testing.T) {
 // The event loop does not allocate per batch, whatever the strategy: a run
 // three times as long allocates about as much, setup and evaluations aside,
 // and merge records (a strategy's log output: a few slices each) aside.
-func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) {
+func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) { testLoopAllocations(t, Virtual) }
+
+func TestRealLoopDoesNotAllocatePerBatch(t *testing.T) { testLoopAllocations(t, Real) }
+
+func testLoopAllocations(t *testing.T, clock Clock) {
+	for _, devices := range []int{1, 4} {
+		testLoopAllocationsOn(t, clock, devices)
+	}
+}
+
+func testLoopAllocationsOn(t *testing.T, clock Clock, devices int) {
 	const perMerge = 8
 	for _, info := range strategy.List() {
 		name := info.Name
 		mallocs := func(epochs float64) (m uint64, batches, merges int64) {
-			cfg := base(name, 4, Virtual)
+			cfg := base(name, devices, clock)
 			cfg.Epochs = epochs
 			cfg.EvalEvery = 100
 			var before, after runtime.MemStats
@@ -335,9 +345,9 @@ func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) {
 		m3, b3, g3 := mallocs(3)
 		extra := float64(int64(m3)-int64(m1)) - float64(perMerge*(g3-g1))
 		per := extra / float64(b3-b1)
-		t.Logf("%s: %.3f allocations per batch beyond %d per merge record", name, per, perMerge)
+		t.Logf("%s on %d: %.3f allocations per batch beyond %d per merge record", name, devices, per, perMerge)
 		if per > 0.05 {
-			t.Errorf("%s: %.2f allocations per batch (%d for %d batches and %d merges, %d for %d and %d)", name, per, m1, b1, g1, m3, b3, g3)
+			t.Errorf("%s on %d: %.2f allocations per batch (%d for %d batches and %d merges, %d for %d and %d)", name, devices, per, m1, b1, g1, m3, b3, g3)
 		}
 	}
 }

@@ -35,13 +35,20 @@ func (r *run) runReal(ctx context.Context) error {
 		}
 	}()
 
-	queue := []strategy.Event{{Kind: strategy.Start}}
+	// Events the loop raises itself, in order; emptied in place so that its
+	// backing array is reused rather than regrown each step.
+	queue := make([]strategy.Event, 1, 4)
+	queue[0] = strategy.Event{Kind: strategy.Start}
+	head := 0
 	inflight := 0
 	for {
 		var ev strategy.Event
 		switch {
-		case len(queue) > 0:
-			ev, queue = queue[0], queue[1:]
+		case head < len(queue):
+			ev = queue[head]
+			if head++; head == len(queue) {
+				queue, head = queue[:0], 0
+			}
 			if ev.Kind == strategy.CollectiveDone {
 				t0 := time.Now()
 				err := r.evaluate(false)

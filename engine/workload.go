@@ -7,7 +7,6 @@ import (
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
-	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // Workload is what the devices train: a model over a flat parameter vector,
@@ -145,6 +144,3 @@ func (x *xmlWorker) Step(p, g []float32, u *kernel.Update) float64 {
 }
 
 func (x *xmlWorker) Loaded() (int, int) { return x.batch.Len(), x.batch.X.NNZ() }
-
-// batchOf exposes an XML worker's batch to tests.
-func batchOf(w Worker) *sparse.CSR { return &w.(*xmlWorker).batch.X }

@@ -12,7 +12,7 @@
 // across machines, and its decisions can be tested with hand-written event
 // sequences.
 //
-// Implementations live in sub-packages (strategy/sync, strategy/adaptive, …)
+// Implementations live in sub-packages (strategy/syncsgd, strategy/adaptive, …)
 // and register themselves from init with Register; users import
 // strategy/all to get every one of them, and find them by name with New and
 // List.

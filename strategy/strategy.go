@@ -85,7 +85,7 @@ const (
 	//
 	//	Downpour:  θ ← θ + Δ,                 Δ = −LR·g
 	//	Staleness: θ ← θ + Δ/(Tau+1)
-	//	GEM:       m ← Mu·m + Δ;  π = clamp((Kappa·|m| − |θ − s|)/(|Δ| + Eps), 0, Clamp);  θ ← θ + π⊙Δ
+	//	GEM:       m ← Mu·m + Δ;  π = clamp((Kappa·|m| − |θ − s|)/(|Δ| + Eps), 0, Clip);  θ ← θ + π⊙Δ
 	//
 	// per parameter, with m the device's own momentum. Other devices may be
 	// busy.
@@ -142,6 +142,15 @@ type Action struct {
 	// Note, when set, is written to the run log as a "note" event.
 	Note string
 }
+
+// IdentityMerge returns the merge of a single replica into the centre
+// (weight 1, no momentum): the centre becomes the replica as it is. One-device
+// runs of model-averaging strategies take it where n > 1 would merge, so that
+// the engine's barriers and evaluation points stay where they are. Its
+// Weights are shared and must not be written.
+func IdentityMerge() Action { return Action{Kind: Merge, Weights: identityWeights} }
+
+var identityWeights = []float64{1}
 
 // MergeRecord describes one merge for the run log (the paper's Fig. 12): the
 // batch size, learning rate and number of updates of every device during the

@@ -1,6 +1,7 @@
 package strategy_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"adaptive", "adaptive-code", "crossbow", "elastic", "sync"} {
-		if !strings.Contains(strings.Join(names, " "), want) {
+		if !slices.Contains(names, want) {
 			t.Errorf("%s not registered (have %v)", want, names)
 		}
 	}

@@ -190,11 +190,9 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 		}
 		// End of the mega-batch: every device is idle.
 		if a.n == 1 {
-			// Nothing to merge: the centre takes the replica as it is (weight
-			// 1, no momentum), which keeps the engine's barrier and
-			// evaluation points where they are for n > 1.
+			// Nothing to merge: the centre takes the replica as it is.
 			a.scale() // a no-op for Alg. 1; the code variant may end its warm-up
-			return append(out, strategy.Action{Kind: strategy.Merge, Weights: []float64{1}})
+			return append(out, strategy.IdentityMerge())
 		}
 		out = append(out, strategy.Action{Kind: strategy.QueryNorms})
 	case strategy.Norms:

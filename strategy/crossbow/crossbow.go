@@ -69,9 +69,8 @@ func (c *crossbowSGD) Step(ev strategy.Event, out []strategy.Action) []strategy.
 			return out
 		}
 		if c.n == 1 {
-			// Plain SGD: the centre is the replica (a merge with weight 1 and
-			// no momentum makes it so).
-			return append(out, strategy.Action{Kind: strategy.Merge, Weights: []float64{1}})
+			// Plain SGD: the centre is the replica.
+			return append(out, strategy.IdentityMerge())
 		}
 		out = append(out, strategy.Action{Kind: strategy.CenterSync, A: c.a, Gamma: c.mu})
 	}
