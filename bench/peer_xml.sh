@@ -23,9 +23,11 @@ if ! "$py" -c 'import torch' 2>/dev/null || ! ls /usr/lib/x86_64-linux-gnu/openb
   echo "installing python3-torch and OpenBLAS from Debian" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-numpy libopenblas0-pthread >/dev/null
 fi
-export OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1
+export OPENBLAS_NUM_THREADS=1
+if grep -q avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX; fi
 mkdir -p "$out"
-go build -o "$out/hetsgd" "$root/cmd/hetsgd"
+out=$(cd "$out" && pwd)
+(cd "$root" && go build -o "$out/hetsgd" ./cmd/hetsgd)
 declare -A target=([bibtex]=0.63 [delicious]=0.655)
 for set in bibtex delicious; do
   logs=()

@@ -53,9 +53,6 @@ func (s *Sampler) Next(rows []int32) {
 	}
 }
 
-// Seen returns the number of rows dealt so far.
-func (s *Sampler) Seen() int64 { return s.seen }
-
 // Epochs returns the number of passes over the data dealt so far.
 func (s *Sampler) Epochs() float64 { return float64(s.seen) / float64(len(s.perm)) }
 

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/testdata"
@@ -109,6 +111,16 @@ func TestSamplerAndBatch(t *testing.T) {
 			seen[r]++
 		}
 	}
+	// Epochs are permutations: two whole epochs and part of a third were
+	// drawn, so every row came two or three times.
+	if 3*train.Len()/300*300 < 2*train.Len() {
+		t.Fatal("test drew fewer than two epochs")
+	}
+	for r, c := range seen {
+		if c != 2 && c != 3 {
+			t.Fatalf("row %d drawn %d times in two and a bit epochs", r, c)
+		}
+	}
 	// Within the first full epoch every row appears exactly once.
 	s := NewSampler(train.Len(), 9)
 	rows := make([]int32, train.Len())
@@ -141,5 +153,23 @@ func TestSamplerAndBatch(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(50, func() { b1.Draw(train, s1, 300) }); a != 0 {
 		t.Fatalf("Draw allocates %v times", a)
+	}
+}
+
+// An empty training or test file is an error that names it.
+func TestLoadPairRejectsEmptySets(t *testing.T) {
+	dir := t.TempDir()
+	full, empty := filepath.Join(dir, "full.txt"), filepath.Join(dir, "empty.txt")
+	if err := os.WriteFile(full, []byte("1 5 3\n0 1:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("0 5 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{empty, full}, {full, empty}} {
+		_, _, err := LoadPair(c[0], c[1], XC)
+		if err == nil || !strings.Contains(err.Error(), empty+": no points") {
+			t.Errorf("LoadPair(%s, %s): %v, want an error naming %s", c[0], c[1], err, empty)
+		}
 	}
 }

@@ -79,7 +79,7 @@ func ReadMNIST(images io.Reader, imagesName string, labels io.Reader, labelsName
 	d := rows * cols
 	// Sizes come from an untrusted header: hint, but let the data decide.
 	hint := min(n, 1<<16)
-	x := sparse.NewBuilder(d, false, hint, hint*d/5)
+	x := sparse.NewBuilder(d, false, hint, min(hint*d/5, 1<<22))
 	y := sparse.NewBuilder(10, true, hint, hint)
 	img := make([]byte, d)
 	var lab [1]byte

@@ -240,6 +240,15 @@ func (l Loader) LoadPair(trainPath, testPath string) (train, test *Dataset, err 
 	if test, err = l.Load(testPath); err != nil {
 		return nil, nil, err
 	}
+	// Nothing can be trained on, or scored against, an empty set.
+	for _, s := range []struct {
+		path string
+		d    *Dataset
+	}{{trainPath, train}, {testPath, test}} {
+		if s.d.Len() == 0 {
+			return nil, nil, fmt.Errorf("data: %s: no points", s.path)
+		}
+	}
 	if l.Format == LibSVM || (l.Format == Auto && !isXC(trainPath)) {
 		d := max(train.Features(), test.Features())
 		lb := max(train.Labels(), test.Labels())

@@ -146,6 +146,12 @@ func parseHeader(line []byte) (n, d, l int, msg string) {
 		}
 		v[i] = int(x)
 	}
+	// Features and labels are int32 ids; the point count only sizes hints.
+	for i, what := range []string{"", "features", "labels"} {
+		if i > 0 && v[i] > maxID+1 {
+			return 0, 0, 0, fmt.Sprintf("header \"N D L\": %d %s is more than ids can address (%d)", v[i], what, maxID+1)
+		}
+	}
 	return v[0], v[1], v[2], ""
 }
 

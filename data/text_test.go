@@ -43,6 +43,8 @@ func TestReadXCErrors(t *testing.T) {
 		{"", 1, "missing header"},
 		{"0,1 3:1\n", 1, "missing header"},
 		{"2 5 x\n", 1, "not a non-negative integer"},
+		{"1 4294967296 3\n0 1:1\n", 1, "more than ids can address"},
+		{"1 5 2147483648\n0 1:1\n", 1, "more than ids can address"},
 		{"2 5 3\n0 1:1\n", 0, "announces 2 points but the file has 1"},
 		{"1 5 3\n0 1:1\n1 2:1\n", 3, "more points than the 1"},
 		{"1 5 3\n0 5:1\n", 2, "feature 5 out of range: the data has 5 features (ids 0..4)"},

@@ -113,7 +113,7 @@ func Float(v float64) string {
 	if math.IsNaN(v) {
 		return "–"
 	}
-	return strings.TrimSuffix(fmt.Sprintf("%.4g", v), ".")
+	return fmt.Sprintf("%.4g", v)
 }
 
 // Write renders the table.

@@ -149,13 +149,8 @@ func (b *Builder) EndRow() {
 	b.m.Rows++
 }
 
-// Pending returns the entries of the current unfinished row.
 // Rows returns the number of finished rows.
 func (b *Builder) Rows() int { return b.m.Rows }
-
-func (b *Builder) Pending() []int32 {
-	return b.m.Indices[b.m.Indptr[b.m.Rows]:]
-}
 
 // Build returns the matrix. The builder must not be used afterwards.
 func (b *Builder) Build() CSR {

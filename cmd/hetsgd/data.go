@@ -32,6 +32,9 @@ func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
+	if *top < 0 {
+		return fmt.Errorf("--top %d: must be 0 or more", *top)
+	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return errUsage

@@ -350,6 +350,11 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet) (engine.Config, error) {
 	if !(f.lr > 0) || math.IsInf(f.lr, 0) {
 		return cfg, fmt.Errorf("--lr %v: need a positive finite learning rate", f.lr)
 	}
+	// optim.Config reads a zero momentum as "the default"; on the command
+	// line, where the default is spelled out, 0 would be silently replaced.
+	if cfg.Optimizer.Name == "momentum" && !(f.momentum > 0 && f.momentum < 1) {
+		return cfg, fmt.Errorf("--momentum %v: need a value in (0, 1) (without momentum, use --optimizer sgd)", f.momentum)
+	}
 	if _, err := optim.New(cfg.Optimizer, 0); err != nil {
 		return cfg, err
 	}
