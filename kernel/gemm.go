@@ -81,13 +81,20 @@ func (t *gemmTask) Part(i, _ int) {
 	} else {
 		i0, i1 = i*g.unit, min((i+1)*g.unit, g.m)
 	}
-	s := gemmScratchPool.get()
-	if s.impl != g.impl {
-		im := g.impl
-		*s = gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
-	}
+	s := getGemmScratch(g.impl)
 	g.impl.tile(&g, i0, i1, j0, j1, s)
 	gemmScratchPool.put(s)
+}
+
+// getGemmScratch takes packing buffers for im from the pool, sized for im's
+// blocking the first time they serve it; return them with
+// gemmScratchPool.put.
+func getGemmScratch(im *impl) *gemmScratch {
+	s := gemmScratchPool.get()
+	if s.impl != im {
+		*s = gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
+	}
+	return s
 }
 
 // gemmBlock computes the tile C[i0:i1, j0:j1]. With beta == 0 the first

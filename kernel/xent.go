@@ -228,11 +228,7 @@ func (t *xentTask) block(b int) (j0, width int, eb []float32) {
 func (t *xentTask) Part(c, chunks int) {
 	s := t.s
 	b0, b1 := c*s.blocks/chunks, (c+1)*s.blocks/chunks
-	sc := gemmScratchPool.get()
-	if sc.impl != t.impl {
-		im := t.impl
-		*sc = gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
-	}
+	sc := getGemmScratch(t.impl)
 	bufs := s.buffers()
 	if t.pass == 1 {
 		t.forward(c, b0, b1, sc, bufs)
