@@ -1,0 +1,61 @@
+package comm_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/comm/commtest"
+)
+
+// The in-memory world passes the conformance suite at every size the
+// engine uses, one goroutine per rank.
+func TestMemConformance(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4} {
+		world := comm.Mem(n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for r, c := range world {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[r] = commtest.Check(c)
+				c.Close()
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Errorf("%d ranks: %v", n, err)
+			}
+		}
+	}
+}
+
+// A rank calling another collective than the others gets an error, not a
+// wrong answer.
+func TestMemMismatch(t *testing.T) {
+	world := comm.Mem(2)
+	errs := make(chan error, 2)
+	go func() { errs <- world[0].AllReduce([]float32{1}) }()
+	go func() { errs <- world[1].Broadcast([]float32{1}, 1) }()
+	for range 2 {
+		if err := <-errs; err == nil {
+			t.Fatal("mismatched collectives accepted")
+		}
+	}
+}
+
+func TestOpenWorldWithoutMPI(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "4")
+	if len(comm.Transports()) > 0 {
+		t.Skip("built with a transport")
+	}
+	_, err := comm.OpenWorld()
+	if err == nil || !errorsIs(err, comm.ErrNoMPI) {
+		t.Fatalf("OpenWorld under mpirun without MPI: %v", err)
+	}
+}
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
