@@ -14,18 +14,54 @@ type Sampler struct {
 	perm []int32
 	pos  int
 	seen int64
+	seed uint64
 	rng  *rand.Rand
 }
 
 // NewSampler returns a sampler over rows 0..n-1. Two samplers with the same n
 // and seed deal the same rows.
 func NewSampler(n int, seed uint64) *Sampler {
-	s := &Sampler{perm: make([]int32, n), rng: rand.New(rand.NewPCG(seed, 0x5eed_da7a))}
+	s := &Sampler{perm: make([]int32, n), seed: seed}
+	s.restart()
+	return s
+}
+
+// restart puts the sampler back at the start of its stream.
+func (s *Sampler) restart() {
+	s.rng = rand.New(rand.NewPCG(s.seed, 0x5eed_da7a))
 	for i := range s.perm {
 		s.perm[i] = int32(i)
 	}
+	s.seen = 0
 	s.shuffle()
-	return s
+}
+
+// Pos returns the position in the stream: the rows dealt so far.
+func (s *Sampler) Pos() int64 { return s.seen }
+
+// SetPos moves to position at of the stream, as if Next had dealt at rows
+// since the sampler was made: forward by skipping rows (one reshuffle per
+// epoch crossed), backward by starting again from the seed. Samplers that
+// deal to different processes stay in step this way: a batch is named by
+// its position and length.
+func (s *Sampler) SetPos(at int64) {
+	if at < 0 {
+		panic("data: SetPos to a negative position")
+	}
+	if at < s.seen {
+		s.restart()
+	}
+	if len(s.perm) == 0 && at > 0 {
+		panic("data: Sampler over an empty dataset")
+	}
+	for s.seen < at {
+		if s.pos == len(s.perm) {
+			s.shuffle()
+		}
+		k := min(int64(len(s.perm)-s.pos), at-s.seen)
+		s.pos += int(k)
+		s.seen += k
+	}
 }
 
 func (s *Sampler) shuffle() {

@@ -173,3 +173,29 @@ func TestLoadPairRejectsEmptySets(t *testing.T) {
 		}
 	}
 }
+
+// A sampler set to any position deals what one that dealt its way there
+// deals next, forward across epochs and backward to an earlier one.
+func TestSamplerSeek(t *testing.T) {
+	const n = 97
+	ref := NewSampler(n, 11)
+	stream := make([]int32, 5*n)
+	ref.Next(stream)
+	s := NewSampler(n, 11)
+	for _, at := range []int64{0, 3, 96, 97, 98, 250, 10, 0, 400, 194} {
+		s.SetPos(at)
+		if s.Pos() != at {
+			t.Fatalf("Pos after SetPos(%d) = %d", at, s.Pos())
+		}
+		got := make([]int32, 60)
+		s.Next(got)
+		for i, r := range got {
+			if want := stream[at+int64(i)]; r != want {
+				t.Fatalf("after SetPos(%d), row %d is %d, the stream has %d", at, i, r, want)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { s.SetPos(s.Pos() + 150) }); a != 0 {
+		t.Fatalf("SetPos forward allocates %v times", a)
+	}
+}

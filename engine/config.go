@@ -50,6 +50,11 @@ type Config struct {
 	// merges or evaluations. It studies throughput at scales where computing
 	// every replica would not fit (Layered SGD's 256 workers).
 	TimingOnly bool
+
+	// World is the group of processes the run spans (nil: this process
+	// alone). Devices are shared out evenly: rank r holds devices
+	// r·K … r·K+K−1 with K = Devices/World.Size(). Real clock only.
+	World comm.Comm `json:"-"`
 }
 
 // Validate reports the first setting that cannot work, naming its flag.

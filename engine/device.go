@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/optim"
@@ -22,12 +23,12 @@ type device struct {
 	noise  *rand.Rand // virtual clock: cost noise
 
 	jobs     chan struct{} // real clock: work for the device's goroutine
-	busy     bool
-	prepared bool // virtual clock: its next batch was prepared during a collective
+	prepared bool          // virtual clock: its next batch was prepared during a collective
 	lr       float32
 	mode     strategy.Mode
-	loss     float64 // mean loss of the last batch
-	rows     int     // rows of the last batch
+	loss     float64         // mean loss of the last batch
+	rows     int             // rows of the last batch
+	msg      [doneBytes]byte // real clock on ranks other than 0: the report of a finished batch
 }
 
 // compute runs the loaded batch: the gradient, and with LocalStep the
@@ -45,6 +46,20 @@ func (d *device) compute() {
 		return
 	}
 	d.loss = d.worker.Gradient(d.p, d.g)
+}
+
+// work is a device's goroutine under the real clock: compute each batch it
+// is handed, then wait out its injected slowdown — with stretch s the batch
+// takes s times its compute time in all — and report.
+func (d *device) work(stretch float64, report func(*device)) {
+	for range d.jobs {
+		t0 := time.Now()
+		d.compute() // the run never uses the real clock with TimingOnly
+		if stretch > 1 {
+			time.Sleep(time.Duration(float64(time.Since(t0)) * (stretch - 1)))
+		}
+		report(d)
+	}
 }
 
 // noiseFactor draws the multiplicative cost noise exp(σZ − σ²/2), of mean 1.

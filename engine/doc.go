@@ -13,10 +13,23 @@
 //     each collective by a network model (comm.Model). Same seed, same
 //     log, byte for byte; 64 and more devices fit on a laptop.
 //
-// The engine owns everything a strategy must not: the data stream (batches
-// are dealt from one shared, seeded sampler in the order the strategy
-// dispatches them), the replicas, the centre model and its history for
-// merges, evaluation (with the clock stopped, on the model the strategy names:
-// at a barrier for synchronous strategies, between commits for asynchronous
-// ones) and the run log.
+// A run is a driver and executors. The driver (on rank 0) feeds the
+// strategy its events and gives each action its meaning, in one place: it
+// deals batches from the shared, seeded stream in the order the strategy
+// dispatches them (a batch is named by its position in the stream, so any
+// process draws the same rows), keeps the books, evaluates — with the clock
+// stopped, on the model the strategy names: at a barrier for synchronous
+// strategies, between commits for asynchronous ones — and writes the run
+// log. Executors hold the devices — replicas, gradients, optimizer state,
+// GEM's momentum — and the centre model, and do every action's arithmetic,
+// taking part in collectives through a comm.Comm.
+//
+// In one process (Config.World nil) a single executor holds every device
+// and the collectives are in-memory sums. Across processes (Config.World an
+// MPI world, or comm.Mem in tests) every rank holds Devices/World.Size()
+// devices: rank 0 drives and sends the other ranks commands, gradients and
+// replicas are all-reduced over the world, Layered SGD reduces within nodes
+// and all-reduces among them while the next batches are prepared, and the
+// parameter servers' θ lives on rank 0, which hands it out with each pulled
+// batch and adds the updates the workers send back.
 package engine

@@ -79,12 +79,7 @@ func start(t testing.TB, cfg Config, w Workload, log *metric.Log) *run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Clock == Virtual {
-		err = r.runVirtual(context.Background())
-	} else {
-		err = r.runReal(context.Background())
-	}
-	if err != nil {
+	if err := r.drive(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -107,7 +102,7 @@ func TestOneDeviceIsPlainSGD(t *testing.T) {
 			r := start(t, cfg, xml(t, 0.2), nil)
 			steps := int(r.done) / cfg.Batch
 			want := reference(t, cfg, 0.2, train, cfg.Batch, steps)
-			for i, v := range r.devs[0].p {
+			for i, v := range r.x.devs[0].p {
 				if math.Float32bits(v) != math.Float32bits(want[i]) {
 					t.Fatalf("%s (%s clock): after %d steps parameter %d = %v, plain SGD %v", info.Name, clock, steps, i, v, want[i])
 				}
@@ -127,7 +122,7 @@ func TestSyncEqualsUnionBatch(t *testing.T) {
 		steps := int(r.done) / 64
 		want := reference(t, cfg, 0, train, 64, steps)
 		var maxDiff, scale float64
-		for i, v := range r.devs[0].p {
+		for i, v := range r.x.devs[0].p {
 			maxDiff = math.Max(maxDiff, math.Abs(float64(v-want[i])))
 			scale = math.Max(scale, math.Abs(float64(want[i])))
 		}
@@ -135,8 +130,8 @@ func TestSyncEqualsUnionBatch(t *testing.T) {
 			t.Fatalf("%s clock: sync on 4×16 differs from one device on 64 by %g (scale %g) after %d steps", clock, maxDiff, scale, steps)
 		}
 		for d := 1; d < 4; d++ {
-			for i := range r.devs[d].p {
-				if r.devs[d].p[i] != r.devs[0].p[i] {
+			for i := range r.x.devs[d].p {
+				if r.x.devs[d].p[i] != r.x.devs[0].p[i] {
 					t.Fatalf("%s clock: replicas 0 and %d differ under sync", clock, d)
 				}
 			}
@@ -146,34 +141,39 @@ func TestSyncEqualsUnionBatch(t *testing.T) {
 
 // The collectives' arithmetic on hand-computed values.
 func TestCollectivesKnownAnswers(t *testing.T) {
-	r := &run{cfg: Config{Strategy: "test"}, res: &Result{}, now: func() float64 { return 0 }, weights: make([]float32, 0, 4)}
 	mk := func(v ...float32) []float32 { return v }
-	r.devs = []*device{{p: mk(1, 2)}, {p: mk(3, 6)}}
-	r.center, r.prev, r.scratch = mk(2, 2), mk(1, 1), make([]float32, 2)
-	r.vecs = make([][]float32, 0, 4)
+	x := &executor{world: comm.Self(), n: 2, part: make([]float64, 2), values: make([]float64, 2)}
+	x.devs = []*device{{id: 0, p: mk(1, 2)}, {id: 1, p: mk(3, 6)}}
+	x.center, x.prev, x.scratch = mk(2, 2), mk(1, 1), make([]float32, 2)
 	// Merge: α = [0.25 0.75], γ = 0.5:
 	//   w̄' = 0.25·(1,2) + 0.75·(3,6) + 0.5·((2,2) − (1,1)) = (3, 5.5)
-	r.collective(strategy.Action{Kind: strategy.Merge, Weights: []float64{0.25, 0.75}, Gamma: 0.5})
-	if !equal(r.center, mk(3, 5.5)) || !equal(r.prev, mk(2, 2)) || !equal(r.devs[0].p, mk(3, 5.5)) || !equal(r.devs[1].p, mk(3, 5.5)) {
-		t.Fatalf("merge: centre %v prev %v replicas %v %v", r.center, r.prev, r.devs[0].p, r.devs[1].p)
+	if err := x.merge([]float64{0.25, 0.75}, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if !equal(x.center, mk(3, 5.5)) || !equal(x.prev, mk(2, 2)) || !equal(x.devs[0].p, mk(3, 5.5)) || !equal(x.devs[1].p, mk(3, 5.5)) {
+		t.Fatalf("merge: centre %v prev %v replicas %v %v", x.center, x.prev, x.devs[0].p, x.devs[1].p)
 	}
 	// CROSSBOW, a = 0.5, γ = 0.9, D_prev = (1, 0), z = (1, 1):
 	//   d_0 = (1,2)−z = (0,1), d_1 = (3,5)−z = (2,4)
 	//   w_0 = (1,2) − 0.5·(0,1) = (1, 1.5);  w_1 = (3,5) − 0.5·(2,4) = (2, 3)
 	//   D = 0.9·(1,0) + 0.5·((0,1)+(2,4)) = (1.9, 2.5);  z = (2.9, 3.5)
-	r.devs[0].p, r.devs[1].p = mk(1, 2), mk(3, 5)
-	r.center, r.dprev = mk(1, 1), mk(1, 0)
-	r.collective(strategy.Action{Kind: strategy.CenterSync, A: 0.5, Gamma: 0.9})
-	if !near(r.center, mk(2.9, 3.5)) || !near(r.dprev, mk(1.9, 2.5)) || !near(r.devs[0].p, mk(1, 1.5)) || !near(r.devs[1].p, mk(2, 3)) {
-		t.Fatalf("center-sync: z %v D %v replicas %v %v", r.center, r.dprev, r.devs[0].p, r.devs[1].p)
+	x.devs[0].p, x.devs[1].p = mk(1, 2), mk(3, 5)
+	x.center, x.dprev = mk(1, 1), mk(1, 0)
+	if err := x.centerSync(0.5, 0.9); err != nil {
+		t.Fatal(err)
+	}
+	if !near(x.center, mk(2.9, 3.5)) || !near(x.dprev, mk(1.9, 2.5)) || !near(x.devs[0].p, mk(1, 1.5)) || !near(x.devs[1].p, mk(2, 3)) {
+		t.Fatalf("center-sync: z %v D %v replicas %v %v", x.center, x.dprev, x.devs[0].p, x.devs[1].p)
 	}
 	// AllReduce with weights [0.25 0.75] and plain SGD at lr 2:
 	//   ḡ = 0.25·(4,0) + 0.75·(0,4) = (1, 3); p = (1,1) − 2·ḡ = (−1, −5)
 	sgd := &optim.SGD{}
-	r.devs = []*device{{p: mk(1, 1), g: mk(4, 0), opt: sgd}, {p: mk(1, 1), g: mk(0, 4), opt: sgd}}
-	r.collective(strategy.Action{Kind: strategy.AllReduce, Weights: []float64{0.25, 0.75}, LR: 2})
-	if !equal(r.devs[0].p, mk(-1, -5)) || !equal(r.devs[1].p, mk(-1, -5)) {
-		t.Fatalf("all-reduce: replicas %v %v", r.devs[0].p, r.devs[1].p)
+	x.devs = []*device{{id: 0, p: mk(1, 1), g: mk(4, 0), opt: sgd}, {id: 1, p: mk(1, 1), g: mk(0, 4), opt: sgd}}
+	if err := x.allReduce(2, []float64{0.25, 0.75}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !equal(x.devs[0].p, mk(-1, -5)) || !equal(x.devs[1].p, mk(-1, -5)) {
+		t.Fatalf("all-reduce: replicas %v %v", x.devs[0].p, x.devs[1].p)
 	}
 }
 
@@ -290,8 +290,8 @@ func TestBudgetsAndErrors(t *testing.T) {
 	cfg.Epochs = 0
 	cfg.TimeBudget = 0.05
 	r := start(t, cfg, nil, nil)
-	if !(r.now() >= 0.05) || r.now() > 1 {
-		t.Fatalf("time budget 0.05 s ended at %v", r.now())
+	if !(r.clk.now() >= 0.05) || r.clk.now() > 1 {
+		t.Fatalf("time budget 0.05 s ended at %v", r.clk.now())
 	}
 	w := xml(t, 0)
 	for _, c := range []struct {
@@ -362,11 +362,13 @@ func TestDeviceStepDoesNotAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.now = func() float64 { return 0 }
+		a := strategy.Action{Kind: strategy.Dispatch, Batch: 32, LR: 0.1}
 		step := func() {
-			d, _ := r.begin(strategy.Action{Kind: strategy.Dispatch, Batch: 32, LR: 0.1})
-			r.compute(d)
-			r.finish(d)
+			w, _ := r.begin(&a)
+			d := r.x.local(0)
+			r.x.load(d, w)
+			d.compute()
+			r.finish(0)
 		}
 		step()
 		if a := testing.AllocsPerRun(20, step); a != 0 {
@@ -498,13 +500,13 @@ func TestLSGDEqualsSync(t *testing.T) {
 	if a.res.Steps != b.res.Steps || a.res.Steps == 0 {
 		t.Fatalf("steps: sync %d, lsgd %d", a.res.Steps, b.res.Steps)
 	}
-	for i := range a.devs[0].p {
-		if math.Abs(float64(a.devs[0].p[i]-b.devs[0].p[i])) > 1e-6 {
-			t.Fatalf("parameter %d: sync %v, lsgd %v", i, a.devs[0].p[i], b.devs[0].p[i])
+	for i := range a.x.devs[0].p {
+		if math.Abs(float64(a.x.devs[0].p[i]-b.x.devs[0].p[i])) > 1e-6 {
+			t.Fatalf("parameter %d: sync %v, lsgd %v", i, a.x.devs[0].p[i], b.x.devs[0].p[i])
 		}
 	}
-	if !(b.now() < a.now()) {
-		t.Fatalf("lsgd took %v s, sync %v s", b.now(), a.now())
+	if !(b.clk.now() < a.clk.now()) {
+		t.Fatalf("lsgd took %v s, sync %v s", b.clk.now(), a.clk.now())
 	}
 }
 
@@ -532,7 +534,7 @@ func TestParameterServer(t *testing.T) {
 			t.Fatalf("median π %v missing or outside [0, 5]", a.MedianPi)
 		}
 	}
-	for _, v := range r.center {
+	for _, v := range r.x.center {
 		if v != v || math.IsInf(float64(v), 0) {
 			t.Fatal("the centre model is not finite")
 		}
@@ -546,11 +548,11 @@ func TestTimingOnly(t *testing.T) {
 	cfg.Net = comm.Model{GroupSize: 4, Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}
 	cfg.TimingOnly, cfg.Batch, cfg.Epochs = true, 4, 3
 	r := start(t, cfg, nil, nil)
-	if r.devs[0].p != nil || r.center != nil {
+	if r.x.devs[0].p != nil || r.x.center != nil {
 		t.Fatal("timing only allocated replicas")
 	}
-	if r.res.Steps == 0 || !(r.now() > 0) || len(r.res.Evals) != 0 {
-		t.Fatalf("steps %d, %v s, %d evaluations", r.res.Steps, r.now(), len(r.res.Evals))
+	if r.res.Steps == 0 || !(r.clk.now() > 0) || len(r.res.Evals) != 0 {
+		t.Fatalf("steps %d, %v s, %d evaluations", r.res.Steps, r.clk.now(), len(r.res.Evals))
 	}
 }
 

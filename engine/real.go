@@ -7,129 +7,92 @@ import (
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
-// runReal runs every device in its own goroutine. The driver (this
-// goroutine) feeds the strategy, gathers each dispatched batch from the
-// shared stream (so the data order depends only on the order of dispatches),
-// and executes collectives itself while every device is idle. The clock is
-// wall time since the start, less the time spent evaluating.
-func (r *run) runReal(ctx context.Context) error {
-	start := time.Now()
-	var paused time.Duration
-	r.now = func() float64 { return (time.Since(start) - paused).Seconds() }
+// realClock runs every device in its own goroutine (on this rank, or on
+// others') and measures wall time since the start, less the time spent
+// evaluating. Batches are drawn in the order they are dispatched, so the
+// data order depends only on the order of dispatches; collectives run on the
+// driver's goroutine while every device is idle.
+type realClock struct {
+	r        *run
+	t0       time.Time
+	paused   time.Duration
+	done     chan doneMsg
+	queue    []strategy.Event // events raised by the driver, in order
+	head     int
+	inflight int
+}
 
-	// Speeds are relative: the fastest device runs as fast as it can and
-	// the others are stretched by fastest/speed.
-	fastest := 0.0
-	for _, d := range r.devs {
-		fastest = max(fastest, d.speed)
+// doneMsg is a finished batch: its device and mean loss.
+type doneMsg struct {
+	dev  int
+	loss float64
+}
+
+func newRealClock(r *run) *realClock {
+	c := &realClock{r: r, t0: time.Now(), done: make(chan doneMsg, r.cfg.Devices+1), queue: make([]strategy.Event, 0, 4)}
+	r.x.startDevices(func(d *device) { c.done <- doneMsg{dev: d.id, loss: d.loss} })
+	if r.cl != nil {
+		go r.cl.receive(c.done)
 	}
-	done := make(chan *device, len(r.devs))
-	for _, d := range r.devs {
-		jobs := make(chan struct{}, 1)
-		d.jobs = jobs
-		go work(d, fastest/d.speed, jobs, done)
+	return c
+}
+
+func (c *realClock) now() float64 { return (time.Since(c.t0) - c.paused).Seconds() }
+
+func (c *realClock) dispatch(w work) error {
+	c.inflight++
+	if d := c.r.x.local(w.dev); d != nil {
+		c.r.x.load(d, w) // under Pull, copies θ before the goroutine runs
+		c.r.x.run(d)
+		return nil
 	}
-	defer func() {
-		for _, d := range r.devs {
-			close(d.jobs)
-		}
-	}()
+	return c.r.cl.dispatch(w, c.r.x.center)
+}
 
-	// Events the loop raises itself, in order; emptied in place so that its
-	// backing array is reused rather than regrown each step.
-	queue := make([]strategy.Event, 1, 4)
-	queue[0] = strategy.Event{Kind: strategy.Start}
-	head := 0
-	inflight := 0
-	for {
-		var ev strategy.Event
-		switch {
-		case head < len(queue):
-			ev = queue[head]
-			if head++; head == len(queue) {
-				queue, head = queue[:0], 0
-			}
-			if ev.Kind == strategy.CollectiveDone {
-				t0 := time.Now()
-				err := r.evaluate(false)
-				paused += time.Since(t0)
-				if err != nil {
-					return err
-				}
-			}
-		case inflight > 0:
-			select {
-			case d := <-done:
-				inflight--
-				ev = r.finish(d)
-				if err := r.check(d); err != nil {
-					r.drain(done, inflight)
-					return err
-				}
+func (c *realClock) started(n int) { c.inflight += n }
 
-			case <-ctx.Done():
-				r.drain(done, inflight)
-				return ctx.Err()
-			}
-		default:
-			t0 := time.Now()
-			err := r.evaluate(true)
-			paused += time.Since(t0)
-			return err
+// after queues ev: under the real clock an action is done when the driver
+// has carried it out. The queue is emptied in place, so that its backing
+// array is reused rather than regrown each step.
+func (c *realClock) after(_ *strategy.Action, ev strategy.Event) { c.queue = append(c.queue, ev) }
+
+func (c *realClock) next(ctx context.Context) (strategy.Event, bool, error) {
+	if c.head < len(c.queue) {
+		ev := c.queue[c.head]
+		if c.head++; c.head == len(c.queue) {
+			c.queue, c.head = c.queue[:0], 0
 		}
-		r.acts = r.strat.Step(ev, r.acts[:0])
-		for _, a := range r.acts {
-			switch a.Kind {
-			case strategy.Dispatch:
-				if d, ok := r.begin(a); ok { // pulls, under Pull, before the goroutine runs
-					d.jobs <- struct{}{}
-					inflight++
-				}
-			case strategy.QueryNorms:
-				queue = append(queue, r.normsEvent())
-			case strategy.QueryConsensus:
-				queue = append(queue, r.consensusEvent())
-			case strategy.Commit:
-				r.commit(a)
-			default:
-				r.collective(a)
-				queue = append(queue, strategy.Event{Kind: strategy.CollectiveDone})
-			}
-		}
-		if r.info.Async && ev.Kind == strategy.BatchDone {
-			// Between commits the centre is only touched by this goroutine,
-			// so it can be scored while devices compute; their work during
-			// the evaluation is at most one batch each.
-			t0 := time.Now()
-			err := r.evaluate(false)
-			paused += time.Since(t0)
-			if err != nil {
-				r.drain(done, inflight)
-				return err
-			}
-		}
+		return ev, true, nil
+	}
+	if c.inflight == 0 {
+		return strategy.Event{}, false, nil
+	}
+	select {
+	case m := <-c.done:
+		c.inflight--
+		c.r.slots[m.dev].loss = m.loss
+		return strategy.Event{Kind: strategy.BatchDone, Device: m.dev}, true, nil
+	case <-ctx.Done():
+		return strategy.Event{}, false, ctx.Err()
 	}
 }
 
-// drain waits for the batches still in flight, so that no device goroutine
-// touches its replica after Run returns.
-func (r *run) drain(done chan *device, inflight int) {
-	for ; inflight > 0; inflight-- {
-		d := <-done
-		d.busy = false
-	}
+func (c *realClock) pause(f func() error) error {
+	t := time.Now()
+	err := f()
+	c.paused += time.Since(t)
+	return err
 }
 
-// work is a device's goroutine: compute each batch it is given, then wait
-// out its injected slowdown — with stretch s the batch takes s times its
-// compute time in all — and report.
-func work(d *device, stretch float64, jobs <-chan struct{}, done chan<- *device) {
-	for range jobs {
-		t0 := time.Now()
-		d.compute() // the run never uses the real clock with TimingOnly
-		if stretch > 1 {
-			time.Sleep(time.Duration(float64(time.Since(t0)) * (stretch - 1)))
-		}
-		done <- d
+// drain waits for the batches still in flight, so that no device touches its
+// replica after Run returns, and stops the goroutines.
+func (c *realClock) drain() {
+	for ; c.inflight > 0; c.inflight-- {
+		m := <-c.done
+		c.r.slots[m.dev].busy = false
+	}
+	c.r.x.stopDevices()
+	if c.r.cl != nil {
+		c.r.cl.quit()
 	}
 }

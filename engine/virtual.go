@@ -62,111 +62,120 @@ func (q *vqueue) pop() vevent {
 	return top
 }
 
-// runVirtual is the discrete-event simulation. Work is computed for real
-// when it starts (a device's replica is its own until its batch completes,
-// and collectives happen only when every device is idle, so computing early
-// changes nothing); its completion is an event at start + cost. Evaluation
-// happens when a collective completes (for async strategies, after any
-// event), with the clock stopped by nature.
-func (r *run) runVirtual(ctx context.Context) error {
-	var (
-		t   float64
-		seq int64
-		q   vqueue
-	)
-	r.now = func() float64 { return t }
-	schedule := func(at float64, ev strategy.Event) {
-		seq++
-		q.push(vevent{t: at, seq: seq, ev: ev})
-	}
-	n := len(r.devs)
-	net := r.cfg.Net
-	schedule(0, strategy.Event{Kind: strategy.Start})
-	for len(q) > 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e := q.pop()
-		t = e.t
-		switch e.ev.Kind {
-		case strategy.BatchDone:
-			d := r.devs[e.ev.Device]
-			e.ev = r.finish(d)
-			if err := r.check(d); err != nil {
-				return err
-			}
-		case strategy.CollectiveDone:
-			if err := r.evaluate(false); err != nil {
-				return err
-			}
-		}
-		r.acts = r.strat.Step(e.ev, r.acts[:0])
-		for _, a := range r.acts {
-			switch a.Kind {
-			case strategy.Dispatch:
-				d, ok := r.begin(a)
-				if !ok {
-					continue
-				}
-				r.compute(d)
-				start := t
-				if a.Mode == strategy.Pull {
-					// The commit of the previous update and this pull queue on
-					// the parameter server's link.
-					start = max(t, r.serverFree)
-					r.serverFree = start + 2*float64(r.bytes)/net.Link(n).Bandwidth
-					start = r.serverFree + 2*net.Link(n).Latency
-				}
-				rows, nnz := d.worker.Loaded()
-				cost := r.cfg.Cost.Batch(r.shape, rows, nnz)
-				if d.mode == strategy.LocalStep {
-					cost += r.cfg.Cost.Update(r.shape)
-				}
-				if !d.prepared {
-					cost += r.cfg.Prep * float64(rows)
-				}
-				d.prepared = false
-				schedule(start+cost/d.speed*d.noiseFactor(r.cfg.Noise), strategy.Event{Kind: strategy.BatchDone, Device: d.id})
-			case strategy.QueryNorms:
-				schedule(t+net.AllGatherCost(8, n), r.normsEvent())
-			case strategy.QueryConsensus:
-				// An all-reduce of the gradients for ḡ and an all-gather of the
-				// coefficients.
-				ev := r.consensusEvent()
-				schedule(t+net.AllReduceCost(net.AllReduce, r.bytes, n)+net.AllGatherCost(8, n), ev)
-			case strategy.Commit:
-				r.commit(a)
-			default:
-				r.collective(a)
-				var cost float64
-				switch {
-				case a.Kind == strategy.AllReduce && a.Layered:
-					// Layered SGD: the communicators' all-reduce overlaps the
-					// workers' preparation of their next batch.
-					red, bc, inter := net.HierarchicalParts(r.bytes, n)
-					prep := 0.0
-					for _, d := range r.devs {
-						prep = max(prep, r.cfg.Prep*float64(d.rows)/d.speed)
-						d.prepared = true
-					}
-					cost = red + max(inter, prep) + bc
-				default:
-					cost = net.AllReduceCost(net.AllReduce, r.bytes, n)
-				}
-				switch a.Kind {
-				case strategy.AllReduce: // every device applies the update, in parallel
-					cost += r.cfg.Cost.Update(r.shape)
-				case strategy.Merge, strategy.CenterSync: // a few element-wise passes
-					cost += 3 * r.cfg.Cost.Update(r.shape)
-				}
-				schedule(t+cost, strategy.Event{Kind: strategy.CollectiveDone})
-			}
-		}
-		if r.info.Async && e.ev.Kind == strategy.BatchDone {
-			if err := r.evaluate(false); err != nil {
-				return err
-			}
-		}
-	}
-	return r.evaluate(true)
+// virtualClock is the discrete-event simulation, in one process. Work is
+// computed for real when it starts (a device's replica is its own until its
+// batch completes, and collectives happen only when every device is idle, so
+// computing early changes nothing); its completion is an event at start +
+// cost, from the cost model for batches and the network model for
+// collectives. Evaluation happens when a collective completes (for async
+// strategies, after any event), with the clock stopped by nature.
+type virtualClock struct {
+	r          *run
+	t          float64
+	seq        int64
+	q          vqueue
+	serverFree float64 // when the parameter server's link frees up
 }
+
+func newVirtualClock(r *run) *virtualClock { return &virtualClock{r: r} }
+
+func (v *virtualClock) now() float64 { return v.t }
+
+func (v *virtualClock) schedule(at float64, ev strategy.Event) {
+	v.seq++
+	v.q.push(vevent{t: at, seq: v.seq, ev: ev})
+}
+
+func (v *virtualClock) dispatch(w work) error {
+	r := v.r
+	d := r.x.local(w.dev)
+	r.x.load(d, w)
+	if !r.cfg.TimingOnly {
+		d.compute()
+	}
+	net := r.cfg.Net
+	n := r.cfg.Devices
+	start := v.t
+	if w.mode == strategy.Pull {
+		// The commit of the previous update and this pull queue on the
+		// parameter server's link.
+		start = max(v.t, v.serverFree)
+		v.serverFree = start + 2*float64(r.bytes)/net.Link(n).Bandwidth
+		start = v.serverFree + 2*net.Link(n).Latency
+	}
+	rows, nnz := d.worker.Loaded()
+	cost := r.cfg.Cost.Batch(r.shape, rows, nnz)
+	if d.mode == strategy.LocalStep {
+		cost += r.cfg.Cost.Update(r.shape)
+	}
+	if !d.prepared {
+		cost += r.cfg.Prep * float64(rows)
+	}
+	d.prepared = false
+	v.schedule(start+cost/d.speed*d.noiseFactor(r.cfg.Noise), strategy.Event{Kind: strategy.BatchDone, Device: d.id})
+	return nil
+}
+
+func (v *virtualClock) started(int) { panic("engine: the virtual clock starts every batch itself") }
+
+// after schedules ev once a's cost has passed.
+func (v *virtualClock) after(a *strategy.Action, ev strategy.Event) {
+	if a == nil {
+		v.schedule(v.t, ev)
+		return
+	}
+	v.schedule(v.t+v.cost(a), ev)
+}
+
+// cost is the network model's time for action a.
+func (v *virtualClock) cost(a *strategy.Action) float64 {
+	r := v.r
+	net, n := r.cfg.Net, r.cfg.Devices
+	switch a.Kind {
+	case strategy.QueryNorms:
+		return net.AllGatherCost(8, n)
+	case strategy.QueryConsensus:
+		// An all-reduce of the gradients for ḡ and an all-gather of the
+		// coefficients.
+		return net.AllReduceCost(net.AllReduce, r.bytes, n) + net.AllGatherCost(8, n)
+	}
+	var cost float64
+	if a.Kind == strategy.AllReduce && a.Layered {
+		// Layered SGD: the communicators' all-reduce overlaps the workers'
+		// preparation of their next batch.
+		red, bc, inter := net.HierarchicalParts(r.bytes, n)
+		prep := 0.0
+		for _, d := range r.x.devs {
+			prep = max(prep, r.cfg.Prep*float64(d.rows)/d.speed)
+			d.prepared = true
+		}
+		cost = red + max(inter, prep) + bc
+	} else {
+		cost = net.AllReduceCost(net.AllReduce, r.bytes, n)
+	}
+	switch a.Kind {
+	case strategy.AllReduce: // every device applies the update, in parallel
+		cost += r.cfg.Cost.Update(r.shape)
+	case strategy.Merge, strategy.CenterSync: // a few element-wise passes
+		cost += 3 * r.cfg.Cost.Update(r.shape)
+	}
+	return cost
+}
+
+func (v *virtualClock) next(ctx context.Context) (strategy.Event, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return strategy.Event{}, false, err
+	}
+	if len(v.q) == 0 {
+		return strategy.Event{}, false, nil
+	}
+	e := v.q.pop()
+	v.t = e.t
+	if e.ev.Kind == strategy.BatchDone {
+		v.r.slots[e.ev.Device].loss = v.r.x.local(e.ev.Device).loss
+	}
+	return e.ev, true, nil
+}
+
+func (v *virtualClock) pause(f func() error) error { return f() }
+func (v *virtualClock) drain()                     {}

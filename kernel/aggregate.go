@@ -51,6 +51,38 @@ func Consensus(dots, norms []float64, vs [][]float32) {
 	t.done()
 }
 
+// DotsNorms computes dots[i] = ⟨vs[i], ref⟩ and norms[i] = ‖vs[i]‖² for n
+// vectors and a given reference, accumulated in float64 in one pass: the
+// consensus coefficients' parts when ḡ comes from another process.
+func DotsNorms(dots, norms []float64, vs [][]float32, ref []float32) {
+	n := len(vs)
+	if len(dots) < n || len(norms) < n {
+		panic("kernel: DotsNorms needs one output per vector")
+	}
+	if n == 0 {
+		return
+	}
+	for _, v := range vs {
+		if len(v) != len(ref) {
+			panic("kernel: DotsNorms vectors of different lengths")
+		}
+	}
+	t := aggTaskPool.get()
+	t.set(aggConsensus, nil, vs)
+	t.dots, t.norms, t.ref = dots[:n], norms[:n], ref
+	t.reserve(n)
+	aggRun(t, len(ref))
+	clear(t.dots)
+	clear(t.norms)
+	for c := 0; c < vecChunks; c++ {
+		for i := 0; i < n; i++ {
+			t.dots[i] += t.pd[c*n+i]
+			t.norms[i] += t.pn[c*n+i]
+		}
+	}
+	t.done()
+}
+
 // GEMCommit applies Gradient Energy Matching's commit for one worker: with
 // Δ = −lr·g computed at the worker's stale copy s of the centre θ,
 //
@@ -66,6 +98,25 @@ func GEMCommit(theta, s, m, g []float32, lr, mu, kappa, eps, clip float32) {
 	}
 	t := aggTaskPool.get()
 	t.set(aggGEM, theta, nil)
+	t.s, t.m, t.g = s, m, g
+	t.gem = [5]float32{lr, mu, kappa, eps, clip}
+	aggRun(t, n)
+	t.done()
+}
+
+// GEMDelta is GEMCommit's worker side, for a centre held by another
+// process: it updates m and writes the update π·Δ into g (in place of the
+// gradient) instead of adding it to θ, with π computed against theta, the
+// centre as the worker last received it.
+//
+//	m ← μ·m + Δ;  g ← π·Δ
+func GEMDelta(g, theta, s, m []float32, lr, mu, kappa, eps, clip float32) {
+	n := len(g)
+	if len(theta) != n || len(s) != n || len(m) != n {
+		panic("kernel: GEMDelta vectors of different lengths")
+	}
+	t := aggTaskPool.get()
+	t.set(aggGEMDelta, theta, nil)
 	t.s, t.m, t.g = s, m, g
 	t.gem = [5]float32{lr, mu, kappa, eps, clip}
 	aggRun(t, n)
@@ -94,6 +145,7 @@ const (
 	aggSum aggOp = iota
 	aggConsensus
 	aggGEM
+	aggGEMDelta
 )
 
 type aggTask struct {
@@ -101,6 +153,7 @@ type aggTask struct {
 	dst      []float32
 	w        []float32
 	vs       [][]float32
+	ref      []float32 // DotsNorms: the given ḡ
 	s, m, g  []float32 // GEM
 	dots     []float64
 	norms    []float64
@@ -119,7 +172,7 @@ func (t *aggTask) set(op aggOp, dst []float32, vs [][]float32) {
 
 // done drops the caller's slices and recycles the task.
 func (t *aggTask) done() {
-	t.dst, t.w, t.vs, t.s, t.m, t.g, t.dots, t.norms = nil, nil, nil, nil, nil, nil, nil, nil
+	t.dst, t.w, t.vs, t.s, t.m, t.g, t.dots, t.norms, t.ref = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	aggTaskPool.put(t)
 }
 
@@ -169,10 +222,15 @@ func (t *aggTask) Part(c, chunks int) {
 		inv := 1 / float32(n)
 		for b := lo; b < hi; b += aggBlock {
 			e := min(b+aggBlock, hi)
-			g := mean[:e-b]
-			clear(g)
-			for _, v := range t.vs {
-				cur.axpy(inv, v[b:e], g)
+			var g []float32
+			if t.ref != nil {
+				g = t.ref[b:e]
+			} else {
+				g = mean[:e-b]
+				clear(g)
+				for _, v := range t.vs {
+					cur.axpy(inv, v[b:e], g)
+				}
 			}
 			for i, v := range t.vs {
 				d, q := cur.dot2(v[b:e], g)
@@ -187,6 +245,14 @@ func (t *aggTask) Part(c, chunks int) {
 			d := -lr * g[j]
 			m[j] = mu*m[j] + d
 			theta[j] += GEMFactor(theta[j], s[j], m[j], d, kappa, eps, clip) * d
+		}
+	case aggGEMDelta:
+		theta, s, m, g := t.dst[lo:hi], t.s[lo:hi], t.m[lo:hi], t.g[lo:hi]
+		lr, mu, kappa, eps, clip := t.gem[0], t.gem[1], t.gem[2], t.gem[3], t.gem[4]
+		for j := range g {
+			d := -lr * g[j]
+			m[j] = mu*m[j] + d
+			g[j] = GEMFactor(theta[j], s[j], m[j], d, kappa, eps, clip) * d
 		}
 	}
 }

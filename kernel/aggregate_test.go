@@ -94,3 +94,39 @@ func TestAggregationNoAlloc(t *testing.T) {
 		t.Fatalf("aggregation kernels allocate %v times", a)
 	}
 }
+
+// DotsNorms with ḡ given equals Consensus, which computes ḡ itself; GEMDelta
+// followed by θ += π·Δ equals GEMCommit bit for bit (the worker and server
+// halves of a commit across processes).
+func TestDotsNormsAndGEMDelta(t *testing.T) {
+	forEachImpl(t, func(impl string) {
+		r := rand.New(rand.NewPCG(65, 66))
+		for _, size := range []int{1, 17, 5000, vecParallelMin + 33} {
+			vs := [][]float32{randSlice(r, size), randSlice(r, size), randSlice(r, size)}
+			mean := make([]float32, size)
+			WeightedSum(mean, []float32{1. / 3, 1. / 3, 1. / 3}, vs)
+			d1, n1 := make([]float64, 3), make([]float64, 3)
+			d2, n2 := make([]float64, 3), make([]float64, 3)
+			Consensus(d1, n1, vs)
+			DotsNorms(d2, n2, vs, mean)
+			for i := range d1 {
+				if math.Abs(d1[i]-d2[i]) > 1e-5*(1+n1[i]) || n1[i] != n2[i] {
+					t.Fatalf("%s size %d: DotsNorms %v %v, Consensus %v %v", impl, size, d2, n2, d1, n1)
+				}
+			}
+			theta, s, g := randSlice(r, size), randSlice(r, size), randSlice(r, size)
+			m := randSlice(r, size)
+			theta2, m2, g2 := append([]float32(nil), theta...), append([]float32(nil), m...), append([]float32(nil), g...)
+			GEMCommit(theta, s, m, g, 0.1, 0.9, 1, 1e-12, 5)
+			GEMDelta(g2, theta2, s, m2, 0.1, 0.9, 1, 1e-12, 5)
+			for j := range theta2 {
+				theta2[j] += g2[j]
+			}
+			for j := range theta {
+				if math.Float32bits(theta[j]) != math.Float32bits(theta2[j]) || m[j] != m2[j] {
+					t.Fatalf("%s size %d: GEMDelta then add gives θ[%d] = %v, GEMCommit %v", impl, size, j, theta2[j], theta[j])
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,363 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// A distributed run: rank 0 drives and holds devices 0…K−1; rank r holds
+// devices rK…rK+K−1 and serves the commands rank 0 sends it. Messages:
+//
+//	tagCmd      0 → r  a command (below)
+//	tagPayload  0 → r  θ for a pull, or for a GEM commit's π
+//	tagDone     r → 0  a device finished its batch (device, loss)
+//	tagUpdate   r → 0  a commit's π, then tagUpdateVec its update vector
+//
+// Collectives (all-reduce, merge, CROSSBOW's step, norms, consensus) are a
+// command to every rank followed by the collective on the world, in which
+// rank 0's executor takes part like any other. Commits go through rank 0,
+// which holds θ: it sends the device's rank the commit (and θ for GEM), and
+// adds the update that comes back. Both sides run the same binary (see
+// agreeSettings and the tool's own check), so the encoding needs no version.
+const (
+	tagCmd = iota + 1
+	tagPayload
+	tagDone
+	tagUpdate
+	tagUpdateVec
+)
+
+type cmdKind uint8
+
+const (
+	cmdDispatch cmdKind = iota + 1
+	cmdAllReduce
+	cmdMerge
+	cmdCenterSync
+	cmdNorms
+	cmdConsensus
+	cmdCommit
+	cmdStop
+)
+
+// command is what rank 0 asks of a rank: a batch (w), a collective (lr,
+// weights, gamma, a, layered, and next: the rank's batches to prepare during
+// a layered all-reduce) or a commit (w.dev and the rule's parameters).
+type command struct {
+	kind                 cmdKind
+	w                    work
+	layered              bool
+	lr, gamma, a         float64
+	rule                 strategy.Rule
+	tau                  int
+	mu, kappa, eps, clip float64
+	weights              []float64
+	next                 []work
+}
+
+const (
+	cmdHeader = 88
+	workBytes = 32
+	doneBytes = 16
+)
+
+func cmdSize(devices, perRank int) int { return cmdHeader + 8*devices + workBytes*perRank }
+
+// encode writes c into b, which cmdSize sized, and returns the bytes used.
+func (c *command) encode(b []byte) []byte {
+	le := binary.LittleEndian
+	b[0], b[2], b[3] = byte(c.kind), byte(c.w.mode), byte(c.rule)
+	b[1] = 0
+	if c.layered {
+		b[1] = 1
+	}
+	le.PutUint32(b[4:], uint32(int32(c.w.dev)))
+	le.PutUint32(b[8:], uint32(int32(c.w.rows)))
+	le.PutUint32(b[12:], uint32(int32(c.tau)))
+	le.PutUint64(b[16:], uint64(c.w.pos))
+	lr := c.lr
+	if c.kind == cmdDispatch {
+		lr = c.w.lr
+	}
+	for i, v := range []float64{lr, c.gamma, c.a, c.mu, c.kappa, c.eps, c.clip} {
+		le.PutUint64(b[24+8*i:], math.Float64bits(v))
+	}
+	le.PutUint32(b[80:], uint32(len(c.weights)))
+	le.PutUint32(b[84:], uint32(len(c.next)))
+	o := cmdHeader
+	for _, v := range c.weights {
+		le.PutUint64(b[o:], math.Float64bits(v))
+		o += 8
+	}
+	for _, w := range c.next {
+		le.PutUint32(b[o:], uint32(int32(w.dev)))
+		le.PutUint32(b[o+4:], uint32(int32(w.rows)))
+		le.PutUint64(b[o+8:], uint64(w.pos))
+		le.PutUint64(b[o+16:], math.Float64bits(w.lr))
+		b[o+24] = byte(w.mode)
+		o += workBytes
+	}
+	return b[:o]
+}
+
+// decode reads c from b, reusing c's slices.
+func (c *command) decode(b []byte) error {
+	if len(b) < cmdHeader {
+		return fmt.Errorf("engine: a command of %d bytes", len(b))
+	}
+	le := binary.LittleEndian
+	f := func(o int) float64 { return math.Float64frombits(le.Uint64(b[o:])) }
+	c.kind, c.layered, c.w.mode, c.rule = cmdKind(b[0]), b[1] == 1, strategy.Mode(b[2]), strategy.Rule(b[3])
+	c.w.dev = int(int32(le.Uint32(b[4:])))
+	c.w.rows = int(int32(le.Uint32(b[8:])))
+	c.tau = int(int32(le.Uint32(b[12:])))
+	c.w.pos = int64(le.Uint64(b[16:]))
+	c.lr, c.gamma, c.a, c.mu, c.kappa, c.eps, c.clip = f(24), f(32), f(40), f(48), f(56), f(64), f(72)
+	c.w.lr = c.lr
+	nw, nn := int(le.Uint32(b[80:])), int(le.Uint32(b[84:]))
+	if len(b) != cmdHeader+8*nw+workBytes*nn {
+		return fmt.Errorf("engine: a command of %d bytes for %d weights and %d batches", len(b), nw, nn)
+	}
+	c.weights, c.next = c.weights[:0], c.next[:0]
+	o := cmdHeader
+	for range nw {
+		c.weights = append(c.weights, f(o))
+		o += 8
+	}
+	for range nn {
+		c.next = append(c.next, work{dev: int(int32(le.Uint32(b[o:]))), rows: int(int32(le.Uint32(b[o+4:]))),
+			pos: int64(le.Uint64(b[o+8:])), lr: f(o + 16), mode: strategy.Mode(b[o+24])})
+		o += workBytes
+	}
+	return nil
+}
+
+// action returns the Commit action a commit command carries.
+func (c *command) action() strategy.Action {
+	return strategy.Action{Kind: strategy.Commit, Device: c.w.dev, LR: c.lr, Rule: c.rule, Tau: c.tau,
+		Mu: c.mu, Kappa: c.kappa, Eps: c.eps, Clip: c.clip}
+}
+
+// cluster is a rank's messaging with the others, with its buffers sized once.
+type cluster struct {
+	world comm.Comm
+	k     int // devices per rank
+	buf   []byte
+	share []work
+	small [8]byte
+}
+
+func newCluster(world comm.Comm, devices int) *cluster {
+	k := devices / world.Size()
+	return &cluster{world: world, k: k, buf: make([]byte, cmdSize(devices, k)), share: make([]work, 0, k)}
+}
+
+// owner returns the rank holding device d.
+func (cl *cluster) owner(d int) int { return d / cl.k }
+
+// mine returns the batches of next that rank holds.
+func (cl *cluster) mine(rank int, next []work) []work {
+	cl.share = cl.share[:0]
+	for _, w := range next {
+		if cl.owner(w.dev) == rank {
+			cl.share = append(cl.share, w)
+		}
+	}
+	return cl.share
+}
+
+// broadcast sends c to every other rank.
+func (cl *cluster) broadcast(c *command) error { return cl.broadcastWith(c, nil) }
+
+// broadcastWith sends c to every other rank, each with its share of next.
+func (cl *cluster) broadcastWith(c *command, next []work) error {
+	for r := 1; r < cl.world.Size(); r++ {
+		c.next = cl.mine(r, next)
+		if err := cl.world.Send(r, tagCmd, c.encode(cl.buf)); err != nil {
+			return fmt.Errorf("engine: sending %s to rank %d: %w", c.kind, r, err)
+		}
+	}
+	c.next = nil
+	return nil
+}
+
+// dispatch sends a batch to its device's rank, with θ for a pull.
+func (cl *cluster) dispatch(w work, theta []float32) error {
+	c := command{kind: cmdDispatch, w: w}
+	to := cl.owner(w.dev)
+	if err := cl.world.Send(to, tagCmd, c.encode(cl.buf)); err != nil {
+		return fmt.Errorf("engine: sending device %d its batch: %w", w.dev, err)
+	}
+	if w.mode == strategy.Pull && theta != nil {
+		if err := cl.world.Send(to, tagPayload, comm.Bytes(theta)); err != nil {
+			return fmt.Errorf("engine: sending device %d the centre model: %w", w.dev, err)
+		}
+	}
+	return nil
+}
+
+// commit asks a device's rank for its update (sending θ for GEM's π), adds
+// it to theta, and returns the commit's median π.
+func (cl *cluster) commit(a *strategy.Action, theta, scratch []float32) (float64, error) {
+	c := command{kind: cmdCommit, w: work{dev: a.Device}, lr: a.LR, rule: a.Rule, tau: a.Tau,
+		mu: a.Mu, kappa: a.Kappa, eps: a.Eps, clip: a.Clip}
+	from := cl.owner(a.Device)
+	if err := cl.world.Send(from, tagCmd, c.encode(cl.buf)); err != nil {
+		return 0, fmt.Errorf("engine: asking device %d for its commit: %w", a.Device, err)
+	}
+	if a.Rule == strategy.GEM {
+		if err := cl.world.Send(from, tagPayload, comm.Bytes(theta)); err != nil {
+			return 0, fmt.Errorf("engine: sending device %d the centre model: %w", a.Device, err)
+		}
+	}
+	if _, err := cl.world.Recv(from, tagUpdate, cl.small[:]); err != nil {
+		return 0, fmt.Errorf("engine: receiving device %d's commit: %w", a.Device, err)
+	}
+	if _, err := cl.world.Recv(from, tagUpdateVec, comm.Bytes(scratch)); err != nil {
+		return 0, fmt.Errorf("engine: receiving device %d's update: %w", a.Device, err)
+	}
+	kernel.Axpy(1, scratch, theta)
+	return math.Float64frombits(binary.LittleEndian.Uint64(cl.small[:])), nil
+}
+
+// receive forwards the other ranks' finished batches to done until quit.
+func (cl *cluster) receive(done chan<- doneMsg) {
+	var b [doneBytes]byte
+	for {
+		st, err := cl.world.Recv(comm.AnySource, tagDone, b[:])
+		if err != nil {
+			panic(fmt.Sprintf("engine: receiving finished batches: %v", err))
+		}
+		dev := int(int32(binary.LittleEndian.Uint32(b[:])))
+		if dev < 0 && st.Source == 0 {
+			return
+		}
+		done <- doneMsg{dev: dev, loss: math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))}
+	}
+}
+
+// quit ends receive.
+func (cl *cluster) quit() {
+	var b [doneBytes]byte
+	binary.LittleEndian.PutUint32(b[:], uint32(0xffffffff))
+	if err := cl.world.Send(0, tagDone, b[:]); err != nil {
+		panic(fmt.Sprintf("engine: stopping the receiver of finished batches: %v", err))
+	}
+}
+
+// stop ends the other ranks' serve loops.
+func (cl *cluster) stop() error { return cl.broadcast(&command{kind: cmdStop}) }
+
+// serve is a rank's life other than rank 0's: it carries out rank 0's
+// commands on its devices until told to stop.
+func serve(x *executor) error {
+	cl := newCluster(x.world, x.n)
+	x.startDevices(func(d *device) {
+		// Each device's goroutine has its own buffer.
+		b := d.msg[:]
+		binary.LittleEndian.PutUint32(b, uint32(int32(d.id)))
+		binary.LittleEndian.PutUint64(b[8:], math.Float64bits(d.loss))
+		if err := x.world.Send(0, tagDone, b); err != nil {
+			// The job cannot go on without this message; ending the process
+			// makes mpirun end the others.
+			panic(fmt.Sprintf("engine: rank %d: reporting device %d's batch: %v", x.world.Rank(), d.id, err))
+		}
+	})
+	defer x.stopDevices()
+	var c command
+	c.weights, c.next = make([]float64, 0, x.n), make([]work, 0, len(x.devs))
+	for {
+		st, err := x.world.Recv(0, tagCmd, cl.buf)
+		if err != nil {
+			return fmt.Errorf("engine: rank %d: receiving a command: %w", x.world.Rank(), err)
+		}
+		if err := c.decode(cl.buf[:st.Bytes]); err != nil {
+			return err
+		}
+		switch c.kind {
+		case cmdStop:
+			return nil
+		case cmdDispatch:
+			d := x.local(c.w.dev)
+			if d == nil {
+				return fmt.Errorf("engine: rank %d was sent device %d's batch", x.world.Rank(), c.w.dev)
+			}
+			x.load(d, c.w)
+			if c.w.mode == strategy.Pull && !x.cfg.TimingOnly {
+				if _, err := x.world.Recv(0, tagPayload, comm.Bytes(d.p)); err != nil {
+					return fmt.Errorf("engine: rank %d: pulling the centre model: %w", x.world.Rank(), err)
+				}
+			}
+			x.run(d)
+		case cmdCommit:
+			if err := x.commitRemote(&c, cl); err != nil {
+				return err
+			}
+		case cmdNorms:
+			_, err = x.norms()
+		case cmdConsensus:
+			_, err = x.consensus()
+		case cmdAllReduce, cmdMerge, cmdCenterSync:
+			err = x.collective(&c)
+		default:
+			err = fmt.Errorf("engine: rank %d: unknown command %d", x.world.Rank(), c.kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// commitRemote is the worker's side of a commit: receive θ (GEM), turn the
+// gradient into the update, send π and the update to rank 0.
+func (x *executor) commitRemote(c *command, cl *cluster) error {
+	d := x.local(c.w.dev)
+	if d == nil {
+		return fmt.Errorf("engine: rank %d was asked for device %d's commit", x.world.Rank(), c.w.dev)
+	}
+	var theta []float32
+	if c.rule == strategy.GEM {
+		theta = x.scratch
+		if _, err := x.world.Recv(0, tagPayload, comm.Bytes(theta)); err != nil {
+			return fmt.Errorf("engine: rank %d: receiving the centre model: %w", x.world.Rank(), err)
+		}
+	}
+	pi := x.update(d, c.action(), theta)
+	binary.LittleEndian.PutUint64(cl.small[:], math.Float64bits(pi))
+	if err := x.world.Send(0, tagUpdate, cl.small[:]); err != nil {
+		return fmt.Errorf("engine: rank %d: sending device %d's commit: %w", x.world.Rank(), d.id, err)
+	}
+	if err := x.world.Send(0, tagUpdateVec, comm.Bytes(d.g)); err != nil {
+		return fmt.Errorf("engine: rank %d: sending device %d's update: %w", x.world.Rank(), d.id, err)
+	}
+	return nil
+}
+
+func (k cmdKind) String() string {
+	if k < cmdDispatch || k > cmdStop {
+		return fmt.Sprintf("command %d", k)
+	}
+	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop"}[k-1]
+}
+
+// agreeSettings checks that every rank runs with the same engine settings
+// and the same workload's shape, before any work: a rank that differs would
+// otherwise compute something else, or wait forever.
+func agreeSettings(world comm.Comm, cfg Config, w Workload) error {
+	b, err := json.Marshal(struct {
+		Config
+		Workload       string
+		Points, Params int
+	}{Config: cfg, Workload: w.Name(), Points: w.Size(), Params: w.NumParams()})
+	if err != nil {
+		return fmt.Errorf("engine: encoding the settings: %w", err)
+	}
+	return comm.Agree(world, []comm.Fingerprint{{Name: "engine settings", Sum: sha256.Sum256(b)}})
+}

@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/metric"
+)
+
+// onRanks runs cfg on a world of ranks processes — goroutines exchanging
+// through comm.Mem — and returns rank 0's result and every rank's error.
+func onRanks(t testing.TB, cfg Config, ranks int, w Workload) (*Result, []error) {
+	t.Helper()
+	world := comm.Mem(ranks)
+	errs := make([]error, ranks)
+	var res *Result
+	var wg sync.WaitGroup
+	for r, c := range world {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := cfg
+			cfg.World = c
+			out, err := Run(context.Background(), cfg, w, nil, nil)
+			if r == 0 {
+				res = out
+			} else if out != nil {
+				t.Errorf("rank %d got a result", r)
+			}
+			errs[r] = err
+			c.Close()
+		}()
+	}
+	wg.Wait()
+	return res, errs
+}
+
+func mustOnRanks(t testing.TB, cfg Config, ranks int, w Workload) *Result {
+	t.Helper()
+	res, errs := onRanks(t, cfg, ranks, w)
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("%s on %d ranks, rank %d: %v", cfg.Strategy, ranks, r, err)
+		}
+	}
+	return res
+}
+
+// maxRelDiff is max |a−b| over max |b|.
+func maxRelDiff(a, b []float32) float64 {
+	var d, s float64
+	for i := range b {
+		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
+		s = math.Max(s, math.Abs(float64(b[i])))
+	}
+	return d / s
+}
+
+// Distributed equals in-process: the synchronous strategies — every step
+// a batch per device, from the same positions of the same stream — give
+// the same parameters on 2 and 4 ranks (1 or 2 devices each) as in one
+// process, to float rounding (the ranks' parts are summed in another order),
+// and the same evaluations.
+func TestDistributedEqualsInProcess(t *testing.T) {
+	w := xml(t, 0.2) // dropout on: each device draws its own masks wherever it runs
+	for _, c := range []struct {
+		strategy      string
+		ranks, perRank int
+	}{
+		{"sync", 2, 1}, {"sync", 4, 1}, {"sync", 2, 2},
+		{"sum", 4, 1}, {"adacons", 4, 1}, {"adacons", 2, 2}, {"crossbow", 4, 1},
+	} {
+		cfg := base(c.strategy, c.ranks*c.perRank, Real)
+		cfg.Epochs, cfg.EvalEvery = 0.5, 0.25
+		want, err := Run(context.Background(), cfg, w, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustOnRanks(t, cfg, c.ranks, w)
+		diff := maxRelDiff(got.Model, want.Model)
+		t.Logf("%s on %d ranks × %d devices: %d steps, max relative difference %.2g", c.strategy, c.ranks, c.perRank, got.Steps, diff)
+		if diff > 1e-4 || got.Samples != want.Samples || got.Steps != want.Steps {
+			t.Errorf("%s on %d ranks × %d: difference %g, samples %d/%d, steps %d/%d", c.strategy, c.ranks, c.perRank, diff, got.Samples, want.Samples, got.Steps, want.Steps)
+		}
+		if len(got.Evals) != len(want.Evals) {
+			t.Fatalf("%s: %d evaluations, in process %d", c.strategy, len(got.Evals), len(want.Evals))
+		}
+		for i := range got.Evals {
+			if math.Abs(got.Evals[i].P1-want.Evals[i].P1) > 0.002 || got.Evals[i].Samples != want.Evals[i].Samples {
+				t.Errorf("%s evaluation %d: P@1 %.4f after %d samples, in process %.4f after %d", c.strategy, i,
+					got.Evals[i].P1, got.Evals[i].Samples, want.Evals[i].P1, want.Evals[i].Samples)
+			}
+		}
+	}
+}
+
+// Layered SGD across ranks — reduce within each node, a non-blocking
+// all-reduce among the nodes' first ranks overlapped with the next batch's
+// preparation, broadcast back — computes what sync computes.
+func TestDistributedLSGDEqualsSync(t *testing.T) {
+	w := xml(t, 0)
+	cfg := base("sync", 4, Real)
+	cfg.Epochs, cfg.EvalEvery = 0.5, 0.25
+	want, err := Run(context.Background(), cfg, w, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, groups := range []int{2, 1, 4} {
+		cfg := cfg
+		cfg.Strategy = "lsgd"
+		cfg.Net.GroupSize = 4 / groups
+		got := mustOnRanks(t, cfg, 4, w)
+		diff := maxRelDiff(got.Model, want.Model)
+		t.Logf("lsgd, 4 ranks in %d nodes: max relative difference to sync %.2g", groups, diff)
+		if diff > 1e-4 || got.Steps != want.Steps {
+			t.Errorf("lsgd in %d nodes: difference %g, steps %d/%d", groups, diff, got.Steps, want.Steps)
+		}
+	}
+}
+
+// The asynchronous and model-averaging strategies learn across ranks, and a
+// parameter server's commits carry real staleness.
+func TestDistributedStrategiesLearn(t *testing.T) {
+	w := xml(t, 0)
+	for _, c := range []struct {
+		strategy string
+		ranks    int
+		opts     map[string]float64
+	}{
+		{"elastic", 3, nil}, {"adaptive", 4, map[string]float64{"mega-batch": 10, "delta": 0}},
+		{"adaptive-code", 2, map[string]float64{"warmup": 0.5, "bmin": 8, "step": 8, "mega-batch": 10}},
+		{"gem", 4, nil}, {"downpour", 3, nil}, {"staleness", 4, nil},
+	} {
+		cfg := base(c.strategy, c.ranks, Real)
+		cfg.Epochs, cfg.EvalEvery, cfg.Options = 2, 1, c.opts
+		if c.strategy == "gem" || c.strategy == "downpour" || c.strategy == "staleness" {
+			cfg.LR /= 2
+		}
+		res := mustOnRanks(t, cfg, c.ranks, w)
+		p1 := res.Evals[len(res.Evals)-1].P1
+		t.Logf("%s on %d ranks: P@1 %.3f, %d merges, staleness histogram %v", c.strategy, c.ranks, p1, len(res.Merges), res.Staleness)
+		if !(p1 > 0.2) {
+			t.Errorf("%s on %d ranks: P@1 %.3f after 2 epochs", c.strategy, c.ranks, p1)
+		}
+		if res.Samples < int64(2*w.Size()) {
+			t.Errorf("%s: %d samples for 2 epochs of %d", c.strategy, res.Samples, w.Size())
+		}
+		if len(res.Staleness) > 0 {
+			var late int64
+			for tau, n := range res.Staleness[1:] {
+				late += int64(tau+1) * n
+			}
+			if late == 0 {
+				t.Errorf("%s: no commit was stale: %v", c.strategy, res.Staleness)
+			}
+		}
+	}
+}
+
+// Ranks with different settings stop before any work, every one of them
+// with an error naming the rank that differs.
+func TestDistributedSettingsMustAgree(t *testing.T) {
+	w := xml(t, 0)
+	world := comm.Mem(3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for r, c := range world {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := base("sync", 3, Real)
+			cfg.World = c
+			if r == 2 {
+				cfg.LR = 0.4
+			}
+			_, errs[r] = Run(context.Background(), cfg, w, &metric.Log{}, nil)
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "rank 2 differs from rank 0 in its engine settings") {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	for _, c := range []struct {
+		mutate func(*Config)
+		msg    string
+	}{
+		{func(c *Config) { c.Devices = 3 }, "multiple of the 2 ranks"},
+		{func(c *Config) { c.Clock = Virtual }, "run it without mpirun"},
+	} {
+		cfg := base("sync", 2, Real)
+		c.mutate(&cfg)
+		_, errs := onRanks(t, cfg, 2, w)
+		for r, err := range errs {
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("rank %d: %v, want %q", r, err, c.msg)
+			}
+		}
+	}
+}

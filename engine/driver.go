@@ -1,0 +1,540 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// Observer follows a run (a progress bar). Step is called after every batch
+// and must be cheap.
+type Observer interface {
+	Step(epoch float64, samples int64, trainSeconds float64, loss float64)
+	Eval(r metric.EvalRecord)
+}
+
+// MergeEvent is the "merge" record of the run log.
+type MergeEvent struct {
+	Event      string  `json:"event"`       // "merge"
+	Time       float64 `json:"time"`        // engine seconds
+	CenterNorm float64 `json:"center_norm"` // ‖w̄‖₂ after the merge
+	*strategy.MergeRecord
+}
+
+// NoteEvent is the "note" record a strategy asks for.
+type NoteEvent struct {
+	Event    string  `json:"event"` // "note"
+	Time     float64 `json:"time"`
+	Strategy string  `json:"strategy"`
+	Text     string  `json:"text"`
+}
+
+// AsyncEvent is the "async" record of parameter-server runs, written at
+// every evaluation: commits so far, the staleness of the commits since the
+// last record, and for GEM the median of the scaling factors π (the GEM
+// paper's Fig. 3), estimated per commit on a fixed sample of parameters.
+type AsyncEvent struct {
+	Event         string   `json:"event"` // "async"
+	Time          float64  `json:"time"`
+	Commits       int64    `json:"commits"`
+	MeanStaleness float64  `json:"mean_staleness"`
+	MaxStaleness  int      `json:"max_staleness"`
+	MedianPi      *float64 `json:"median_pi,omitempty"` // nil without GEM commits
+}
+
+// Result summarises a run.
+type Result struct {
+	Evals        []metric.EvalRecord
+	Merges       []MergeEvent
+	Async        []AsyncEvent
+	Staleness    []int64 // commits by staleness τ (index)
+	Notes        int
+	TrainSeconds float64
+	Samples      int64
+	Steps        int64     // AllReduce actions executed (synchronous steps)
+	Model        []float32 // the evaluated model at the end (nil when timing only)
+	Strategy     strategy.Info
+	Diverged     bool // the run stopped because its loss stopped being finite
+}
+
+// Run trains workload w with cfg's strategy, evaluates it, and writes
+// eval, merge, note and async records to log (nil: none). A cancelled ctx
+// ends the run at the next event with the results so far and ctx's error.
+//
+// With cfg.World a group of several ranks, every rank calls Run with the
+// same settings and workload: rank 0 drives the run, evaluates and writes
+// the log, and gets the Result; the other ranks serve their devices until
+// rank 0 ends the run, and get a nil Result.
+func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
+	r, err := newRun(cfg, w, log, obs)
+	if err != nil {
+		return nil, err
+	}
+	if r.world.Rank() != 0 {
+		return nil, serve(r.x)
+	}
+	err = r.drive(ctx)
+	if r.world.Size() > 1 {
+		if serr := r.cl.stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	r.res.TrainSeconds = r.clk.now()
+	r.res.Samples = r.done
+	r.res.Diverged = errors.Is(err, ErrDiverged)
+	if !cfg.TimingOnly {
+		r.res.Model = r.evaluated()
+	}
+	return r.res, err
+}
+
+// run is the driver: it feeds the strategy its events, turns its actions
+// into work for the executors, keeps the books (samples, budget, the devices
+// under way), evaluates and writes the log. It runs on rank 0 only and is
+// single-threaded; the clock says when things happen.
+type run struct {
+	cfg        Config
+	info       strategy.Info
+	strat      strategy.Strategy
+	w          Workload
+	shape      Shape
+	bytes      int // a replica's size on the wire
+	world      comm.Comm
+	x          *executor // this rank's devices
+	cl         *cluster  // the other ranks' (nil in one process)
+	clk        clock
+	slots      []slot // every device of the job
+	log        *metric.Log
+	obs        Observer
+	res        *Result
+	budget     int64 // samples (math.MaxInt64: none)
+	dispatched int64
+	done       int64
+	evalStep   int64
+	nextEval   int64
+	lastEval   int64
+	changed    bool // the evaluated model changed since the last evaluation
+	lossSum    float64
+	lossRows   int64
+	acts, next []strategy.Action
+	works      []work
+	async      asyncStats
+	// The evaluations, as functions made once: a method value made per
+	// call would allocate.
+	evalDue, evalFinal func() error
+}
+
+// slot is the driver's view of a device: whether it has a batch, and what
+// its last batch reported.
+type slot struct {
+	busy bool
+	rows int
+	loss float64
+}
+
+// clock is when things happen: under the real clock, as the devices do
+// them; under the virtual clock, when the cost and network models say.
+type clock interface {
+	now() float64
+	// dispatch hands a batch to its device.
+	dispatch(w work) error
+	// after makes ev happen once action a is done (nil: at once).
+	after(a *strategy.Action, ev strategy.Event)
+	// next returns the next event; false when nothing is left to happen.
+	next(ctx context.Context) (strategy.Event, bool, error)
+	// started counts batches the executors started themselves: those
+	// prepared during a layered all-reduce (real clock only).
+	started(n int)
+	// pause runs f with the clock stopped (evaluation).
+	pause(f func() error) error
+	// drain waits for the batches still under way and stops the devices.
+	drain()
+}
+
+// asyncStats accumulates parameter-server statistics between records.
+type asyncStats struct {
+	commits      int64
+	sinceTau     int64
+	sinceCommits int64
+	sinceMax     int
+	pis          []float64 // per-commit median π since the last record
+}
+
+func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	world := cfg.World
+	if world == nil {
+		world = comm.Self()
+	}
+	if cfg.Devices%world.Size() != 0 {
+		return nil, fmt.Errorf("engine: --devices %d: need a multiple of the %d ranks (the same number of devices on each)", cfg.Devices, world.Size())
+	}
+	if world.Size() > 1 && (cfg.Clock != Real || cfg.TimingOnly) {
+		return nil, fmt.Errorf("engine: --time virtual simulates every device in one process: run it without mpirun")
+	}
+	scfg := strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: w.Size(), Options: cfg.Options}
+	strat, info, err := strategy.New(cfg.Strategy, scfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := optim.New(cfg.Optimizer, 0); err != nil {
+		return nil, err
+	}
+	if cfg.LineSearch {
+		if _, ok := w.(LineSearcher); !ok {
+			return nil, fmt.Errorf("engine: --line-search: workload %s has no closed-form objective", w.Name())
+		}
+	}
+	if world.Size() > 1 {
+		if err := agreeSettings(world, cfg, w); err != nil {
+			return nil, err
+		}
+	}
+	x, err := newExecutor(cfg, w, world, info.MaxBatchOf(scfg))
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * w.NumParams(), world: world, x: x,
+		slots: make([]slot, cfg.Devices), log: log, obs: obs,
+		res: &Result{Strategy: info}, budget: math.MaxInt64}
+	if world.Size() > 1 {
+		r.cl = newCluster(world, cfg.Devices)
+	}
+	if cfg.Epochs > 0 {
+		r.budget = int64(math.Ceil(cfg.Epochs * float64(w.Size())))
+	}
+	r.evalStep = max(1, int64(math.Round(cfg.EvalEvery*float64(w.Size()))))
+	r.nextEval = r.evalStep
+	r.evalDue = func() error { return r.evaluate(false) }
+	r.evalFinal = func() error { return r.evaluate(true) }
+	if cfg.Clock == Virtual {
+		r.clk = newVirtualClock(r)
+	} else if world.Rank() == 0 {
+		r.clk = newRealClock(r)
+	}
+	return r, nil
+}
+
+// drive is the event loop: the one place where each action gets its
+// meaning.
+func (r *run) drive(ctx context.Context) error {
+	defer r.clk.drain()
+	r.clk.after(nil, strategy.Event{Kind: strategy.Start})
+	for {
+		ev, ok, err := r.clk.next(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		switch ev.Kind {
+		case strategy.BatchDone:
+			r.finish(ev.Device)
+			if err := r.check(ev.Device); err != nil {
+				return err
+			}
+		case strategy.CollectiveDone:
+			if err := r.clk.pause(r.evalDue); err != nil {
+				return err
+			}
+		}
+		r.acts = r.strat.Step(ev, r.acts[:0])
+		for i := range r.acts {
+			if err := r.do(&r.acts[i]); err != nil {
+				return err
+			}
+		}
+		if r.info.Async && ev.Kind == strategy.BatchDone {
+			// Between commits the centre is only touched by the driver, so it
+			// can be scored while devices compute; their work during the
+			// evaluation is at most one batch each.
+			if err := r.clk.pause(r.evalDue); err != nil {
+				return err
+			}
+		}
+	}
+	return r.clk.pause(r.evalFinal)
+}
+
+// do carries out one action of the strategy.
+func (r *run) do(a *strategy.Action) error {
+	switch a.Kind {
+	case strategy.Dispatch:
+		if w, ok := r.begin(a); ok {
+			return r.clk.dispatch(w)
+		}
+	case strategy.QueryNorms:
+		if r.cl != nil {
+			if err := r.cl.broadcast(&command{kind: cmdNorms}); err != nil {
+				return err
+			}
+		}
+		v, err := r.x.norms()
+		if err != nil {
+			return err
+		}
+		r.clk.after(a, strategy.Event{Kind: strategy.Norms, Values: v, Dim: r.w.NumParams()})
+	case strategy.QueryConsensus:
+		if !r.allIdle() {
+			panic(fmt.Sprintf("engine: %s asked for consensus while devices are busy", r.cfg.Strategy))
+		}
+		if r.cl != nil {
+			if err := r.cl.broadcast(&command{kind: cmdConsensus}); err != nil {
+				return err
+			}
+		}
+		v, err := r.x.consensus()
+		if err != nil {
+			return err
+		}
+		r.clk.after(a, strategy.Event{Kind: strategy.Consensus, Values: v})
+	case strategy.Commit:
+		return r.commit(a)
+	case strategy.AllReduce, strategy.Merge, strategy.CenterSync:
+		if !r.allIdle() {
+			panic(fmt.Sprintf("engine: %s issued %s while devices are busy", r.cfg.Strategy, a.Kind))
+		}
+		r.changed = true
+		if a.Kind == strategy.AllReduce {
+			r.res.Steps++
+		}
+		if a.Note != "" {
+			r.res.Notes++
+			if err := r.write(NoteEvent{Event: "note", Time: r.clk.now(), Strategy: r.cfg.Strategy, Text: a.Note}); err != nil {
+				return err
+			}
+		}
+		if r.overlaps(a) {
+			return r.layered(a)
+		}
+		if err := r.collective(a, nil); err != nil {
+			return err
+		}
+		if a.Kind == strategy.Merge && a.Record != nil {
+			ev := MergeEvent{Event: "merge", Time: r.clk.now(), MergeRecord: a.Record}
+			if !r.cfg.TimingOnly {
+				ev.CenterNorm = kernel.Nrm2(r.x.center)
+			}
+			r.res.Merges = append(r.res.Merges, ev)
+			if err := r.write(ev); err != nil {
+				return err
+			}
+		}
+		r.clk.after(a, strategy.Event{Kind: strategy.CollectiveDone})
+	default:
+		panic("engine: unknown action " + a.Kind.String())
+	}
+	return nil
+}
+
+// collective runs a collective action on every rank, with next the batches
+// that start once it is done (prepared while it runs).
+func (r *run) collective(a *strategy.Action, next []work) error {
+	c := command{lr: a.LR, weights: a.Weights, gamma: a.Gamma, a: a.A, layered: a.Layered}
+	switch a.Kind {
+	case strategy.AllReduce:
+		c.kind = cmdAllReduce
+	case strategy.Merge:
+		c.kind = cmdMerge
+	case strategy.CenterSync:
+		c.kind = cmdCenterSync
+	}
+	mine := next
+	if r.cl != nil {
+		if err := r.cl.broadcastWith(&c, next); err != nil {
+			return err
+		}
+		mine = r.cl.mine(0, next)
+	}
+	c.next = mine
+	return r.x.collective(&c)
+}
+
+// overlaps reports whether a is a layered all-reduce whose following
+// dispatches are handed out with it, so that workers prepare their next
+// batch while the nodes' communicators all-reduce (Layered SGD across
+// ranks). Not when an evaluation is due after it: evaluation wants every
+// device idle.
+func (r *run) overlaps(a *strategy.Action) bool {
+	return a.Kind == strategy.AllReduce && a.Layered && r.cl != nil && r.done < r.nextEval
+}
+
+// layered runs a Layered all-reduce across ranks with the strategy's answer
+// to its completion — which must be dispatches only — handed out with it.
+func (r *run) layered(a *strategy.Action) error {
+	r.next = r.strat.Step(strategy.Event{Kind: strategy.CollectiveDone}, r.next[:0])
+	r.works = r.works[:0]
+	for i := range r.next {
+		b := &r.next[i]
+		if b.Kind != strategy.Dispatch {
+			panic(fmt.Sprintf("engine: %s answered a layered all-reduce with %s: only dispatches can overlap it", r.cfg.Strategy, b.Kind))
+		}
+		if w, ok := r.begin(b); ok {
+			r.works = append(r.works, w)
+		}
+	}
+	if err := r.collective(a, r.works); err != nil {
+		return err
+	}
+	r.clk.started(len(r.works))
+	return nil
+}
+
+// evaluated returns the model whose accuracy the strategy reports.
+func (r *run) evaluated() []float32 {
+	if r.info.Evaluates == strategy.Replica0 {
+		return r.x.devs[0].p
+	}
+	return r.x.center
+}
+
+// exhausted reports whether the budget forbids new work.
+func (r *run) exhausted() bool {
+	return r.dispatched >= r.budget || (r.cfg.TimeBudget > 0 && r.clk.now() >= r.cfg.TimeBudget)
+}
+
+// begin books a Dispatch and returns its work; false means the budget is
+// spent and the action is dropped (the strategy then waits forever for that
+// device, and the run ends when nothing else is under way).
+func (r *run) begin(a *strategy.Action) (work, bool) {
+	s := &r.slots[a.Device]
+	if s.busy {
+		panic(fmt.Sprintf("engine: %s dispatched to device %d while it is busy", r.cfg.Strategy, a.Device))
+	}
+	if r.exhausted() {
+		return work{}, false
+	}
+	if a.Batch < 1 {
+		panic(fmt.Sprintf("engine: %s dispatched a batch of %d", r.cfg.Strategy, a.Batch))
+	}
+	w := work{dev: a.Device, pos: r.dispatched, rows: a.Batch, lr: a.LR, mode: a.Mode}
+	s.busy, s.rows = true, a.Batch
+	r.dispatched += int64(a.Batch)
+	return w, true
+}
+
+// finish books a device's finished batch.
+func (r *run) finish(d int) {
+	s := &r.slots[d]
+	s.busy = false
+	n := int64(s.rows)
+	r.done += n
+	r.lossSum += s.loss * float64(n)
+	r.lossRows += n
+	if r.obs != nil {
+		r.obs.Step(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), s.loss)
+	}
+}
+
+func (r *run) allIdle() bool {
+	for _, s := range r.slots {
+		if s.busy {
+			return false
+		}
+	}
+	return true
+}
+
+// commit applies a parameter-server update to the centre model, which rank 0
+// holds: in place when the device is here too, else by asking its rank for
+// the update.
+func (r *run) commit(a *strategy.Action) error {
+	if r.slots[a.Device].busy {
+		panic(fmt.Sprintf("engine: %s committed for device %d while it is busy", r.cfg.Strategy, a.Device))
+	}
+	r.changed = true
+	st := &r.async
+	st.commits++
+	st.sinceCommits++
+	st.sinceTau += int64(a.Tau)
+	st.sinceMax = max(st.sinceMax, a.Tau)
+	for len(r.res.Staleness) <= a.Tau {
+		r.res.Staleness = append(r.res.Staleness, 0)
+	}
+	r.res.Staleness[a.Tau]++
+	if r.cfg.TimingOnly {
+		return nil
+	}
+	var pi float64
+	if d := r.x.local(a.Device); d != nil {
+		pi = r.x.commit(d, *a)
+	} else {
+		var err error
+		if pi, err = r.cl.commit(a, r.x.center, r.x.scratch); err != nil {
+			return err
+		}
+	}
+	if !math.IsNaN(pi) {
+		st.pis = append(st.pis, pi)
+	}
+	return nil
+}
+
+// evaluate scores the strategy's model if an evaluation is due or final.
+// The caller stops its clock around it.
+func (r *run) evaluate(final bool) error {
+	if r.cfg.TimingOnly {
+		return nil
+	}
+	// A final evaluation only when the model moved since the last one: a run
+	// cut off in the middle of a mega-batch still ends on its last merge.
+	if !(r.done >= r.nextEval || (final && r.changed && r.done > r.lastEval) || (final && len(r.res.Evals) == 0)) {
+		return nil
+	}
+	r.changed = false
+	for r.nextEval <= r.done {
+		r.nextEval += r.evalStep
+	}
+	r.lastEval = r.done
+	trainLoss := 0.0
+	if r.lossRows > 0 {
+		trainLoss = r.lossSum / float64(r.lossRows)
+	}
+	r.lossSum, r.lossRows = 0, 0
+	rec := metric.NewEvalRecord(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), r.w.Evaluate(r.evaluated()), trainLoss)
+	r.res.Evals = append(r.res.Evals, rec)
+	if r.obs != nil {
+		r.obs.Eval(rec)
+	}
+	if err := r.write(rec); err != nil {
+		return err
+	}
+	if st := &r.async; st.sinceCommits > 0 {
+		ev := AsyncEvent{Event: "async", Time: r.clk.now(), Commits: st.commits, MaxStaleness: st.sinceMax,
+			MeanStaleness: float64(st.sinceTau) / float64(st.sinceCommits)}
+		if len(st.pis) > 0 {
+			slices.Sort(st.pis)
+			m := st.pis[len(st.pis)/2]
+			ev.MedianPi = &m
+		}
+		st.sinceCommits, st.sinceTau, st.sinceMax, st.pis = 0, 0, 0, st.pis[:0]
+		r.res.Async = append(r.res.Async, ev)
+		return r.write(ev)
+	}
+	return nil
+}
+
+func (r *run) write(rec any) error { return r.log.Write(rec) }
+
+// ErrDiverged is wrapped by the error of a run whose loss stopped being
+// finite; Run still returns the results up to that point.
+var ErrDiverged = errors.New("engine: training diverged")
+
+// check reports a diverged run.
+func (r *run) check(d int) error {
+	if loss := r.slots[d].loss; math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return fmt.Errorf("%w: device %d's loss became %v after %d samples (lower --lr)", ErrDiverged, d, loss, r.done)
+	}
+	return nil
+}

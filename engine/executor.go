@@ -1,0 +1,484 @@
+package engine
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// executor holds one rank's devices — replicas, gradients, optimizer state,
+// workers — and the rank's copy of the centre model, and carries out what
+// the driver asks of them: it loads and runs batches and takes part in
+// collectives over comm. Every action's arithmetic lives here, once. An
+// in-process run has one executor holding every device over comm.Self; a
+// distributed run has one per rank, each holding devices first…first+K−1.
+//
+// Algorithm state that belongs to devices lives with them (GEM's momentum m,
+// the sample of parameters π is measured on); state of the centre
+// (w̄_p, CROSSBOW's D_prev) is computed identically on every rank from
+// all-reduced values, so any rank holds it.
+type executor struct {
+	cfg     Config
+	w       Workload
+	world   comm.Comm
+	n       int       // devices in the job
+	first   int       // id of devs[0]
+	devs    []*device // this rank's devices
+	stream  *data.Sampler
+	center  []float32 // w̄, z or the parameter server's θ (rank 0's)
+	prev    []float32 // w̄_p
+	scratch []float32
+	dprev   []float32 // CROSSBOW's D_prev
+	vecs    [][]float32
+	weights []float32
+	part    []float64 // per local device
+	dots    []float64
+	values  []float64 // per device of the job: gathered norms or coefficients
+	pi      piSample
+
+	// Layered SGD: this rank's node and, on each node's first rank, the
+	// group of the nodes' communicators (made at the first layered
+	// all-reduce, when every rank reaches it together).
+	node, leaders comm.Comm
+	nodesMade     bool
+}
+
+func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*executor, error) {
+	k := cfg.Devices / world.Size()
+	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k,
+		stream: data.NewSampler(w.Size(), samplerSeed(cfg.Seed)),
+		part:   make([]float64, k), dots: make([]float64, k), values: make([]float64, cfg.Devices),
+		weights: make([]float32, 0, k+2), vecs: make([][]float32, 0, k+2)}
+	n := w.NumParams()
+	var init []float32
+	if !cfg.TimingOnly {
+		init = make([]float32, n)
+		w.Init(init, initSeed(cfg.Seed))
+		x.center = slices.Clone(init)
+		x.prev = slices.Clone(init)
+		x.scratch = make([]float32, n)
+	}
+	// Under the virtual clock devices compute one at a time and may share
+	// scratch space.
+	shared := cfg.Clock == Virtual
+	for id := x.first; id < x.first+k; id++ {
+		worker, err := w.NewWorker(maxBatch, dropoutSeed(cfg.Seed, id), shared)
+		if err != nil {
+			return nil, err
+		}
+		d := &device{id: id, speed: cfg.speed(id), worker: worker, noise: rand.New(rand.NewPCG(noiseSeed(cfg.Seed, id), 1))}
+		if !cfg.TimingOnly {
+			d.p, d.g = slices.Clone(init), make([]float32, n)
+			d.opt, _ = optim.New(cfg.Optimizer, n)
+		}
+		x.devs = append(x.devs, d)
+	}
+	return x, nil
+}
+
+// startDevices gives every device a goroutine (real clock): it computes
+// each batch it is handed, waits out its slowdown — with speeds relative to
+// the fastest device of the job, a device of speed s stretches its batch to
+// fastest/s of its compute time — and reports with report.
+func (x *executor) startDevices(report func(*device)) {
+	fastest := 0.0
+	for id := 0; id < x.n; id++ {
+		fastest = max(fastest, x.cfg.speed(id))
+	}
+	for _, d := range x.devs {
+		d.jobs = make(chan struct{}, 1)
+		go d.work(fastest/d.speed, report)
+	}
+}
+
+// run starts the batch loaded on d on its goroutine.
+func (x *executor) run(d *device) { d.jobs <- struct{}{} }
+
+// stopDevices ends the devices' goroutines; no batch may be under way.
+func (x *executor) stopDevices() {
+	for _, d := range x.devs {
+		if d.jobs != nil {
+			close(d.jobs)
+			d.jobs = nil
+		}
+	}
+}
+
+// local returns device id if this rank holds it, else nil.
+func (x *executor) local(id int) *device {
+	if i := id - x.first; i >= 0 && i < len(x.devs) {
+		return x.devs[i]
+	}
+	return nil
+}
+
+// work is one dispatched batch as an executor needs it: the device, where
+// the batch starts in the shared stream and how many rows it has, the rate
+// and the mode. Any rank draws the same rows from it.
+type work struct {
+	dev  int
+	pos  int64
+	rows int
+	lr   float64
+	mode strategy.Mode
+}
+
+// load draws a batch for d from this rank's copy of the shared stream and,
+// under Pull on the rank that holds θ, copies θ into the replica.
+func (x *executor) load(d *device, w work) {
+	x.stream.SetPos(w.pos)
+	d.worker.Load(x.stream, w.rows)
+	d.lr, d.mode, d.rows = float32(w.lr), w.mode, w.rows
+	if w.mode == strategy.Pull && !x.cfg.TimingOnly && x.world.Rank() == 0 {
+		copy(d.p, x.center)
+	}
+}
+
+// localGrads returns this rank's gradients and the weights of action a for
+// them.
+func (x *executor) localVecs(w []float64, grads bool) ([]float32, [][]float32) {
+	x.weights, x.vecs = x.weights[:0], x.vecs[:0]
+	for _, d := range x.devs {
+		x.weights = append(x.weights, float32(w[d.id]))
+		if grads {
+			x.vecs = append(x.vecs, d.g)
+		} else {
+			x.vecs = append(x.vecs, d.p)
+		}
+	}
+	return x.weights, x.vecs
+}
+
+// collective carries out a collective command on this rank.
+func (x *executor) collective(c *command) error {
+	switch c.kind {
+	case cmdAllReduce:
+		return x.allReduce(c.lr, c.weights, c.layered, c.next)
+	case cmdMerge:
+		return x.merge(c.weights, c.gamma)
+	case cmdCenterSync:
+		return x.centerSync(c.a, c.gamma)
+	}
+	panic(fmt.Sprintf("engine: command %d is not a collective", c.kind))
+}
+
+// allReduce is an AllReduce action: the weighted sum of every device's
+// gradient, applied by every device's optimizer. layered takes Layered SGD's
+// path across ranks; next are this rank's batches to prepare while it runs,
+// started once the update is applied.
+func (x *executor) allReduce(lr float64, weights []float64, layered bool, next []work) error {
+	for _, wk := range next {
+		if wk.mode != strategy.Gradient {
+			panic("engine: only gradient batches can be prepared during an all-reduce")
+		}
+	}
+	if x.cfg.TimingOnly {
+		return nil
+	}
+	g := x.devs[0].g
+	loaded := false
+	if x.n > 1 || weights[0] != 1 {
+		g = x.scratch
+		w, vecs := x.localVecs(weights, true)
+		var err error
+		if layered && x.world.Size() > 1 {
+			err, loaded = x.layered(g, w, vecs, next), true
+		} else {
+			err = comm.WeightedAllReduce(x.world, g, w, vecs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !loaded {
+		for _, wk := range next {
+			x.load(x.local(wk.dev), wk)
+		}
+	}
+	step := float32(lr)
+	if x.cfg.LineSearch {
+		// The exact step along −g from the (common) model.
+		step = float32(x.w.(LineSearcher).Step(x.devs[0].p, g))
+	}
+	for _, d := range x.devs {
+		d.opt.Step(d.p, g, step)
+	}
+	for _, wk := range next {
+		x.run(x.local(wk.dev))
+	}
+	return nil
+}
+
+// layered is Layered SGD's all-reduce across ranks: each rank's part is
+// reduced to its node's first rank (the node's communicator), the
+// communicators all-reduce among themselves without blocking while every
+// rank prepares its next batches (polling the all-reduce between them, since
+// MPI progresses it only when asked), and each communicator broadcasts the
+// sum back to its node.
+func (x *executor) layered(g []float32, w []float32, vecs [][]float32, next []work) error {
+	kernel.WeightedSum(g, w, vecs)
+	if err := x.makeNodes(); err != nil {
+		return err
+	}
+	if err := x.node.Reduce(g, 0); err != nil {
+		return fmt.Errorf("engine: layered all-reduce, reduce within the node: %w", err)
+	}
+	var req comm.Request
+	if x.leaders != nil {
+		var err error
+		if req, err = x.leaders.IAllReduce(g); err != nil {
+			return fmt.Errorf("engine: layered all-reduce among the nodes: %w", err)
+		}
+	}
+	for _, wk := range next {
+		if req != nil {
+			if _, err := req.Test(); err != nil {
+				return err
+			}
+		}
+		x.load(x.local(wk.dev), wk)
+	}
+	if req != nil {
+		if err := req.Wait(); err != nil {
+			return fmt.Errorf("engine: layered all-reduce among the nodes: %w", err)
+		}
+	}
+	if err := x.node.Broadcast(g, 0); err != nil {
+		return fmt.Errorf("engine: layered all-reduce, broadcast within the node: %w", err)
+	}
+	return nil
+}
+
+// makeNodes splits the ranks into nodes — groups of Net.GroupSize devices
+// when --groups or --topology set it, else the ranks sharing a host — and
+// the nodes' first ranks into the communicators' group.
+func (x *executor) makeNodes() error {
+	if x.nodesMade {
+		return nil
+	}
+	x.nodesMade = true
+	k := len(x.devs)
+	var color int
+	if gs := x.cfg.Net.GroupSize; gs > 0 {
+		color = x.first / gs
+	} else {
+		host, _ := os.Hostname()
+		h := fnv.New64a()
+		h.Write([]byte(host))
+		hosts := make([]float64, x.world.Size())
+		if err := x.world.AllGather(hosts, []float64{float64(h.Sum64() >> 12)}); err != nil {
+			return fmt.Errorf("engine: grouping the ranks by host: %w", err)
+		}
+		color = slices.Index(hosts, hosts[x.world.Rank()])
+	}
+	var err error
+	if x.node, err = x.world.Split(color, x.world.Rank()); err != nil {
+		return fmt.Errorf("engine: making the nodes of %d devices: %w", k, err)
+	}
+	lead := -1
+	if x.node.Rank() == 0 {
+		lead = 0
+	}
+	if x.leaders, err = x.world.Split(lead, x.world.Rank()); err != nil {
+		return fmt.Errorf("engine: making the group of the nodes' communicators: %w", err)
+	}
+	return nil
+}
+
+// merge is a Merge action: w̄' = γ(w̄ − w̄_p) + Σ α_i w_i in one pass (the
+// γ terms counted once, on rank 0), w̄_p ← w̄, w̄ ← w̄', every replica ← w̄.
+func (x *executor) merge(weights []float64, gamma float64) error {
+	if x.cfg.TimingOnly {
+		return nil
+	}
+	x.weights, x.vecs = x.weights[:0], x.vecs[:0]
+	if x.world.Rank() == 0 {
+		x.weights = append(x.weights, float32(gamma), float32(-gamma))
+		x.vecs = append(x.vecs, x.center, x.prev)
+	}
+	for _, d := range x.devs {
+		x.weights = append(x.weights, float32(weights[d.id]))
+		x.vecs = append(x.vecs, d.p)
+	}
+	if err := comm.WeightedAllReduce(x.world, x.scratch, x.weights, x.vecs); err != nil {
+		return fmt.Errorf("engine: merging the replicas: %w", err)
+	}
+	x.prev, x.center, x.scratch = x.center, x.scratch, x.prev
+	for _, d := range x.devs {
+		copy(d.p, x.center)
+	}
+	return nil
+}
+
+// centerSync is CROSSBOW's step: D = γ·D_prev + Σ a·(w_i − z) (γ·D_prev
+// counted once, on rank 0); w_i ← w_i − a·(w_i − z); z ← z + D.
+func (x *executor) centerSync(a, gamma float64) error {
+	if x.cfg.TimingOnly {
+		return nil
+	}
+	if x.dprev == nil {
+		x.dprev = make([]float32, len(x.center))
+	}
+	if x.world.Rank() == 0 {
+		kernel.Scal(float32(gamma), x.dprev)
+	} else {
+		clear(x.dprev)
+	}
+	for _, d := range x.devs {
+		copy(x.scratch, d.p)
+		kernel.Axpy(-1, x.center, x.scratch) // w_i − z
+		kernel.Axpy(float32(a), x.scratch, x.dprev)
+		kernel.Axpy(float32(-a), x.scratch, d.p)
+	}
+	if x.world.Size() > 1 {
+		if err := x.world.AllReduce(x.dprev); err != nil {
+			return fmt.Errorf("engine: CROSSBOW's synchronisation: %w", err)
+		}
+	}
+	kernel.Axpy(1, x.dprev, x.center)
+	return nil
+}
+
+// gather all-gathers the local values x.part into x.values.
+func (x *executor) gather() error {
+	if x.world.Size() == 1 {
+		copy(x.values, x.part)
+		return nil
+	}
+	return x.world.AllGather(x.values, x.part)
+}
+
+// norms answers QueryNorms: ‖w_i‖₂ of every replica of the job.
+func (x *executor) norms() ([]float64, error) {
+	for i, d := range x.devs {
+		x.part[i] = 0
+		if d.p != nil {
+			x.part[i] = kernel.Nrm2(d.p)
+		}
+	}
+	if err := x.gather(); err != nil {
+		return nil, fmt.Errorf("engine: gathering the replicas' norms: %w", err)
+	}
+	return x.values, nil
+}
+
+// consensus answers QueryConsensus: c_i = ⟨g_i, ḡ⟩/‖g_i‖² for every device
+// of the job (NaN where g_i = 0). In one process ḡ is never stored; across
+// ranks it is all-reduced first.
+func (x *executor) consensus() ([]float64, error) {
+	if x.cfg.TimingOnly {
+		for i := range x.values {
+			x.values[i] = 1
+		}
+		return x.values, nil
+	}
+	_, grads := x.localVecs(x.values, true) // weights unused
+	if x.world.Size() == 1 {
+		kernel.Consensus(x.dots, x.part, grads)
+	} else {
+		for i := range x.weights {
+			x.weights[i] = 1 / float32(x.n)
+		}
+		if err := comm.WeightedAllReduce(x.world, x.scratch, x.weights, grads); err != nil {
+			return nil, fmt.Errorf("engine: the mean gradient of the consensus: %w", err)
+		}
+		kernel.DotsNorms(x.dots, x.part, grads, x.scratch)
+	}
+	for i := range x.part {
+		if x.part[i] > 0 {
+			x.part[i] = x.dots[i] / x.part[i]
+		} else {
+			x.part[i] = math.NaN()
+		}
+	}
+	if err := x.gather(); err != nil {
+		return nil, fmt.Errorf("engine: gathering the consensus coefficients: %w", err)
+	}
+	return x.values, nil
+}
+
+// commit applies device d's update to θ in this process (the device and θ
+// on the same rank): Commit's rule in one pass. It returns GEM's median π
+// over the sampled parameters (NaN for the other rules, or when none of
+// them changes).
+func (x *executor) commit(d *device, a strategy.Action) float64 {
+	lr := float32(a.LR)
+	switch a.Rule {
+	case strategy.Downpour:
+		kernel.Axpy(-lr, d.g, x.center)
+	case strategy.Staleness:
+		kernel.Axpy(-lr/float32(a.Tau+1), d.g, x.center)
+	case strategy.GEM:
+		if d.m == nil {
+			d.m = make([]float32, len(d.p))
+		}
+		pi := x.pi.median(x.cfg.Seed, x.center, d, a)
+		kernel.GEMCommit(x.center, d.p, d.m, d.g, lr, float32(a.Mu), float32(a.Kappa), float32(a.Eps), float32(a.Clip))
+		return pi
+	}
+	return math.NaN()
+}
+
+// update is the worker's half of a commit to a θ held by another rank: it
+// turns d's gradient, in place, into the update the server adds to θ.
+// theta is the centre as last received (GEM's π is measured against it).
+func (x *executor) update(d *device, a strategy.Action, theta []float32) float64 {
+	lr := float32(a.LR)
+	switch a.Rule {
+	case strategy.Downpour:
+		kernel.Scal(-lr, d.g)
+	case strategy.Staleness:
+		kernel.Scal(-lr/float32(a.Tau+1), d.g)
+	case strategy.GEM:
+		if d.m == nil {
+			d.m = make([]float32, len(d.p))
+		}
+		pi := x.pi.median(x.cfg.Seed, theta, d, a)
+		kernel.GEMDelta(d.g, theta, d.p, d.m, lr, float32(a.Mu), float32(a.Kappa), float32(a.Eps), float32(a.Clip))
+		return pi
+	}
+	return math.NaN()
+}
+
+// piSample measures GEM's scaling factors on a fixed sample of parameters.
+type piSample struct {
+	sample []int
+	buf    []float64
+}
+
+// median returns the median of GEM's π over the sample, as the commit about
+// to happen will compute them, counting only parameters the update changes
+// (Δ ≠ 0): with sparse inputs most first-layer weights get no gradient from
+// a batch and their π means nothing. NaN when none in the sample changes.
+func (s *piSample) median(seed uint64, theta []float32, d *device, a strategy.Action) float64 {
+	if s.sample == nil {
+		rng := rand.New(rand.NewPCG(seed, 0x91))
+		k := min(512, len(theta))
+		s.sample = rng.Perm(len(theta))[:k]
+		s.buf = make([]float64, k)
+	}
+	lr, mu := float32(a.LR), float32(a.Mu)
+	pis := s.buf[:0]
+	for _, j := range s.sample {
+		delta := -lr * d.g[j]
+		if delta == 0 {
+			continue
+		}
+		m := mu*d.m[j] + delta
+		pis = append(pis, float64(kernel.GEMFactor(theta[j], d.p[j], m, delta, float32(a.Kappa), float32(a.Eps), float32(a.Clip))))
+	}
+	if len(pis) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(pis)
+	return pis[len(pis)/2]
+}
