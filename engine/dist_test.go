@@ -68,7 +68,7 @@ func maxRelDiff(a, b []float32) float64 {
 func TestDistributedEqualsInProcess(t *testing.T) {
 	w := xml(t, 0.2) // dropout on: each device draws its own masks wherever it runs
 	for _, c := range []struct {
-		strategy      string
+		strategy       string
 		ranks, perRank int
 	}{
 		{"sync", 2, 1}, {"sync", 4, 1}, {"sync", 2, 2},
