@@ -199,3 +199,22 @@ func TestSamplerSeek(t *testing.T) {
 		t.Fatalf("SetPos forward allocates %v times", a)
 	}
 }
+
+// The fingerprint follows the content, not the name, and sees a single
+// changed value.
+func TestFingerprint(t *testing.T) {
+	a, _, err := Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := Bundled("bibtex")
+	b.Name = "elsewhere"
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Fatal("the same data gave two fingerprints")
+	}
+	b.X.Values = append([]float32(nil), b.X.Values...)
+	b.X.Values[1234] += 1e-3
+	if a.Fingerprint() == b.Fingerprint() {
+		t.Fatal("a changed value kept the fingerprint")
+	}
+}

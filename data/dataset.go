@@ -1,6 +1,8 @@
 package data
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -52,4 +54,27 @@ func CheckPair(train, test *Dataset) error {
 			train.Name, train.Features(), train.Labels(), test.Name, test.Features(), test.Labels())
 	}
 	return nil
+}
+
+// Fingerprint returns a SHA-256 digest of the dataset's content — shape,
+// row pointers, feature ids and values, labels — and not of its name or
+// where it came from, so that processes that loaded the same data by any
+// path agree on it.
+func (d *Dataset) Fingerprint() [32]byte {
+	h := sha256.New()
+	for _, m := range []*sparse.CSR{&d.X, &d.Y} {
+		var dims [17]byte
+		binary.LittleEndian.PutUint64(dims[:], uint64(m.Rows))
+		binary.LittleEndian.PutUint64(dims[8:], uint64(m.Cols))
+		if m.Values != nil {
+			dims[16] = 1
+		}
+		h.Write(dims[:])
+		h.Write(asBytes(m.Indptr))
+		h.Write(asBytes(m.Indices))
+		h.Write(asBytes(m.Values))
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }

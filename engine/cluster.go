@@ -151,12 +151,12 @@ type cluster struct {
 	k     int // devices per rank
 	buf   []byte
 	share []work
-	small [8]byte
+	small []byte // 8 bytes; slices, not arrays in the struct: cgo checks a whole object for Go pointers
 }
 
 func newCluster(world comm.Comm, devices int) *cluster {
 	k := devices / world.Size()
-	return &cluster{world: world, k: k, buf: make([]byte, cmdSize(devices, k)), share: make([]work, 0, k)}
+	return &cluster{world: world, k: k, buf: make([]byte, cmdSize(devices, k)), share: make([]work, 0, k), small: make([]byte, 8)}
 }
 
 // owner returns the rank holding device d.
@@ -217,14 +217,14 @@ func (cl *cluster) commit(a *strategy.Action, theta, scratch []float32) (float64
 			return 0, fmt.Errorf("engine: sending device %d the centre model: %w", a.Device, err)
 		}
 	}
-	if _, err := cl.world.Recv(from, tagUpdate, cl.small[:]); err != nil {
+	if _, err := cl.world.Recv(from, tagUpdate, cl.small); err != nil {
 		return 0, fmt.Errorf("engine: receiving device %d's commit: %w", a.Device, err)
 	}
 	if _, err := cl.world.Recv(from, tagUpdateVec, comm.Bytes(scratch)); err != nil {
 		return 0, fmt.Errorf("engine: receiving device %d's update: %w", a.Device, err)
 	}
 	kernel.Axpy(1, scratch, theta)
-	return math.Float64frombits(binary.LittleEndian.Uint64(cl.small[:])), nil
+	return math.Float64frombits(binary.LittleEndian.Uint64(cl.small)), nil
 }
 
 // receive forwards the other ranks' finished batches to done until quit.
@@ -259,9 +259,12 @@ func (cl *cluster) stop() error { return cl.broadcast(&command{kind: cmdStop}) }
 // commands on its devices until told to stop.
 func serve(x *executor) error {
 	cl := newCluster(x.world, x.n)
+	for _, d := range x.devs {
+		d.msg = make([]byte, doneBytes)
+	}
 	x.startDevices(func(d *device) {
 		// Each device's goroutine has its own buffer.
-		b := d.msg[:]
+		b := d.msg
 		binary.LittleEndian.PutUint32(b, uint32(int32(d.id)))
 		binary.LittleEndian.PutUint64(b[8:], math.Float64bits(d.loss))
 		if err := x.world.Send(0, tagDone, b); err != nil {
@@ -330,8 +333,8 @@ func (x *executor) commitRemote(c *command, cl *cluster) error {
 		}
 	}
 	pi := x.update(d, c.action(), theta)
-	binary.LittleEndian.PutUint64(cl.small[:], math.Float64bits(pi))
-	if err := x.world.Send(0, tagUpdate, cl.small[:]); err != nil {
+	binary.LittleEndian.PutUint64(cl.small, math.Float64bits(pi))
+	if err := x.world.Send(0, tagUpdate, cl.small); err != nil {
 		return fmt.Errorf("engine: rank %d: sending device %d's commit: %w", x.world.Rank(), d.id, err)
 	}
 	if err := x.world.Send(0, tagUpdateVec, comm.Bytes(d.g)); err != nil {

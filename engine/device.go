@@ -28,7 +28,7 @@ type device struct {
 	mode     strategy.Mode
 	loss     float64         // mean loss of the last batch
 	rows     int             // rows of the last batch
-	msg      [doneBytes]byte // real clock on ranks other than 0: the report of a finished batch
+	msg      []byte  // ranks other than 0: the report of a finished batch (its own allocation: cgo checks a whole object for Go pointers)
 }
 
 // compute runs the loaded batch: the gradient, and with LocalStep the

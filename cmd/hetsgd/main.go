@@ -12,7 +12,9 @@ import (
 	"os/signal"
 	"runtime"
 	"strings"
+	"syscall"
 
+	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/kernel"
 )
 
@@ -37,11 +39,17 @@ func commands() []command {
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-func main() {
+func main() { os.Exit(mainCode()) }
+
+// mainCode is the whole process, returning its exit status. The tool's tests
+// start their own binary as the tool through it (see TestMain), which is
+// how they run it under mpirun.
+func mainCode() int {
 	kernel.ReexecForBLAS() // an external BLAS may need its environment before it loads
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM too: it is how mpirun passes on a Ctrl-C to its ranks.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	return run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }
 
 // errUsage marks an error whose message already says how to call the command.
@@ -59,7 +67,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, args[1:], stdout, stderr)
+		err := checkLaunch(c.name)
+		if err == nil {
+			err = c.run(ctx, args[1:], stdout, stderr)
+		}
 		switch {
 		case err == nil:
 			return 0
@@ -90,6 +101,11 @@ func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
 	if b := kernel.BLAS(); b != "" {
 		fmt.Fprintf(stdout, "BLAS: %s\n", b)
 	}
+	transports := "in-process"
+	if t := comm.Transports(); len(t) > 0 {
+		transports += ", " + strings.Join(t, ", ")
+	}
+	fmt.Fprintf(stdout, "transports: %s\n", transports)
 	return nil
 }
 

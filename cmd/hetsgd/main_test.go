@@ -10,7 +10,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/comm"
 )
+
+// asTool makes the test binary the tool: started with it set, it runs the
+// command line it was given instead of the tests (tests run it under mpirun
+// this way).
+const asTool = "HETSGD_TEST_AS_TOOL"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asTool) == "1" {
+		os.Exit(mainCode())
+	}
+	os.Exit(m.Run())
+}
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -170,5 +184,23 @@ func TestStepCommand(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "step", "--like", "mnist"); code == 0 || !strings.Contains(errs, "--like") {
 		t.Fatalf("unknown shape: exit %d %q", code, errs)
+	}
+}
+
+// Started by mpirun without the MPI transport, the tool refuses to run N
+// independent copies and says how to rebuild; single-process commands
+// refuse to start under mpirun in any build.
+func TestRefusesMPIWithoutTransport(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "4")
+	code, _, errs := runCLI(t, "data", "stats", "bundled:bibtex")
+	if code == 0 || !strings.Contains(errs, "runs in one process; start it without mpirun") {
+		t.Fatalf("data stats under mpirun: exit %d, %q", code, errs)
+	}
+	if len(comm.Transports()) > 0 {
+		return // the mpi build: train is the real thing (mpi_test.go)
+	}
+	code, out, errs := runCLI(t, "train", "--epochs", "1")
+	if code == 0 || out != "" || !strings.Contains(errs, "rebuild it with 'go build -tags mpi ./cmd/hetsgd'") || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("train under mpirun without MPI: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

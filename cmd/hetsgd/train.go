@@ -105,26 +105,27 @@ type trainFlags struct {
 	force                                bool
 	progress                             string
 
-	strategy     string
-	devices      int
-	speeds       floatList
-	clock        string
-	noise        float64
-	costPath     string
-	netLatency   float64
-	netBW        float64
-	interLatency float64
-	interBW      float64
-	topology     string
-	groups       int
-	allReduce    string
-	prep         float64
-	timingOnly   bool
-	workload     string
-	dim          int
-	lineSearch   bool
-	stepRule     string
-	options      map[string]*float64 // every strategy option, by flag name
+	strategy       string
+	devices        int
+	devicesPerRank int
+	speeds         floatList
+	clock          string
+	noise          float64
+	costPath       string
+	netLatency     float64
+	netBW          float64
+	interLatency   float64
+	interBW        float64
+	topology       string
+	groups         int
+	allReduce      string
+	prep           float64
+	timingOnly     bool
+	workload       string
+	dim            int
+	lineSearch     bool
+	stepRule       string
+	options        map[string]*float64 // every strategy option, by flag name
 }
 
 func (f *trainFlags) register(fs *flag.FlagSet) {
@@ -156,7 +157,8 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 		names = append(names, i.Name)
 	}
 	fs.StringVar(&f.strategy, "strategy", "sync", "parallel SGD `strategy`: "+strings.Join(names, ", ")+" (hetsgd strategies)")
-	fs.IntVar(&f.devices, "devices", 1, "number of devices (model replicas)")
+	fs.IntVar(&f.devices, "devices", 1, "number of devices (model replicas); under mpirun, ranks × --devices-per-rank")
+	fs.IntVar(&f.devicesPerRank, "devices-per-rank", 1, "under mpirun: devices each rank holds (a node of K devices)")
 	fs.Var(&f.speeds, "speeds", "relative `speed` of each device, comma-separated (default all 1)")
 	fs.StringVar(&f.clock, "time", "real", "clock: real (goroutines, wall time) or virtual (deterministic simulation)")
 	fs.Float64Var(&f.noise, "noise", 0.05, "virtual clock: σ of the log-normal noise on each batch's cost")
@@ -201,7 +203,32 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := f.engineConfig(fs)
+	// Under mpirun every rank runs this command: rank 0 drives, evaluates and
+	// writes; the others serve their devices and print only their errors.
+	world, err := comm.OpenWorld()
+	if err != nil {
+		return err
+	}
+	clean := false // every rank got through the run: MPI may be finalized
+	defer func() {
+		if clean {
+			world.Close()
+		}
+	}()
+	err = train(ctx, &f, fs, world, stdout, stderr)
+	clean = err == nil || errors.Is(err, errInterrupted) || errors.Is(err, engine.ErrDiverged)
+	return rankErr(world, err)
+}
+
+// errInterrupted ends a run stopped by a signal.
+var errInterrupted = errors.New("interrupted")
+
+func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm, stdout, stderr io.Writer) error {
+	root := world.Rank() == 0
+	if !root {
+		stdout = io.Discard
+	}
+	cfg, err := f.engineConfig(fs, world)
 	if err != nil {
 		return err
 	}
@@ -223,40 +250,54 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	loadSeconds := time.Since(loadStart).Seconds()
-	if f.threads > 0 {
-		kernel.SetThreads(f.threads)
+	shareThreads(f.threads)
+	rec := configRecord(*f, cfg, source, w, loadSeconds)
+	if world.Size() > 1 {
+		if err := agreeRanks(world, rec, w); err != nil {
+			return err
+		}
 	}
 
 	// The log is created only once every input is known to be good, so a
 	// mistyped flag never leaves an empty or truncated log behind.
 	var log *metric.Log
-	if f.logPath != "" {
+	if f.logPath != "" && root {
 		if log, err = metric.CreateLog(f.logPath, f.force); err != nil {
 			return err
 		}
 		defer log.Close()
 	}
-	if err := log.Write(configRecord(f, cfg, source, w, loadSeconds)); err != nil {
+	if err := log.Write(rec); err != nil {
 		return err
 	}
+	where := fmt.Sprintf("%s on %d device(s)", cfg.Strategy, cfg.Devices)
+	if world.Size() > 1 {
+		where += fmt.Sprintf(" across %d ranks", world.Size())
+	}
 	if x, ok := w.(*engine.XML); ok {
-		fmt.Fprintf(stdout, "hetsgd train: %s — %d train / %d test points, %d features, %d labels; %s on %d device(s), %s time; seed %d\n",
-			source, x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels(), cfg.Strategy, cfg.Devices, cfg.Clock, f.seed)
+		fmt.Fprintf(stdout, "hetsgd train: %s — %d train / %d test points, %d features, %d labels; %s, %s time; seed %d\n",
+			source, x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels(), where, cfg.Clock, f.seed)
 	} else {
-		fmt.Fprintf(stdout, "hetsgd train: %s; %s on %d device(s), %s time; seed %d\n", source, cfg.Strategy, cfg.Devices, cfg.Clock, f.seed)
+		fmt.Fprintf(stdout, "hetsgd train: %s; %s, %s time; seed %d\n", source, where, cfg.Clock, f.seed)
 	}
 
 	_, isXML := w.(*engine.XML)
 	var obs engine.Observer = &evalPrinter{w: stdout, lossOnly: !isXML}
 	var bar *multiObserver
-	if showProgress {
+	if showProgress && root {
 		bar = &multiObserver{obs, newProgressBar(stderr, f.epochs)}
 		obs = bar
+	}
+	if !root {
+		obs = nil
 	}
 	start := time.Now()
 	res, err := engine.Run(ctx, cfg, w, log, obs)
 	if bar != nil {
 		bar.finish()
+	}
+	if !root {
+		return err
 	}
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
@@ -283,7 +324,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if ok {
-		if _, xml := w.(*engine.XML); xml {
+		if isXML {
 			fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)\n", best.P1, best.TrainSeconds, best.Epoch)
 		} else {
 			last := res.Evals[len(res.Evals)-1]
@@ -295,20 +336,32 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "no evaluation before the interruption (%.2f train seconds)\n", res.TrainSeconds)
 	}
 	if interrupted {
-		return fmt.Errorf("interrupted after %d samples", res.Samples)
+		return fmt.Errorf("%w after %d samples", errInterrupted, res.Samples)
 	}
 	return nil
 }
 
 // engineConfig turns the flags into an engine configuration, checking what
 // the engine does not.
-func (f *trainFlags) engineConfig(fs *flag.FlagSet) (engine.Config, error) {
+func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm) (engine.Config, error) {
+	set := visited(fs)
+	if f.devicesPerRank < 1 {
+		return engine.Config{}, fmt.Errorf("--devices-per-rank %d: need at least 1", f.devicesPerRank)
+	}
+	if set["devices-per-rank"] || world.Size() > 1 {
+		n := world.Size() * f.devicesPerRank
+		if set["devices"] && f.devices != n {
+			return engine.Config{}, fmt.Errorf("--devices %d: %d ranks of --devices-per-rank %d hold %d devices (leave --devices out)", f.devices, world.Size(), f.devicesPerRank, n)
+		}
+		f.devices = n
+		set["devices"] = true
+	}
 	if f.topology != "" {
 		nodes, per, ok := parseTopology(f.topology)
 		if !ok {
 			return engine.Config{}, fmt.Errorf("--topology %q: want NODESxDEVICES, e.g. 4x4", f.topology)
 		}
-		if set := visited(fs); set["devices"] && f.devices != nodes*per || set["groups"] && f.groups != nodes {
+		if set["devices"] && f.devices != nodes*per || set["groups"] && f.groups != nodes {
 			return engine.Config{}, fmt.Errorf("--topology %s disagrees with --devices %d / --groups %d", f.topology, f.devices, f.groups)
 		}
 		f.devices, f.groups = nodes*per, nodes
@@ -331,7 +384,7 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet) (engine.Config, error) {
 		Optimizer: optim.Config{Name: strings.ToLower(f.optimizer), Momentum: f.momentum, WeightDecay: f.weightDecay},
 		Clock:     engine.Clock(f.clock), Epochs: f.epochs, TimeBudget: f.timeBudget,
 		EvalEvery: f.evalEvery, Seed: f.seed, LineSearch: f.lineSearch,
-		Noise: f.noise, Net: net, Prep: f.prep, TimingOnly: f.timingOnly,
+		Noise: f.noise, Net: net, Prep: f.prep, TimingOnly: f.timingOnly, World: world,
 	}
 	if len(f.speeds) > 0 {
 		cfg.Speeds = f.speeds
@@ -465,6 +518,8 @@ type configRecordT struct {
 	Strategy     string             `json:"strategy"`
 	Options      map[string]float64 `json:"options"`
 	Devices      int                `json:"devices"`
+	Ranks        int                `json:"ranks,omitempty"`
+	PerRank      int                `json:"devices_per_rank,omitempty"`
 	Speeds       []float64          `json:"speeds"`
 	Clock        string             `json:"clock"`
 	Noise        float64            `json:"noise,omitempty"`
@@ -504,6 +559,9 @@ func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workl
 	}
 	if cfg.LineSearch {
 		rec.StepRule = f.stepRule
+	}
+	if cfg.World != nil && cfg.World.Size() > 1 {
+		rec.Ranks, rec.PerRank = cfg.World.Size(), cfg.Devices/cfg.World.Size()
 	}
 	if rec.Options == nil {
 		rec.Options = map[string]float64{}

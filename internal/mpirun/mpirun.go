@@ -34,20 +34,39 @@ func Available() bool {
 	return err == nil
 }
 
-// Args returns mpirun's arguments for np ranks of prog with args.
-func Args(np int, prog string, args ...string) []string {
-	a := append([]string{"-np", strconv.Itoa(np)}, Flags...)
+// App is one program of a job: NP ranks of Prog with Args.
+type App struct {
+	NP   int
+	Prog string
+	Args []string
+}
+
+// Args returns mpirun's arguments for the apps, side by side in one job
+// (several apps make an MPMD job: "mpirun -np 1 a : -np 1 b").
+func Args(apps ...App) []string {
+	a := append([]string{}, Flags...)
 	if os.Geteuid() == 0 {
 		a = append(a, "--allow-run-as-root")
 	}
-	a = append(a, prog)
-	return append(a, args...)
+	for i, app := range apps {
+		if i > 0 {
+			a = append(a, ":")
+		}
+		a = append(a, "-np", strconv.Itoa(app.NP), app.Prog)
+		a = append(a, app.Args...)
+	}
+	return a
 }
 
 // Command returns an mpirun command for np ranks of prog with args, which
 // ctx's end stops with SIGTERM (and, 10 s later, SIGKILL).
 func Command(ctx context.Context, np int, prog string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "mpirun", Args(np, prog, args...)...)
+	return CommandApps(ctx, App{NP: np, Prog: prog, Args: args})
+}
+
+// CommandApps is Command for several apps in one job.
+func CommandApps(ctx context.Context, apps ...App) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "mpirun", Args(apps...)...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	return cmd

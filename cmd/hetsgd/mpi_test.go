@@ -1,0 +1,239 @@
+//go:build mpi
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hetsgd/hetsgd/internal/mpirun"
+)
+
+// mpiTrain runs "hetsgd train args" on np ranks under mpirun (the test
+// binary standing in for the tool) and returns rank 0's best P@1.
+func mpiTrain(t *testing.T, np int, args ...string) (float64, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := mpirun.Command(ctx, np, os.Args[0], append([]string{"train"}, args...)...)
+	cmd.Env = append(os.Environ(), asTool+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun -np %d hetsgd train %s: %v\n%s", np, strings.Join(args, " "), err, out)
+	}
+	return bestP1(t, string(out)), string(out)
+}
+
+func bestP1(t *testing.T, out string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "best P@1 "); ok {
+			v, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no summary in\n%s", out)
+	return 0
+}
+
+// The issue's bars, on Bibtex for 3 epochs: sync on 4 ranks reaches the
+// in-process run's P@1 within 0.005; lsgd in 2 nodes, adaptive, gem and
+// adacons on 4 ranks at least 0.9 of the same run in one process. Only rank
+// 0 prints.
+func TestMPITrainMatchesInProcess(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		tol  float64 // absolute for sync; else a floor of 0.9×
+	}{
+		{[]string{"--strategy", "sync"}, 0.005},
+		{[]string{"--strategy", "lsgd", "--groups", "2"}, 0},
+		{[]string{"--strategy", "adaptive"}, 0},
+		{[]string{"--strategy", "gem", "--lr", "0.5"}, 0},
+		{[]string{"--strategy", "adacons"}, 0},
+	} {
+		args := append([]string{"--epochs", "3"}, c.args...)
+		code, out, errs := runCLI(t, append(append([]string{"train"}, args...), "--devices", "4")...)
+		if code != 0 {
+			t.Fatalf("in process: %s", errs)
+		}
+		want := bestP1(t, out)
+		got, mpiOut := mpiTrain(t, 4, args...)
+		t.Logf("%s: best P@1 %.4f on 4 ranks, %.4f in one process", strings.Join(c.args, " "), got, want)
+		if c.tol > 0 && (got-want > c.tol || want-got > c.tol) || c.tol == 0 && got < 0.9*want {
+			t.Errorf("%s: best P@1 %.4f on 4 ranks against %.4f in one process", strings.Join(c.args, " "), got, want)
+		}
+		if n := strings.Count(mpiOut, "hetsgd train: bundled bibtex"); n != 1 {
+			t.Errorf("%d ranks printed the header:\n%s", n, mpiOut)
+		}
+	}
+}
+
+// Two devices per rank, a run log, and the parameter server's staleness in
+// it.
+func TestMPIDevicesPerRankAndLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	_, out := mpiTrain(t, 2, "--strategy", "downpour", "--devices-per-rank", "2", "--lr", "0.5", "--epochs", "2", "--log", log)
+	if !strings.Contains(out, "on 4 device(s) across 2 ranks") {
+		t.Fatalf("header: %s", out)
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var config struct {
+		Devices, Ranks int
+		PerRank        int `json:"devices_per_rank"`
+	}
+	maxStale, sc := 0, bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		switch rec["event"] {
+		case "config":
+			json.Unmarshal(sc.Bytes(), &config)
+		case "async":
+			maxStale = max(maxStale, int(rec["max_staleness"].(float64)))
+		}
+	}
+	if config.Devices != 4 || config.Ranks != 2 || config.PerRank != 2 {
+		t.Fatalf("config record: %+v", config)
+	}
+	if maxStale == 0 {
+		t.Fatal("no stale commit on 4 asynchronous workers")
+	}
+}
+
+// A rank killed mid-run ends the job: mpirun exits non-zero within 30 s and
+// no rank is left running.
+func TestMPIKilledRank(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	cmd := mpirun.Command(ctx, 3, os.Args[0], "train", "--strategy", "sync", "--epochs", "100000", "--eval-every", "0.5", "--log", log)
+	cmd.Env = append(os.Environ(), asTool+"=1")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for training to be under way: an evaluation in the log.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(log); strings.Contains(string(b), `"event":"eval"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no evaluation within a minute")
+		}
+	}
+	ranks := children(cmd.Process.Pid)
+	if len(ranks) != 3 {
+		t.Fatalf("mpirun has %d children, want 3 ranks: %v", len(ranks), ranks)
+	}
+	killed := time.Now()
+	if err := syscall.Kill(ranks[1], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(killed)
+	t.Logf("mpirun ended %.2f s after the kill: %v", took.Seconds(), err)
+	if err == nil || took > 30*time.Second {
+		t.Fatalf("mpirun: %v after %v", err, took)
+	}
+	for _, pid := range ranks {
+		if syscall.Kill(pid, 0) == nil && !zombie(pid) {
+			t.Errorf("rank process %d still runs", pid)
+		}
+	}
+}
+
+// children returns the processes whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parent(p); ok && ppid == pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parent(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] == "Z"
+}
+
+// Ranks running another binary, or other settings, stop before any work
+// with an error naming the rank that differs.
+func TestMPIRanksMustAgree(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "hetsgd-other")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same program with one more byte after its end: it runs, but it is
+	// not the same file.
+	if err := os.WriteFile(other, append(b, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"train", "--epochs", "1"}
+	for _, c := range []struct {
+		apps []mpirun.App
+		want string
+	}{
+		{[]mpirun.App{{NP: 2, Prog: os.Args[0], Args: args}, {NP: 1, Prog: other, Args: args}}, "rank 2 differs from rank 0 in its binary"},
+		{[]mpirun.App{{NP: 1, Prog: os.Args[0], Args: args}, {NP: 1, Prog: os.Args[0], Args: append(args, "--lr", "0.01")}}, "rank 1 differs from rank 0 in its settings"},
+		{[]mpirun.App{{NP: 1, Prog: os.Args[0], Args: args}, {NP: 1, Prog: os.Args[0], Args: append(args, "--hidden", "64")}}, "rank 1 differs from rank 0 in its settings"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := mpirun.CommandApps(ctx, c.apps...)
+		cmd.Env = append(os.Environ(), asTool+"=1")
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err == nil || !strings.Contains(string(out), "hetsgd train: comm: "+c.want) {
+			t.Errorf("want %q; mpirun: %v\n%s", c.want, err, out)
+		}
+		if strings.Contains(string(out), "best P@1") {
+			t.Errorf("a mismatched job trained:\n%s", out)
+		}
+	}
+}
