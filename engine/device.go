@@ -26,8 +26,8 @@ type device struct {
 	prepared bool          // virtual clock: its next batch was prepared during a collective
 	lr       float32
 	mode     strategy.Mode
-	loss     float64         // mean loss of the last batch
-	rows     int             // rows of the last batch
+	loss     float64 // mean loss of the last batch
+	rows     int     // rows of the last batch
 	msg      []byte  // ranks other than 0: the report of a finished batch (its own allocation: cgo checks a whole object for Go pointers)
 }
 
