@@ -59,3 +59,38 @@ func TestOpenWorldWithoutMPI(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// MeasureNetwork over the in-memory world: one host, so Intra only, a fit
+// with a positive latency and bandwidth, and all-reduce timings.
+func TestMeasureNetwork(t *testing.T) {
+	world := comm.Mem(3)
+	reps := make([]*comm.NetworkReport, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for r, c := range world {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[r], errs[r] = comm.MeasureNetwork(c, []int{8, 1 << 10, 1 << 20, 2 << 20}, []int{1 << 16})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := reps[0]
+	if rep.Hosts != 1 || rep.Intra == nil || rep.Inter != nil || rep.Intra.B != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if err := rep.Model.Validate(); err != nil || !(rep.Model.Intra.Latency > 0) || rep.Model.Intra != rep.Model.Inter || rep.Model.GroupSize != 0 {
+		t.Fatalf("model %+v: %v", rep.Model, err)
+	}
+	if len(rep.AllReduce) != 1 || !(rep.AllReduce[0].Go > 0) || rep.AllReduce[0].Raw != 0 || !(rep.AllReduce[0].Model > 0) {
+		t.Fatalf("all-reduce timings %+v", rep.AllReduce)
+	}
+	if _, err := comm.MeasureNetwork(comm.Self(), nil, nil); err == nil {
+		t.Fatal("measured the network of one rank")
+	}
+}

@@ -2,10 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -271,14 +269,11 @@ func (x *executor) makeNodes() error {
 	if gs := x.cfg.Net.GroupSize; gs > 0 {
 		color = x.first / gs
 	} else {
-		host, _ := os.Hostname()
-		h := fnv.New64a()
-		h.Write([]byte(host))
-		hosts := make([]float64, x.world.Size())
-		if err := x.world.AllGather(hosts, []float64{float64(h.Sum64() >> 12)}); err != nil {
+		hosts, err := comm.Hosts(x.world)
+		if err != nil {
 			return fmt.Errorf("engine: grouping the ranks by host: %w", err)
 		}
-		color = slices.Index(hosts, hosts[x.world.Rank()])
+		color = hosts[x.world.Rank()]
 	}
 	var err error
 	if x.node, err = x.world.Split(color, x.world.Rank()); err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -112,6 +114,7 @@ type trainFlags struct {
 	clock          string
 	noise          float64
 	costPath       string
+	networkPath    string
 	netLatency     float64
 	netBW          float64
 	interLatency   float64
@@ -163,6 +166,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clock, "time", "real", "clock: real (goroutines, wall time) or virtual (deterministic simulation)")
 	fs.Float64Var(&f.noise, "noise", 0.05, "virtual clock: σ of the log-normal noise on each batch's cost")
 	fs.StringVar(&f.costPath, "cost", "", "virtual clock: cost model `file` from hetsgd calibrate (default: the built-in one)")
+	fs.StringVar(&f.networkPath, "network", "", "virtual clock: network model `file` from hetsgd calibrate --network (links within and between nodes; --topology, --groups and --allreduce still apply)")
 	fs.Float64Var(&f.netLatency, "net-latency", comm.DefaultNetwork.Latency, "virtual clock: `seconds` per message between devices of a node")
 	fs.Float64Var(&f.netBW, "net-bandwidth", comm.DefaultNetwork.Bandwidth, "virtual clock: `bytes` per second between devices of a node")
 	fs.Float64Var(&f.interLatency, "inter-latency", defaultInter.Latency, "virtual clock: `seconds` per message between nodes (with --topology or --groups)")
@@ -372,12 +376,32 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm) (engine.Con
 	}
 	net := comm.Model{Intra: comm.Network{Latency: f.netLatency, Bandwidth: f.netBW}, AllReduce: alg}
 	net.Inter = net.Intra
+	if f.networkPath != "" {
+		for _, name := range []string{"net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth"} {
+			if set[name] {
+				return engine.Config{}, fmt.Errorf("--%s and --network both describe the links: give one of them", name)
+			}
+		}
+		m, err := loadNetwork(f.networkPath)
+		if err != nil {
+			return engine.Config{}, err
+		}
+		if set["allreduce"] {
+			m.AllReduce = alg
+		}
+		if f.groups > 0 {
+			m.GroupSize = 0 // from --groups below
+		}
+		net = m
+	}
 	if f.groups > 0 {
 		if f.groups > f.devices || f.devices%f.groups != 0 {
 			return engine.Config{}, fmt.Errorf("--groups %d: need a divisor of --devices %d", f.groups, f.devices)
 		}
 		net.GroupSize = f.devices / f.groups
-		net.Inter = comm.Network{Latency: f.interLatency, Bandwidth: f.interBW}
+		if f.networkPath == "" {
+			net.Inter = comm.Network{Latency: f.interLatency, Bandwidth: f.interBW}
+		}
 	}
 	cfg := engine.Config{
 		Strategy: f.strategy, Devices: f.devices, Batch: f.batch, LR: f.lr,
@@ -423,6 +447,24 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm) (engine.Con
 		cfg.Cost = c
 	}
 	return cfg, cfg.Validate()
+}
+
+// loadNetwork reads a network model written by calibrate --network.
+func loadNetwork(path string) (comm.Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return comm.Model{}, fmt.Errorf("--network: %w", err)
+	}
+	var m comm.Model
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return comm.Model{}, fmt.Errorf("--network %s: %v (want the JSON hetsgd calibrate --network writes)", path, err)
+	}
+	if err := m.Validate(); err != nil {
+		return comm.Model{}, fmt.Errorf("--network %s: %w", path, err)
+	}
+	return m, nil
 }
 
 // defaultInter is the default link between nodes: 25 Gb/s Ethernet with

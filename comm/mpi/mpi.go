@@ -409,18 +409,20 @@ func mpiError(op string, code C.int) error {
 	return fmt.Errorf("mpi: %s: %s (error class %d)", op, C.GoStringN(&buf[0], n), int(C.hs_error_class(code)))
 }
 
-// RawAllReduceSeconds returns the seconds of iters in-place MPI_Allreduce
-// calls of x made from C, without the Go layer: the reference the
-// collectives of this package are measured against.
-func RawAllReduceSeconds(c *Comm, x []float32, iters int) float64 {
-	return float64(C.hs_time_allreduce(c.c, floats(x), C.int(len(x)), C.int(iters)))
+var _ comm.LinkTimer = (*Comm)(nil)
+
+// TimeAllReduce returns the seconds of iters in-place MPI_Allreduce calls of
+// x made from C, without the Go layer: the reference the collectives of this
+// package are measured against (comm.MeasureNetwork).
+func (m *Comm) TimeAllReduce(x []float32, iters int) float64 {
+	return float64(C.hs_time_allreduce(m.c, floats(x), C.int(len(x)), C.int(iters)))
 }
 
-// PingPongSeconds returns the seconds of iters round trips of n bytes
-// between ranks a and b with blocking MPI_Send and MPI_Recv made from C (the
-// link as MPI sees it, without this package's polling). Every rank calls
-// it; ranks other than a and b return 0 at once.
-func PingPongSeconds(c *Comm, a, b, n, iters int) float64 {
+// PingPong returns the seconds of iters round trips of n bytes between
+// ranks a and b with blocking MPI_Send and MPI_Recv made from C (the link as
+// MPI's collectives see it, without this package's polling). Every rank
+// calls it; ranks other than a and b return 0 at once.
+func (m *Comm) PingPong(a, b, n, iters int) float64 {
 	buf := make([]byte, max(n, 1))
-	return float64(C.hs_pingpong(c.c, C.int(a), C.int(b), unsafe.Pointer(&buf[0]), C.int(n), C.int(iters)))
+	return float64(C.hs_pingpong(m.c, C.int(a), C.int(b), unsafe.Pointer(&buf[0]), C.int(n), C.int(iters)))
 }

@@ -1,0 +1,285 @@
+package comm
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"slices"
+	"time"
+)
+
+// LinkTimer is implemented by transports that can time their links below
+// their Go layer (package mpi, from C): every rank of the group calls each
+// method.
+type LinkTimer interface {
+	// PingPong returns the seconds of iters round trips of n bytes between
+	// ranks a and b (0 on the other ranks).
+	PingPong(a, b, n, iters int) float64
+	// TimeAllReduce returns the seconds of iters in-place all-reduces of x.
+	TimeAllReduce(x []float32, iters int) float64
+}
+
+// Hosts returns, for every rank, the index of the first rank on the same
+// host: ranks with equal values share a machine (and its memory).
+func Hosts(c Comm) ([]int, error) {
+	host, _ := os.Hostname()
+	h := fnv.New64a()
+	h.Write([]byte(host))
+	all := make([]float64, c.Size())
+	if err := c.AllGather(all, []float64{float64(h.Sum64() >> 12)}); err != nil {
+		return nil, fmt.Errorf("comm: gathering the ranks' hosts: %w", err)
+	}
+	out := make([]int, len(all))
+	for r, v := range all {
+		out[r] = slices.Index(all, v)
+	}
+	return out, nil
+}
+
+// LinkFit is a measured link: the one-way time of messages of each size
+// between two ranks, and the latency–bandwidth fit of it.
+type LinkFit struct {
+	Network
+	A, B    int       // the ranks measured
+	Sizes   []int     // bytes
+	Seconds []float64 // one-way time of each size (the best of a few runs)
+}
+
+// AllReduceTiming compares an all-reduce of Bytes on Ranks ranks through
+// this package's Comm.AllReduce (Go) with the transport's own call (Raw, 0
+// when the transport cannot time itself) and with the fitted network
+// model's ring estimate (Model), in seconds per all-reduce.
+type AllReduceTiming struct {
+	Bytes, Ranks   int
+	Go, Raw, Model float64
+}
+
+// NetworkReport is what MeasureNetwork found.
+type NetworkReport struct {
+	Model        Model    // what the virtual engine reads
+	Intra, Inter *LinkFit // nil when no two ranks share a host / none is on another
+	AllReduce    []AllReduceTiming
+	Hosts        int
+}
+
+// Sizes of the messages MeasureNetwork times, and of its all-reduces.
+var (
+	LinkSizes      = []int{8, 1 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20}
+	AllReduceSizes = []int{4 << 20, 64 << 20}
+)
+
+// MeasureNetwork times the links of the group and fits the network model
+// the virtual engine reads: the latency α is the one-way time of an 8-byte
+// message and the bandwidth β the inverse slope of the one-way time over
+// messages of 1 MiB and more, between rank 0 and the first rank on its host
+// (Intra) and on another host (Inter; when every rank shares one host, Inter
+// is Intra). Groups are hosts. It also times all-reduces through the Go
+// layer against the transport's own call. Every rank calls it; the report
+// is complete on rank 0.
+func MeasureNetwork(c Comm, linkSizes, allReduceSizes []int) (*NetworkReport, error) {
+	if c.Size() < 2 {
+		return nil, fmt.Errorf("comm: measuring the network needs at least 2 ranks (mpirun -np 2 or more)")
+	}
+	hosts, err := Hosts(c)
+	if err != nil {
+		return nil, err
+	}
+	rep := &NetworkReport{}
+	seen := map[int]int{}
+	for _, h := range hosts {
+		seen[h]++
+	}
+	rep.Hosts = len(seen)
+	intra, inter := -1, -1
+	for r := 1; r < c.Size(); r++ {
+		if hosts[r] == hosts[0] && intra < 0 {
+			intra = r
+		}
+		if hosts[r] != hosts[0] && inter < 0 {
+			inter = r
+		}
+	}
+	for _, peer := range []int{intra, inter} {
+		if peer < 0 {
+			continue
+		}
+		fit, err := measureLink(c, 0, peer, linkSizes)
+		if err != nil {
+			return nil, err
+		}
+		if peer == intra {
+			rep.Intra = fit
+		} else {
+			rep.Inter = fit
+		}
+	}
+	m := Model{AllReduce: Ring}
+	switch {
+	case rep.Intra != nil && rep.Inter != nil:
+		m.Intra, m.Inter, m.GroupSize = rep.Intra.Network, rep.Inter.Network, seen[hosts[0]]
+	case rep.Intra != nil:
+		m.Intra, m.Inter = rep.Intra.Network, rep.Intra.Network
+	default:
+		m.Intra, m.Inter = rep.Inter.Network, rep.Inter.Network
+	}
+	rep.Model = m
+	for _, size := range allReduceSizes {
+		t, err := timeAllReduce(c, size)
+		if err != nil {
+			return nil, err
+		}
+		t.Model = m.AllReduceCost(Ring, size, c.Size())
+		rep.AllReduce = append(rep.AllReduce, t)
+	}
+	return rep, nil
+}
+
+// measureLink times messages between ranks a and b; every rank takes part
+// (the others only in the barriers).
+func measureLink(c Comm, a, b int, sizes []int) (*LinkFit, error) {
+	fit := &LinkFit{A: a, B: b, Sizes: sizes}
+	lt, raw := c.(LinkTimer)
+	for _, n := range sizes {
+		iters := min(1000, max(5, (256<<20)/max(n, 1)/8))
+		best := math.Inf(1)
+		for range 3 {
+			if err := c.Barrier(); err != nil {
+				return nil, err
+			}
+			var s float64
+			if raw {
+				s = lt.PingPong(a, b, n, iters)
+			} else {
+				var err error
+				if s, err = pingPong(c, a, b, n, iters); err != nil {
+					return nil, err
+				}
+			}
+			if r := c.Rank(); r == a || r == b {
+				best = min(best, s/float64(2*iters))
+			}
+		}
+		fit.Seconds = append(fit.Seconds, best)
+	}
+	// Every rank needs the fit only on rank 0, which timed it.
+	if c.Rank() != a {
+		return fit, nil
+	}
+	fit.Latency = fit.Seconds[0]
+	var xs, ys []float64
+	for i, n := range sizes {
+		if n >= 1<<20 {
+			xs, ys = append(xs, float64(n)), append(ys, fit.Seconds[i])
+		}
+	}
+	slope := lsSlope(xs, ys)
+	if !(slope > 0) {
+		// Times that do not grow with the size (noise on a tiny ladder): the
+		// largest message's average rate stands in for the bandwidth.
+		slope = fit.Seconds[len(sizes)-1] / float64(sizes[len(sizes)-1])
+	}
+	fit.Bandwidth = 1 / slope
+	return fit, nil
+}
+
+// lsSlope is the least-squares slope of y over x.
+func lsSlope(xs, ys []float64) float64 {
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i] / float64(len(xs))
+		my += ys[i] / float64(len(ys))
+	}
+	var num, den float64
+	for i := range xs {
+		num += (xs[i] - mx) * (ys[i] - my)
+		den += (xs[i] - mx) * (xs[i] - mx)
+	}
+	return num / den
+}
+
+// pingPong times round trips through Send and Recv, for transports that
+// cannot time themselves.
+func pingPong(c Comm, a, b, n, iters int) (float64, error) {
+	r := c.Rank()
+	if r != a && r != b {
+		return 0, nil
+	}
+	peer := b
+	if r == b {
+		peer = a
+	}
+	buf := make([]byte, n)
+	t0 := time.Now()
+	for range iters {
+		if r == a {
+			if err := c.Send(peer, 77, buf); err != nil {
+				return 0, err
+			}
+			if _, err := c.Recv(peer, 77, buf); err != nil {
+				return 0, err
+			}
+		} else {
+			if _, err := c.Recv(peer, 77, buf); err != nil {
+				return 0, err
+			}
+			if err := c.Send(peer, 77, buf); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return time.Since(t0).Seconds(), nil
+}
+
+// timeAllReduce times all-reduces of size bytes through Comm.AllReduce and,
+// when it can, through the transport's own call: rounds of a block of each,
+// in alternating order (what runs first in a round pays for whatever the
+// other left in the caches), reporting the median of the rounds.
+func timeAllReduce(c Comm, size int) (AllReduceTiming, error) {
+	x := make([]float32, size/4)
+	iters := max(3, (64<<20)/size)
+	t := AllReduceTiming{Bytes: size, Ranks: c.Size()}
+	lt, raw := c.(LinkTimer)
+	const rounds = 15
+	var goT, rawT []float64
+	timeGo := func() error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		for range iters {
+			if err := c.AllReduce(x); err != nil {
+				return err
+			}
+		}
+		goT = append(goT, time.Since(t0).Seconds()/float64(iters))
+		clear(x) // sums of sums would overflow to Inf, which may run slower
+		return nil
+	}
+	timeRaw := func() {
+		rawT = append(rawT, lt.TimeAllReduce(x, iters)/float64(iters))
+		clear(x)
+	}
+	for i := range rounds {
+		if raw && i%2 == 1 {
+			timeRaw()
+		}
+		if err := timeGo(); err != nil {
+			return t, err
+		}
+		if raw && i%2 == 0 {
+			timeRaw()
+		}
+	}
+	t.Go = median(goT)
+	if raw {
+		t.Raw = median(rawT)
+	}
+	return t, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
