@@ -14,9 +14,9 @@
 // and short sleeps, so that a rank waiting for work leaves its core to the
 // ranks that compute (a blocking MPI_Recv would spin on it).
 //
-// MPI_Init and MPI_Finalize must run on the same OS thread: the package's
-// init locks the main goroutine to the main thread, and the world must be
-// opened and closed from the main goroutine.
+// MPI_Init and MPI_Finalize must run on the same OS thread: they run on a
+// goroutine locked to a thread of its own, so the world may be opened and
+// closed from any goroutine.
 //
 // Without the tag the package holds this documentation only, and a binary
 // that mpirun starts refuses to run (comm.ErrNoMPI).

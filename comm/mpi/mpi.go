@@ -92,6 +92,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -99,19 +100,36 @@ import (
 )
 
 func init() {
-	// MPI_Init and MPI_Finalize must run on one OS thread: keep the main
-	// goroutine, which opens and closes the world, on the main thread.
-	runtime.LockOSThread()
 	comm.Register("mpi", func() (comm.Comm, error) { return Open() })
 }
 
 var (
 	openMu sync.Mutex
 	world  *Comm
+	// mpiThread runs MPI_Init and MPI_Finalize, which MPI wants on one
+	// thread: a goroutine locked to its own OS thread for the life of the
+	// process. Locking the main goroutine instead would make every wake of
+	// the engine's driver a thread handoff (13% slower training, measured).
+	mpiThread chan func()
 )
 
-// Open initialises MPI (once) and returns the world. It must be called from
-// the main goroutine, which must also Close the world.
+// onMPIThread runs f on the thread that initialised MPI.
+func onMPIThread(f func()) {
+	if mpiThread == nil {
+		mpiThread = make(chan func())
+		go func() {
+			runtime.LockOSThread()
+			for g := range mpiThread {
+				g()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	mpiThread <- func() { f(); close(done) }
+	<-done
+}
+
+// Open initialises MPI (once) and returns the world.
 func Open() (*Comm, error) {
 	openMu.Lock()
 	defer openMu.Unlock()
@@ -121,8 +139,9 @@ func Open() (*Comm, error) {
 	if C.hs_finalized() != 0 {
 		return nil, errors.New("mpi: the world was closed (MPI_Finalize) and cannot be opened again")
 	}
-	var provided C.int
-	if code := C.hs_init(&provided); code != C.MPI_SUCCESS {
+	var provided, code C.int
+	onMPIThread(func() { code = C.hs_init(&provided) })
+	if code != C.MPI_SUCCESS {
 		return nil, mpiError("MPI_Init_thread", code)
 	}
 	w := C.hs_world()
@@ -130,7 +149,7 @@ func Open() (*Comm, error) {
 		return nil, mpiError("MPI_Comm_set_errhandler", code)
 	}
 	if provided < C.MPI_THREAD_MULTIPLE {
-		C.hs_finalize()
+		onMPIThread(func() { C.hs_finalize() })
 		return nil, fmt.Errorf("mpi: this MPI library grants thread level %d, not MPI_THREAD_MULTIPLE", int(provided))
 	}
 	c, err := wrap(w, true)
@@ -163,6 +182,14 @@ func wrap(c C.MPI_Comm, isWorld bool) (*Comm, error) {
 
 func (m *Comm) Rank() int { return m.rank }
 func (m *Comm) Size() int { return m.size }
+
+// nap sleeps d on this thread with its timer slack lowered to 1 µs.
+func nap(d time.Duration) {
+	const prSetTimerSlack = 29
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1000, 0)
+	ts := syscall.NsecToTimespec(int64(d))
+	syscall.Nanosleep(&ts, nil)
+}
 
 // maxCount is the largest element count of one MPI call (its count is a C
 // int); longer vectors are handled in pieces.
@@ -334,13 +361,18 @@ func (m *Comm) Send(to, tag int, b []byte) error {
 	return nil
 }
 
-// Polling of Recv: a few immediate probes, then sleeps that double from
-// pollMin to pollMax. A message is picked up at most pollMax after it
-// arrives, and a waiting rank uses a few percent of a core.
+// Polling of Recv: probes with Gosched and sched_yield between them for up
+// to pollSpin (a message that comes soon is picked up within microseconds,
+// and the core goes to whichever goroutine or process wants it), then sleeps
+// that double from pollMin to pollMax with the thread's timer slack lowered
+// to 1 µs: the default 50 µs slack, and Go's millisecond timers, would add
+// that much to every wake. Chosen by the samples per second of sync on 4
+// ranks on 2 cores, Bibtex and Delicious, against spins of 50 µs and 1 ms
+// (BENCHMARKS.md §7); time.Sleep's granularity had cut them tenfold.
 const (
-	pollSpins = 20
-	pollMin   = 20 * time.Microsecond
-	pollMax   = 500 * time.Microsecond
+	pollSpin = 200 * time.Microsecond
+	pollMin  = 1 * time.Microsecond
+	pollMax  = 100 * time.Microsecond
 )
 
 func (m *Comm) Recv(from, tag int, b []byte) (comm.Status, error) {
@@ -351,6 +383,8 @@ func (m *Comm) Recv(from, tag int, b []byte) (comm.Status, error) {
 		flag             C.int
 		msg              C.MPI_Message
 		src, got, nbytes C.int
+		start            time.Time
+		spinning         = true
 	)
 	sleep := pollMin
 	for i := 0; ; i++ {
@@ -361,11 +395,20 @@ func (m *Comm) Recv(from, tag int, b []byte) (comm.Status, error) {
 		if flag != 0 {
 			break
 		}
-		if i < pollSpins {
+		if i == 0 {
+			start = time.Now()
+		}
+		if spinning && i%16 == 15 {
+			spinning = time.Since(start) < pollSpin
+		}
+		if spinning {
+			// Let this process's other goroutines run (the driver a receiving
+			// goroutine just woke), then other processes.
 			runtime.Gosched()
+			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 			continue
 		}
-		time.Sleep(sleep)
+		nap(sleep)
 		sleep = min(2*sleep, pollMax)
 	}
 	st := comm.Status{Source: int(src), Tag: int(got), Bytes: int(nbytes)}
@@ -379,8 +422,8 @@ func (m *Comm) Recv(from, tag int, b []byte) (comm.Status, error) {
 	return st, nil
 }
 
-// Close frees a communicator made by Split; on the world it finalizes MPI,
-// and must then be called from the main goroutine.
+// Close frees a communicator made by Split; on the world it finalizes MPI
+// (on the thread that initialised it).
 func (m *Comm) Close() error {
 	if !m.world {
 		if C.hs_finalized() != 0 {
@@ -396,7 +439,9 @@ func (m *Comm) Close() error {
 	if C.hs_finalized() != 0 {
 		return nil
 	}
-	if code := C.hs_finalize(); code != C.MPI_SUCCESS {
+	var code C.int
+	onMPIThread(func() { code = C.hs_finalize() })
+	if code != C.MPI_SUCCESS {
 		return mpiError("MPI_Finalize", code)
 	}
 	return nil
