@@ -126,13 +126,24 @@ func (b *Batch) Gather(ds *Dataset, rows []int32) {
 }
 
 // Draw fills the batch with the next n rows of s from ds.
-func (b *Batch) Draw(ds *Dataset, s *Sampler, n int) {
+func (b *Batch) Draw(ds *Dataset, s *Sampler, n int) { b.DrawPolled(ds, s, n, nil) }
+
+// DrawPolled is Draw calling poll (when not nil) between its steps —
+// dealing the rows, gathering the features, gathering the labels — so that
+// a caller can make a non-blocking collective progress meanwhile.
+func (b *Batch) DrawPolled(ds *Dataset, s *Sampler, n int, poll func()) {
 	if n > b.max {
 		panic("data: Draw of more rows than the batch was sized for")
 	}
 	b.Rows = b.Rows[:n]
 	s.Next(b.Rows)
+	if poll != nil {
+		poll()
+	}
 	sparse.Gather(&b.X, &ds.X, b.Rows)
+	if poll != nil {
+		poll()
+	}
 	sparse.Gather(&b.Y, &ds.Y, b.Rows)
 }
 

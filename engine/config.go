@@ -39,13 +39,21 @@ type Config struct {
 	// implementing LineSearcher; the AdaCons paper's linear regression).
 	LineSearch bool
 
+	// Prep is the data-preparation time per sample (loading, decoding),
+	// spent before each batch unless a Layered all-reduce overlapped it:
+	// charged to the virtual clock, and under the real clock done as busy
+	// work (simulated decoding) by the device before its batch — or, for
+	// Layered SGD across ranks, while the nodes' all-reduce is under way.
+	Prep float64
+	// NoOverlap makes Layered SGD across ranks prepare its next batches
+	// after the inter-node all-reduce rather than during it, to measure what
+	// the overlap saves.
+	NoOverlap bool
+
 	// Virtual clock only.
 	Cost  CostModel
 	Net   comm.Model
 	Noise float64 // σ of the log-normal noise on every batch's cost
-	// Prep is the data-preparation time per sample (loading, decoding),
-	// charged before each batch unless a Layered all-reduce overlapped it.
-	Prep float64
 	// TimingOnly charges time but computes nothing: no gradients, updates,
 	// merges or evaluations. It studies throughput at scales where computing
 	// every replica would not fit (Layered SGD's 256 workers).

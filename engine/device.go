@@ -23,7 +23,8 @@ type device struct {
 	noise  *rand.Rand // virtual clock: cost noise
 
 	jobs     chan struct{} // real clock: work for the device's goroutine
-	prepared bool          // virtual clock: its next batch was prepared during a collective
+	prepared bool          // its next batch was prepared during a collective
+	prep     float64       // real clock: seconds of simulated decoding per row (Config.Prep)
 	lr       float32
 	mode     strategy.Mode
 	loss     float64 // mean loss of the last batch
@@ -54,6 +55,10 @@ func (d *device) compute() {
 func (d *device) work(stretch float64, report func(*device)) {
 	for range d.jobs {
 		t0 := time.Now()
+		if d.prep > 0 && !d.prepared {
+			busy(time.Duration(d.prep*float64(d.rows)*1e9), nil)
+		}
+		d.prepared = false
 		d.compute() // the run never uses the real clock with TimingOnly
 		if stretch > 1 {
 			time.Sleep(time.Duration(float64(time.Since(t0)) * (stretch - 1)))

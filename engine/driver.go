@@ -63,6 +63,9 @@ type Result struct {
 	Model        []float32 // the evaluated model at the end (nil when timing only)
 	Strategy     strategy.Info
 	Diverged     bool // the run stopped because its loss stopped being finite
+	// Layered is where rank 0's time went in Layered SGD's all-reduces
+	// across ranks (nil when there were none).
+	Layered *LayeredTiming
 }
 
 // Run trains workload w with cfg's strategy, evaluates it, and writes
@@ -92,6 +95,10 @@ func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Obser
 	r.res.Diverged = errors.Is(err, ErrDiverged)
 	if !cfg.TimingOnly {
 		r.res.Model = r.evaluated()
+	}
+	if r.x.lay.Steps > 0 {
+		lay := r.x.lay
+		r.res.Layered = &lay
 	}
 	return r.res, err
 }
@@ -367,7 +374,7 @@ func (r *run) collective(a *strategy.Action, next []work) error {
 // ranks). Not when an evaluation is due after it: evaluation wants every
 // device idle.
 func (r *run) overlaps(a *strategy.Action) bool {
-	return a.Kind == strategy.AllReduce && a.Layered && r.cl != nil && r.done < r.nextEval
+	return a.Kind == strategy.AllReduce && a.Layered && r.cl != nil && !r.cfg.NoOverlap && r.done < r.nextEval
 }
 
 // layered runs a Layered all-reduce across ranks with the strategy's answer

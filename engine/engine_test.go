@@ -461,8 +461,13 @@ func TestCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !(c.PerDense > 0) || !(c.PerParam > 0) {
-		t.Fatalf("calibrated model %+v: the dense products and the update must cost something", c)
+	// Six noisy shapes nearly determine the five coefficients, so the fit
+	// may give the dense products' cost to the correlated per-logit and
+	// per-weight terms; what must hold is that wider layers cost more, and
+	// the update something.
+	narrow, wide := Shape{H1: 64, Dense: 64 * 983, Labels: 983, Params: 2000*64 + 64*983}, Shape{H1: 256, Dense: 256 * 983, Labels: 983, Params: 2000*256 + 256*983}
+	if !(c.Batch(wide, 64, 4096) > c.Batch(narrow, 64, 4096)) || !(c.PerParam > 0) {
+		t.Fatalf("calibrated model %+v: a hidden layer of 256 must cost more than one of 64, and the update something", c)
 	}
 }
 

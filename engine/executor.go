@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
@@ -45,9 +46,25 @@ type executor struct {
 
 	// Layered SGD: this rank's node and, on each node's first rank, the
 	// group of the nodes' communicators (made at the first layered
-	// all-reduce, when every rank reaches it together).
+	// all-reduce, when every rank reaches it together); the inter-node
+	// all-reduce under way, the function that polls it, and where the time
+	// went.
 	node, leaders comm.Comm
 	nodesMade     bool
+	req           comm.Request
+	reqErr        error
+	poll          func()
+	lay           LayeredTiming
+}
+
+// LayeredTiming is where a rank's time went in Layered SGD's all-reduces
+// across ranks, in seconds summed over Steps: the reduce within its node,
+// the preparation of the next batches while the nodes' communicators
+// all-reduce, the wait for that all-reduce after it, and the broadcast back.
+// When Overlap hides the all-reduce, Wait is near zero.
+type LayeredTiming struct {
+	Steps                            int64
+	Reduce, Overlap, Wait, Broadcast float64
 }
 
 func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*executor, error) {
@@ -74,11 +91,19 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 			return nil, err
 		}
 		d := &device{id: id, speed: cfg.speed(id), worker: worker, noise: rand.New(rand.NewPCG(noiseSeed(cfg.Seed, id), 1))}
+		if cfg.Clock == Real {
+			d.prep = cfg.Prep
+		}
 		if !cfg.TimingOnly {
 			d.p, d.g = slices.Clone(init), make([]float32, n)
 			d.opt, _ = optim.New(cfg.Optimizer, n)
 		}
 		x.devs = append(x.devs, d)
+	}
+	x.poll = func() {
+		if x.req != nil && x.reqErr == nil {
+			_, x.reqErr = x.req.Test()
+		}
 	}
 	return x, nil
 }
@@ -132,9 +157,16 @@ type work struct {
 
 // load draws a batch for d from this rank's copy of the shared stream and,
 // under Pull on the rank that holds θ, copies θ into the replica.
-func (x *executor) load(d *device, w work) {
+func (x *executor) load(d *device, w work) { x.loadPolled(d, w, nil) }
+
+// loadPolled is load calling poll between the steps of the preparation.
+func (x *executor) loadPolled(d *device, w work, poll func()) {
 	x.stream.SetPos(w.pos)
-	d.worker.Load(x.stream, w.rows)
+	if pl, ok := d.worker.(PolledLoader); ok && poll != nil {
+		pl.LoadPolled(x.stream, w.rows, poll)
+	} else {
+		d.worker.Load(x.stream, w.rows)
+	}
 	d.lr, d.mode, d.rows = float32(w.lr), w.mode, w.rows
 	if w.mode == strategy.Pull && !x.cfg.TimingOnly && x.world.Rank() == 0 {
 		copy(d.p, x.center)
@@ -223,6 +255,7 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 // MPI progresses it only when asked), and each communicator broadcasts the
 // sum back to its node.
 func (x *executor) layered(g []float32, w []float32, vecs [][]float32, next []work) error {
+	t0 := time.Now()
 	kernel.WeightedSum(g, w, vecs)
 	if err := x.makeNodes(); err != nil {
 		return err
@@ -230,30 +263,59 @@ func (x *executor) layered(g []float32, w []float32, vecs [][]float32, next []wo
 	if err := x.node.Reduce(g, 0); err != nil {
 		return fmt.Errorf("engine: layered all-reduce, reduce within the node: %w", err)
 	}
-	var req comm.Request
+	t1 := time.Now()
+	x.req, x.reqErr = nil, nil
 	if x.leaders != nil {
 		var err error
-		if req, err = x.leaders.IAllReduce(g); err != nil {
+		if x.req, err = x.leaders.IAllReduce(g); err != nil {
 			return fmt.Errorf("engine: layered all-reduce among the nodes: %w", err)
 		}
 	}
 	for _, wk := range next {
-		if req != nil {
-			if _, err := req.Test(); err != nil {
-				return err
-			}
+		d := x.local(wk.dev)
+		x.loadPolled(d, wk, x.poll)
+		if d.prep > 0 {
+			busy(time.Duration(d.prep*float64(d.rows)*1e9), x.poll)
+			d.prepared = true
 		}
-		x.load(x.local(wk.dev), wk)
 	}
-	if req != nil {
-		if err := req.Wait(); err != nil {
+	t2 := time.Now()
+	if x.req != nil {
+		err := x.req.Wait()
+		if x.reqErr != nil {
+			err = x.reqErr
+		}
+		if err != nil {
 			return fmt.Errorf("engine: layered all-reduce among the nodes: %w", err)
 		}
+		x.req = nil
 	}
+	t3 := time.Now()
 	if err := x.node.Broadcast(g, 0); err != nil {
 		return fmt.Errorf("engine: layered all-reduce, broadcast within the node: %w", err)
 	}
+	x.lay.Steps++
+	x.lay.Reduce += t1.Sub(t0).Seconds()
+	x.lay.Overlap += t2.Sub(t1).Seconds()
+	x.lay.Wait += t3.Sub(t2).Seconds()
+	x.lay.Broadcast += time.Since(t3).Seconds()
 	return nil
+}
+
+// busy spends d of CPU time, as decoding a batch would, calling poll (when
+// not nil) every 2 µs: OpenMPI's MPI_Iallreduce advances a round per
+// MPI_Test, and polls every 5 or 20 µs left 0.3 or 0.55 ms of a Delicious
+// gradient's all-reduce to wait for after 1.3 ms of preparation, 2 µs a
+// median 0.16 ms (BENCHMARKS.md §7).
+func busy(d time.Duration, poll func()) {
+	end := time.Now().Add(d)
+	next := time.Now()
+	for now := next; now.Before(end); now = time.Now() {
+		if poll != nil && !now.Before(next) {
+			poll()
+			next = now.Add(2 * time.Microsecond)
+		}
+	}
 }
 
 // makeNodes splits the ranks into nodes — groups of Net.GroupSize devices

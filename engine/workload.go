@@ -41,6 +41,13 @@ type Worker interface {
 	Loaded() (rows, nnz int)
 }
 
+// PolledLoader is implemented by workers whose batch preparation comes in
+// steps: LoadPolled is Load calling poll between them (a non-blocking
+// collective progresses only when polled).
+type PolledLoader interface {
+	LoadPolled(stream *data.Sampler, n int, poll func())
+}
+
 // Stepper is implemented by workers that can apply an optimizer step inside
 // their backward pass: Step computes the batch's gradient, updates p by u as
 // applying u to that gradient would, and returns the loss. g is scratch.
@@ -128,11 +135,13 @@ type xmlWorker struct {
 	batch *data.Batch
 }
 
-func (x *xmlWorker) Load(s *data.Sampler, n int) {
+func (x *xmlWorker) Load(s *data.Sampler, n int) { x.LoadPolled(s, n, nil) }
+
+func (x *xmlWorker) LoadPolled(s *data.Sampler, n int, poll func()) {
 	if n > x.batch.Cap() {
 		panic(fmt.Sprintf("engine: a batch of %d for a device sized for %d", n, x.batch.Cap()))
 	}
-	x.batch.Draw(x.set, s, n)
+	x.batch.DrawPolled(x.set, s, n, poll)
 }
 
 func (x *xmlWorker) Gradient(p, g []float32) float64 {
