@@ -74,13 +74,17 @@ func lsgdScaling(ctx context.Context, r *runner) error {
 	if r.opt.Quick {
 		counts = []int{4, 16, 64}
 	}
+	intra, inter, links := lsgdIntra, lsgdInter, "inside a node they talk over PCIe (%.0f µs, %.0f GB/s),\nbetween nodes over 25 Gb/s Ethernet (%.0f µs, %.3g GB/s)"
+	if n := r.opt.Network; n != nil {
+		intra, inter = n.Intra, n.Inter
+		links = "inside a node and between nodes they talk over the links measured by\n`hetsgd calibrate --network` (" + r.opt.NetworkSource + "): within a node %.3g µs, %.3g GB/s, between nodes %.3g µs, %.3g GB/s"
+	}
 	r.rep.Printf(`## Throughput scaling (Fig. 4–6)
 
 Timing-only virtual runs (every cost charged, no gradient computed) of the
 Amazon-670k-shaped model: 135,909 inputs, hidden 128, 670,091 labels, %.0f M
 parameters (%.0f MB per gradient), %d samples per worker and step. Workers sit
-in nodes of %d; inside a node they talk over PCIe (%.0f µs, %.0f GB/s),
-between nodes over 25 Gb/s Ethernet (%.0f µs, %.3g GB/s). A batch costs %.3f s
+in nodes of %d; `+links+`. A batch costs %.3f s
 of compute on a worker (this machine's calibrated cost model) and, as in the
 paper's ImageNet setting where decoding a batch takes about as long as
 training on it, %.3f s of data preparation. Three schedules per step:
@@ -96,8 +100,8 @@ training on it, %.3f s of data preparation. Three schedules per step:
 Scaling efficiency is throughput(N) / (throughput(4) · N/4), one node being
 the base as in the paper's Fig. 6.
 
-`, sh.Params/1e6, sh.Params*4/1e6, lsgdBatch, lsgdGroup, lsgdIntra.Latency*1e6, lsgdIntra.Bandwidth/1e9,
-		lsgdInter.Latency*1e6, lsgdInter.Bandwidth/1e9, compute, prep*lsgdBatch)
+`, sh.Params/1e6, sh.Params*4/1e6, lsgdBatch, lsgdGroup, intra.Latency*1e6, intra.Bandwidth/1e9,
+		inter.Latency*1e6, inter.Bandwidth/1e9, compute, prep*lsgdBatch)
 	type variant struct {
 		name, strat string
 		alg         comm.Algorithm
@@ -116,7 +120,7 @@ the base as in the paper's Fig. 6.
 			c := engine.Config{Strategy: v.strat, Devices: n, Batch: lsgdBatch, LR: 1, Optimizer: optim.Config{Name: "sgd"},
 				Clock: engine.Virtual, Epochs: steps * float64(n*lsgdBatch) / float64(set.Workload.Size()), EvalEvery: 1e9,
 				Seed: r.opt.Seed, Cost: cost, Noise: 0.05, Prep: prep, TimingOnly: true,
-				Net: comm.Model{GroupSize: lsgdGroup, Intra: lsgdIntra, Inter: lsgdInter, AllReduce: v.alg}}
+				Net: comm.Model{GroupSize: lsgdGroup, Intra: intra, Inter: inter, AllReduce: v.alg}}
 			res, err := r.run(ctx, fmt.Sprintf("lsgd-scaling-%s-%d", slug(v.name), n), set, c)
 			if err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/metric"
@@ -39,6 +40,11 @@ type Options struct {
 	Quick bool      // small budgets and few settings: a smoke test, not a result
 	Seed  uint64    // seed of every run
 	Log   io.Writer // one progress line per run (nil: quiet)
+	// Network replaces the links of the Layered SGD study (nil: PCIe within
+	// a node, 25 Gb/s Ethernet between nodes); NetworkSource says where it
+	// came from, for the report.
+	Network       *comm.Model
+	NetworkSource string
 }
 
 // runner executes engine runs for a study and keeps their logs.

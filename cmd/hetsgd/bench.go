@@ -27,6 +27,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
+	network := fs.String("network", "", "lsgd study: the links within and between nodes from `file` (hetsgd calibrate --network) instead of PCIe and 25 Gb/s Ethernet")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +67,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout}
+	if *network != "" {
+		m, err := loadNetwork(*network)
+		if err != nil {
+			return err
+		}
+		opt.Network, opt.NetworkSource = &m, *network
+	}
 	delicious, err := benchSet("delicious", *dataDir, *seed)
 	if err != nil {
 		return err
