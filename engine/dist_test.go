@@ -130,10 +130,13 @@ func TestDistributedStrategiesLearn(t *testing.T) {
 		strategy string
 		ranks    int
 		opts     map[string]float64
+		floor    float64 // P@1 after 2 epochs; an untrained model scores 0.02
 	}{
-		{"elastic", 3, nil}, {"adaptive", 4, map[string]float64{"mega-batch": 10, "delta": 0}},
-		{"adaptive-code", 2, map[string]float64{"warmup": 0.5, "bmin": 8, "step": 8, "mega-batch": 10}},
-		{"gem", 4, nil}, {"downpour", 3, nil}, {"staleness", 4, nil},
+		{"elastic", 3, nil, 0.2}, {"adaptive", 4, map[string]float64{"mega-batch": 10, "delta": 0}, 0.2},
+		// The authors'-code rules step batch sizes by who finished first: on a
+		// loaded machine some runs end near 0.2 where most reach 0.4.
+		{"adaptive-code", 2, map[string]float64{"warmup": 0.5, "bmin": 8, "step": 8, "mega-batch": 10}, 0.1},
+		{"gem", 4, nil, 0.2}, {"downpour", 3, nil, 0.2}, {"staleness", 4, nil, 0.2},
 	} {
 		cfg := base(c.strategy, c.ranks, Real)
 		cfg.Epochs, cfg.EvalEvery, cfg.Options = 2, 1, c.opts
@@ -143,8 +146,8 @@ func TestDistributedStrategiesLearn(t *testing.T) {
 		res := mustOnRanks(t, cfg, c.ranks, w)
 		p1 := res.Evals[len(res.Evals)-1].P1
 		t.Logf("%s on %d ranks: P@1 %.3f, %d merges, staleness histogram %v", c.strategy, c.ranks, p1, len(res.Merges), res.Staleness)
-		if !(p1 > 0.2) {
-			t.Errorf("%s on %d ranks: P@1 %.3f after 2 epochs", c.strategy, c.ranks, p1)
+		if !(p1 > c.floor) {
+			t.Errorf("%s on %d ranks: P@1 %.3f after 2 epochs, want more than %g", c.strategy, c.ranks, p1, c.floor)
 		}
 		if res.Samples < int64(2*w.Size()) {
 			t.Errorf("%s: %d samples for 2 epochs of %d", c.strategy, res.Samples, w.Size())
@@ -192,6 +195,7 @@ func TestDistributedSettingsMustAgree(t *testing.T) {
 	}{
 		{func(c *Config) { c.Devices = 3 }, "multiple of the 2 ranks"},
 		{func(c *Config) { c.Clock = Virtual }, "run it without mpirun"},
+		{func(c *Config) { c.Devices, c.Net.GroupSize = 4, 1 }, "a node holds whole ranks"},
 	} {
 		cfg := base("sync", 2, Real)
 		c.mutate(&cfg)

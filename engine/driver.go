@@ -189,6 +189,9 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 	if world.Size() > 1 && (cfg.Clock != Real || cfg.TimingOnly) {
 		return nil, fmt.Errorf("engine: --time virtual simulates every device in one process: run it without mpirun")
 	}
+	if k := cfg.Devices / world.Size(); world.Size() > 1 && cfg.Net.GroupSize%k != 0 {
+		return nil, fmt.Errorf("engine: --groups: nodes of %d devices would split ranks of %d (--devices-per-rank): a node holds whole ranks", cfg.Net.GroupSize, k)
+	}
 	scfg := strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: w.Size(), Options: cfg.Options}
 	strat, info, err := strategy.New(cfg.Strategy, scfg)
 	if err != nil {

@@ -187,6 +187,39 @@ func TestStepCommand(t *testing.T) {
 	}
 }
 
+// calibrate --network needs an MPI job; train --network reads a model and
+// rejects a malformed one and the link flags beside it.
+func TestNetworkFlags(t *testing.T) {
+	if code, _, errs := runCLI(t, "calibrate", "--network"); code == 0 || !strings.Contains(errs, "mpirun -np 2") || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("calibrate --network alone: exit %d, %q", code, errs)
+	}
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "net.json"), filepath.Join(dir, "bad.json")
+	os.WriteFile(good, []byte(`{"group_size": 0, "intra": {"Latency": 1e-6, "Bandwidth": 1e9}, "inter": {"Latency": 5e-6, "Bandwidth": 1e8}, "all_reduce": "ring"}`), 0o644)
+	os.WriteFile(bad, []byte(`{"intra": {"Latency": 1e-6, "Bandwidth": 0}, "inter": {"Latency": 1e-6, "Bandwidth": 1e9}, "all_reduce": "ring"}`), 0o644)
+	args := []string{"train", "--time", "virtual", "--strategy", "lsgd", "--devices", "4", "--groups", "2", "--epochs", "0.2", "--log"}
+	log := filepath.Join(dir, "run.jsonl")
+	if code, _, errs := runCLI(t, append(args, log, "--network", good)...); code != 0 {
+		t.Fatalf("--network: %s", errs)
+	}
+	b, _ := os.ReadFile(log)
+	if !strings.Contains(string(b), `"inter":{"Latency":0.000005,"Bandwidth":100000000}`) || !strings.Contains(string(b), `"group_size":2`) {
+		t.Fatalf("the log's network is not the file's with --groups' nodes:\n%s", b[:min(len(b), 2000)])
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--network", bad}, "--network " + bad},
+		{[]string{"--network", filepath.Join(dir, "none.json")}, "--network"},
+		{[]string{"--network", good, "--inter-latency", "1e-3"}, "--inter-latency and --network both describe the links"},
+	} {
+		if code, _, errs := runCLI(t, append(append(args, filepath.Join(dir, "x.jsonl")), c.extra...)...); code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q, want %q", c.extra, code, errs, c.want)
+		}
+	}
+}
+
 // Started by mpirun without the MPI transport, the tool refuses to run N
 // independent copies and says how to rebuild; single-process commands
 // refuse to start under mpirun in any build.

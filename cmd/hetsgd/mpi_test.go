@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,33 +52,68 @@ func bestP1(t *testing.T, out string) float64 {
 
 // The bars, on Bibtex for 3 epochs: sync on 4 ranks reaches the
 // in-process run's P@1 within 0.005; lsgd in 2 nodes, adaptive, gem and
-// adacons on 4 ranks at least 0.9 of the same run in one process. Only rank
-// 0 prints.
+// adacons on 4 ranks at least 0.9 of the same run in one process. Adaptive
+// SGD and GEM depend on which device finishes first, in one process as
+// across ranks: they compare the medians of 3 runs. Only rank 0 prints.
 func TestMPITrainMatchesInProcess(t *testing.T) {
 	for _, c := range []struct {
 		args []string
+		runs int
 		tol  float64 // absolute for sync; else a floor of 0.9×
 	}{
-		{[]string{"--strategy", "sync"}, 0.005},
-		{[]string{"--strategy", "lsgd", "--groups", "2"}, 0},
-		{[]string{"--strategy", "adaptive"}, 0},
-		{[]string{"--strategy", "gem", "--lr", "0.5"}, 0},
-		{[]string{"--strategy", "adacons"}, 0},
+		{[]string{"--strategy", "sync"}, 1, 0.005},
+		{[]string{"--strategy", "lsgd", "--groups", "2"}, 1, 0},
+		{[]string{"--strategy", "adaptive"}, 3, 0},
+		{[]string{"--strategy", "gem", "--lr", "0.5"}, 3, 0},
+		{[]string{"--strategy", "adacons"}, 1, 0},
 	} {
 		args := append([]string{"--epochs", "3"}, c.args...)
-		code, out, errs := runCLI(t, append(append([]string{"train"}, args...), "--devices", "4")...)
-		if code != 0 {
-			t.Fatalf("in process: %s", errs)
+		var want, got []float64
+		for range c.runs {
+			code, out, errs := runCLI(t, append(append([]string{"train"}, args...), "--devices", "4")...)
+			if code != 0 {
+				t.Fatalf("in process: %s", errs)
+			}
+			want = append(want, bestP1(t, out))
+			p1, mpiOut := mpiTrain(t, 4, args...)
+			got = append(got, p1)
+			if n := strings.Count(mpiOut, "hetsgd train: bundled bibtex"); n != 1 {
+				t.Errorf("%d ranks printed the header:\n%s", n, mpiOut)
+			}
 		}
-		want := bestP1(t, out)
-		got, mpiOut := mpiTrain(t, 4, args...)
-		t.Logf("%s: best P@1 %.4f on 4 ranks, %.4f in one process", strings.Join(c.args, " "), got, want)
-		if c.tol > 0 && (got-want > c.tol || want-got > c.tol) || c.tol == 0 && got < 0.9*want {
-			t.Errorf("%s: best P@1 %.4f on 4 ranks against %.4f in one process", strings.Join(c.args, " "), got, want)
+		g, w := median(got), median(want)
+		t.Logf("%s: best P@1 %.4f on 4 ranks %v, %.4f in one process %v", strings.Join(c.args, " "), g, got, w, want)
+		if c.tol > 0 && (g-w > c.tol || w-g > c.tol) || c.tol == 0 && g < 0.9*w {
+			t.Errorf("%s: best P@1 %.4f on 4 ranks against %.4f in one process", strings.Join(c.args, " "), g, w)
 		}
-		if n := strings.Count(mpiOut, "hetsgd train: bundled bibtex"); n != 1 {
-			t.Errorf("%d ranks printed the header:\n%s", n, mpiOut)
+	}
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// calibrate --network on 2 ranks measures the link, compares the
+// all-reduce with OpenMPI's, and writes a model that train --network reads.
+func TestMPICalibrateNetwork(t *testing.T) {
+	net := filepath.Join(t.TempDir(), "net.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := mpirun.Command(ctx, 2, os.Args[0], "calibrate", "--network", "--quick", "--out", net)
+	cmd.Env = append(os.Environ(), asTool+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("calibrate --network: %v\n%s", err, out)
+	}
+	for _, want := range []string{"2 ranks on 1 host(s)", "link within a host (ranks 0 and 1): latency", "all-reduce of 2 ranks", "wrote " + net} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if code, _, errs := runCLI(t, "train", "--time", "virtual", "--devices", "4", "--groups", "2", "--strategy", "lsgd", "--epochs", "0.2", "--network", net); code != 0 {
+		t.Fatalf("train --network %s: %s", net, errs)
 	}
 }
 
