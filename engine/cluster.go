@@ -152,11 +152,14 @@ type cluster struct {
 	buf   []byte
 	share []work
 	small []byte // 8 bytes; slices, not arrays in the struct: cgo checks a whole object for Go pointers
+	// received is closed when receive returns.
+	received chan struct{}
 }
 
 func newCluster(world comm.Comm, devices int) *cluster {
 	k := devices / world.Size()
-	return &cluster{world: world, k: k, buf: make([]byte, cmdSize(devices, k)), share: make([]work, 0, k), small: make([]byte, 8)}
+	return &cluster{world: world, k: k, buf: make([]byte, cmdSize(devices, k)), share: make([]work, 0, k), small: make([]byte, 8),
+		received: make(chan struct{})}
 }
 
 // owner returns the rank holding device d.
@@ -229,6 +232,7 @@ func (cl *cluster) commit(a *strategy.Action, theta, scratch []float32) (float64
 
 // receive forwards the other ranks' finished batches to done until quit.
 func (cl *cluster) receive(done chan<- doneMsg) {
+	defer close(cl.received)
 	var b [doneBytes]byte
 	for {
 		st, err := cl.world.Recv(comm.AnySource, tagDone, b[:])
@@ -243,13 +247,15 @@ func (cl *cluster) receive(done chan<- doneMsg) {
 	}
 }
 
-// quit ends receive.
+// quit ends receive and waits until it has: a receiver outliving its run
+// would take the next run's messages on the same world.
 func (cl *cluster) quit() {
 	var b [doneBytes]byte
 	binary.LittleEndian.PutUint32(b[:], uint32(0xffffffff))
 	if err := cl.world.Send(0, tagDone, b[:]); err != nil {
 		panic(fmt.Sprintf("engine: stopping the receiver of finished batches: %v", err))
 	}
+	<-cl.received
 }
 
 // stop ends the other ranks' serve loops.
@@ -258,6 +264,7 @@ func (cl *cluster) stop() error { return cl.broadcast(&command{kind: cmdStop}) }
 // serve is a rank's life other than rank 0's: it carries out rank 0's
 // commands on its devices until told to stop.
 func serve(x *executor) error {
+	defer x.close()
 	cl := newCluster(x.world, x.n)
 	for _, d := range x.devs {
 		d.msg = make([]byte, doneBytes)

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/metric"
@@ -204,6 +206,63 @@ func TestDistributedSettingsMustAgree(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.msg) {
 				t.Errorf("rank %d: %v, want %q", r, err, c.msg)
 			}
+		}
+	}
+}
+
+// Runs follow one another on one world (as a program, or the MPI tests, do):
+// nothing of a run — its receiver of finished batches, its nodes'
+// communicators — is left to take the next run's messages. When rank 0's
+// run has drained, its receiver has ended.
+func TestDistributedRunsInSequence(t *testing.T) {
+	w := xml(t, 0)
+	world := comm.Mem(3)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for rank, c := range world {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 12 {
+				cfg := base([]string{"downpour", "lsgd", "elastic", "sync"}[i%4], 3, Real)
+				cfg.Epochs, cfg.EvalEvery, cfg.World = 0.05, 1, c
+				if rank > 0 {
+					if _, errs[rank] = Run(context.Background(), cfg, w, nil, nil); errs[rank] != nil {
+						return
+					}
+					continue
+				}
+				r, err := newRun(cfg, w, nil, nil)
+				if err == nil {
+					err = r.drive(context.Background())
+				}
+				if err == nil {
+					err = r.cl.stop()
+				}
+				if err != nil {
+					errs[0] = err
+					return
+				}
+				r.x.close()
+				select {
+				case <-r.cl.received:
+				default:
+					errs[0] = fmt.Errorf("run %d: the receiver of finished batches outlived its run", i)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("runs in sequence on one world did not finish: a run took another's messages")
+	}
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
 		}
 	}
 }

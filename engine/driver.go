@@ -90,6 +90,7 @@ func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Obser
 			err = serr
 		}
 	}
+	r.x.close()
 	r.res.TrainSeconds = r.clk.now()
 	r.res.Samples = r.done
 	r.res.Diverged = errors.Is(err, ErrDiverged)

@@ -351,6 +351,17 @@ func (x *executor) makeNodes() error {
 	return nil
 }
 
+// close frees the communicators the executor made (every rank calls it at
+// the end of a run).
+func (x *executor) close() {
+	for _, c := range []comm.Comm{x.node, x.leaders} {
+		if c != nil {
+			c.Close()
+		}
+	}
+	x.node, x.leaders, x.nodesMade = nil, nil, false
+}
+
 // merge is a Merge action: w̄' = γ(w̄ − w̄_p) + Σ α_i w_i in one pass (the
 // γ terms counted once, on rank 0), w̄_p ← w̄, w̄ ← w̄', every replica ← w̄.
 func (x *executor) merge(weights []float64, gamma float64) error {

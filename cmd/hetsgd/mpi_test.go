@@ -54,7 +54,11 @@ func bestP1(t *testing.T, out string) float64 {
 // in-process run's P@1 within 0.005; lsgd in 2 nodes, adaptive, gem and
 // adacons on 4 ranks at least 0.9 of the same run in one process. Adaptive
 // SGD and GEM depend on which device finishes first, in one process as
-// across ranks: they compare the medians of 3 runs. Only rank 0 prints.
+// across ranks: they compare the medians of 3 runs. GEM runs at lr 0.2:
+// at the bar's 0.5 a run ends at one of two levels (about 0.37 or 0.44)
+// by the order of its commits, in one process and across ranks alike, so
+// that single runs cannot be compared (BENCHMARKS.md §7 measures the bar's
+// setting on 10 runs each). Only rank 0 prints.
 func TestMPITrainMatchesInProcess(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -64,7 +68,7 @@ func TestMPITrainMatchesInProcess(t *testing.T) {
 		{[]string{"--strategy", "sync"}, 1, 0.005},
 		{[]string{"--strategy", "lsgd", "--groups", "2"}, 1, 0},
 		{[]string{"--strategy", "adaptive"}, 3, 0},
-		{[]string{"--strategy", "gem", "--lr", "0.5"}, 3, 0},
+		{[]string{"--strategy", "gem", "--lr", "0.2"}, 3, 0},
 		{[]string{"--strategy", "adacons"}, 1, 0},
 	} {
 		args := append([]string{"--epochs", "3"}, c.args...)
