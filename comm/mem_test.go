@@ -2,7 +2,6 @@ package comm_test
 
 import (
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -13,19 +12,7 @@ import (
 // engine uses, one goroutine per rank.
 func TestMemConformance(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4} {
-		world := comm.Mem(n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for r, c := range world {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[r] = commtest.Check(c)
-				c.Close()
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
+		for _, err := range commtest.OnMem(n, commtest.Check) {
 			if err != nil {
 				t.Errorf("%d ranks: %v", n, err)
 			}
@@ -63,18 +50,11 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 // MeasureNetwork over the in-memory world: one host, so Intra only, a fit
 // with a positive latency and bandwidth, and all-reduce timings.
 func TestMeasureNetwork(t *testing.T) {
-	world := comm.Mem(3)
 	reps := make([]*comm.NetworkReport, 3)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for r, c := range world {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps[r], errs[r] = comm.MeasureNetwork(c, []int{8, 1 << 10, 1 << 20, 2 << 20}, []int{1 << 16})
-		}()
-	}
-	wg.Wait()
+	errs := commtest.OnMem(3, func(c comm.Comm) (err error) {
+		reps[c.Rank()], err = comm.MeasureNetwork(c, []int{8, 1 << 10, 1 << 20, 2 << 20}, []int{1 << 16})
+		return err
+	})
 	for _, err := range errs {
 		if err != nil {
 			t.Fatal(err)

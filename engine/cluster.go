@@ -310,10 +310,8 @@ func serve(x *executor) error {
 			if err := x.commitRemote(&c, cl); err != nil {
 				return err
 			}
-		case cmdNorms:
-			_, err = x.norms()
-		case cmdConsensus:
-			_, err = x.consensus()
+		case cmdNorms, cmdConsensus:
+			_, err = x.query(c.kind)
 		case cmdAllReduce, cmdMerge, cmdCenterSync:
 			err = x.collective(&c)
 		default:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/comm/commtest"
 	"github.com/hetsgd/hetsgd/metric"
 )
 
@@ -17,27 +18,18 @@ import (
 // through comm.Mem — and returns rank 0's result and every rank's error.
 func onRanks(t testing.TB, cfg Config, ranks int, w Workload) (*Result, []error) {
 	t.Helper()
-	world := comm.Mem(ranks)
-	errs := make([]error, ranks)
 	var res *Result
-	var wg sync.WaitGroup
-	for r, c := range world {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cfg := cfg
-			cfg.World = c
-			out, err := Run(context.Background(), cfg, w, nil, nil)
-			if r == 0 {
-				res = out
-			} else if out != nil {
-				t.Errorf("rank %d got a result", r)
-			}
-			errs[r] = err
-			c.Close()
-		}()
-	}
-	wg.Wait()
+	errs := commtest.OnMem(ranks, func(c comm.Comm) error {
+		cfg := cfg
+		cfg.World = c
+		out, err := Run(context.Background(), cfg, w, nil, nil)
+		if c.Rank() == 0 {
+			res = out
+		} else if out != nil {
+			t.Errorf("rank %d got a result", c.Rank())
+		}
+		return err
+	})
 	return res, errs
 }
 
@@ -170,22 +162,15 @@ func TestDistributedStrategiesLearn(t *testing.T) {
 // with an error naming the rank that differs.
 func TestDistributedSettingsMustAgree(t *testing.T) {
 	w := xml(t, 0)
-	world := comm.Mem(3)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for r, c := range world {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cfg := base("sync", 3, Real)
-			cfg.World = c
-			if r == 2 {
-				cfg.LR = 0.4
-			}
-			_, errs[r] = Run(context.Background(), cfg, w, &metric.Log{}, nil)
-		}()
-	}
-	wg.Wait()
+	errs := commtest.OnMem(3, func(c comm.Comm) error {
+		cfg := base("sync", 3, Real)
+		cfg.World = c
+		if c.Rank() == 2 {
+			cfg.LR = 0.4
+		}
+		_, err := Run(context.Background(), cfg, w, &metric.Log{}, nil)
+		return err
+	})
 	for r, err := range errs {
 		if err == nil || !strings.Contains(err.Error(), "rank 2 differs from rank 0 in its engine settings") {
 			t.Errorf("rank %d: %v", r, err)

@@ -285,31 +285,24 @@ func (r *run) do(a *strategy.Action) error {
 		if w, ok := r.begin(a); ok {
 			return r.clk.dispatch(w)
 		}
-	case strategy.QueryNorms:
+	case strategy.QueryNorms, strategy.QueryConsensus:
+		kind, ev := cmdNorms, strategy.Norms
+		if a.Kind == strategy.QueryConsensus {
+			if !r.allIdle() {
+				panic(fmt.Sprintf("engine: %s asked for consensus while devices are busy", r.cfg.Strategy))
+			}
+			kind, ev = cmdConsensus, strategy.Consensus
+		}
 		if r.cl != nil {
-			if err := r.cl.broadcast(&command{kind: cmdNorms}); err != nil {
+			if err := r.cl.broadcast(&command{kind: kind}); err != nil {
 				return err
 			}
 		}
-		v, err := r.x.norms()
+		v, err := r.x.query(kind)
 		if err != nil {
 			return err
 		}
-		r.clk.after(a, strategy.Event{Kind: strategy.Norms, Values: v, Dim: r.w.NumParams()})
-	case strategy.QueryConsensus:
-		if !r.allIdle() {
-			panic(fmt.Sprintf("engine: %s asked for consensus while devices are busy", r.cfg.Strategy))
-		}
-		if r.cl != nil {
-			if err := r.cl.broadcast(&command{kind: cmdConsensus}); err != nil {
-				return err
-			}
-		}
-		v, err := r.x.consensus()
-		if err != nil {
-			return err
-		}
-		r.clk.after(a, strategy.Event{Kind: strategy.Consensus, Values: v})
+		r.clk.after(a, strategy.Event{Kind: ev, Values: v, Dim: r.w.NumParams()})
 	case strategy.Commit:
 		return r.commit(a)
 	case strategy.AllReduce, strategy.Merge, strategy.CenterSync:

@@ -425,6 +425,15 @@ func (x *executor) gather() error {
 	return x.world.AllGather(x.values, x.part)
 }
 
+// query answers a query command on every rank: the norms or the consensus
+// coefficients of every device of the job.
+func (x *executor) query(kind cmdKind) ([]float64, error) {
+	if kind == cmdNorms {
+		return x.norms()
+	}
+	return x.consensus()
+}
+
 // norms answers QueryNorms: ‖w_i‖₂ of every replica of the job.
 func (x *executor) norms() ([]float64, error) {
 	for i, d := range x.devs {

@@ -34,21 +34,7 @@ func Consensus(dots, norms []float64, vs [][]float32) {
 	if len(dots) < n || len(norms) < n || n == 0 {
 		panic("kernel: Consensus needs one output per vector")
 	}
-	t := aggTaskPool.get()
-	t.set(aggConsensus, nil, vs)
-	t.dots, t.norms = dots[:n], norms[:n]
-	size := len(vs[0])
-	t.reserve(n)
-	aggRun(t, size)
-	clear(t.dots)
-	clear(t.norms)
-	for c := 0; c < vecChunks; c++ {
-		for i := 0; i < n; i++ {
-			t.dots[i] += t.pd[c*n+i]
-			t.norms[i] += t.pn[c*n+i]
-		}
-	}
-	t.done()
+	dotsNorms(dots[:n], norms[:n], vs, nil, len(vs[0]))
 }
 
 // DotsNorms computes dots[i] = ⟨vs[i], ref⟩ and norms[i] = ‖vs[i]‖² for n
@@ -67,11 +53,18 @@ func DotsNorms(dots, norms []float64, vs [][]float32, ref []float32) {
 			panic("kernel: DotsNorms vectors of different lengths")
 		}
 	}
+	dotsNorms(dots[:n], norms[:n], vs, ref, len(ref))
+}
+
+// dotsNorms is Consensus (ref nil: the mean, made block by block) and
+// DotsNorms: the partial sums of each chunk reduced in chunk order.
+func dotsNorms(dots, norms []float64, vs [][]float32, ref []float32, size int) {
+	n := len(vs)
 	t := aggTaskPool.get()
 	t.set(aggConsensus, nil, vs)
-	t.dots, t.norms, t.ref = dots[:n], norms[:n], ref
+	t.dots, t.norms, t.ref = dots, norms, ref
 	t.reserve(n)
-	aggRun(t, len(ref))
+	aggRun(t, size)
 	clear(t.dots)
 	clear(t.norms)
 	for c := 0; c < vecChunks; c++ {
@@ -92,16 +85,7 @@ func DotsNorms(dots, norms []float64, vs [][]float32, ref []float32) {
 //
 // per parameter. A NaN never reaches θ: π is finite and Δ is the caller's.
 func GEMCommit(theta, s, m, g []float32, lr, mu, kappa, eps, clip float32) {
-	n := len(theta)
-	if len(s) != n || len(m) != n || len(g) != n {
-		panic("kernel: GEMCommit vectors of different lengths")
-	}
-	t := aggTaskPool.get()
-	t.set(aggGEM, theta, nil)
-	t.s, t.m, t.g = s, m, g
-	t.gem = [5]float32{lr, mu, kappa, eps, clip}
-	aggRun(t, n)
-	t.done()
+	gemRun(aggGEM, theta, s, m, g, lr, mu, kappa, eps, clip)
 }
 
 // GEMDelta is GEMCommit's worker side, for a centre held by another
@@ -111,12 +95,16 @@ func GEMCommit(theta, s, m, g []float32, lr, mu, kappa, eps, clip float32) {
 //
 //	m ← μ·m + Δ;  g ← π·Δ
 func GEMDelta(g, theta, s, m []float32, lr, mu, kappa, eps, clip float32) {
-	n := len(g)
-	if len(theta) != n || len(s) != n || len(m) != n {
-		panic("kernel: GEMDelta vectors of different lengths")
+	gemRun(aggGEMDelta, theta, s, m, g, lr, mu, kappa, eps, clip)
+}
+
+func gemRun(op aggOp, theta, s, m, g []float32, lr, mu, kappa, eps, clip float32) {
+	n := len(theta)
+	if len(s) != n || len(m) != n || len(g) != n {
+		panic("kernel: GEM vectors of different lengths")
 	}
 	t := aggTaskPool.get()
-	t.set(aggGEMDelta, theta, nil)
+	t.set(op, theta, nil)
 	t.s, t.m, t.g = s, m, g
 	t.gem = [5]float32{lr, mu, kappa, eps, clip}
 	aggRun(t, n)
@@ -238,21 +226,19 @@ func (t *aggTask) Part(c, chunks int) {
 				pn[i] += float64(q)
 			}
 		}
-	case aggGEM:
+	case aggGEM, aggGEMDelta:
 		theta, s, m, g := t.dst[lo:hi], t.s[lo:hi], t.m[lo:hi], t.g[lo:hi]
 		lr, mu, kappa, eps, clip := t.gem[0], t.gem[1], t.gem[2], t.gem[3], t.gem[4]
+		apply := t.op == aggGEM
 		for j := range theta {
 			d := -lr * g[j]
 			m[j] = mu*m[j] + d
-			theta[j] += GEMFactor(theta[j], s[j], m[j], d, kappa, eps, clip) * d
-		}
-	case aggGEMDelta:
-		theta, s, m, g := t.dst[lo:hi], t.s[lo:hi], t.m[lo:hi], t.g[lo:hi]
-		lr, mu, kappa, eps, clip := t.gem[0], t.gem[1], t.gem[2], t.gem[3], t.gem[4]
-		for j := range g {
-			d := -lr * g[j]
-			m[j] = mu*m[j] + d
-			g[j] = GEMFactor(theta[j], s[j], m[j], d, kappa, eps, clip) * d
+			u := GEMFactor(theta[j], s[j], m[j], d, kappa, eps, clip) * d
+			if apply {
+				theta[j] += u // the commit where θ lives
+			} else {
+				g[j] = u // the update, for θ's process to add
+			}
 		}
 	}
 }

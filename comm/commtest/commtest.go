@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"unsafe"
 	"weak"
 
@@ -467,4 +468,22 @@ func equal(a, b []float32) bool {
 		}
 	}
 	return true
+}
+
+// OnMem runs f on every rank of a new comm.Mem world of n ranks, each on its
+// own goroutine, closes every rank when f returns, and returns each rank's
+// error: a world of processes, in one test.
+func OnMem(n int, f func(c comm.Comm) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r, c := range comm.Mem(n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			errs[r] = f(c)
+		}()
+	}
+	wg.Wait()
+	return errs
 }
