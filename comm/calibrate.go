@@ -23,7 +23,12 @@ type LinkTimer interface {
 // Hosts returns, for every rank, the index of the first rank on the same
 // host: ranks with equal values share a machine (and its memory).
 func Hosts(c Comm) ([]int, error) {
-	host, _ := os.Hostname()
+	host, err := os.Hostname()
+	if err != nil {
+		// Every rank takes part in the gather below; one that cannot name
+		// its host counts as a host of its own.
+		host = fmt.Sprintf("unknown host of rank %d", c.Rank())
+	}
 	h := fnv.New64a()
 	h.Write([]byte(host))
 	all := make([]float64, c.Size())

@@ -31,7 +31,9 @@ type Comm interface {
 	AllReduce(x []float32) error
 	// IAllReduce starts an AllReduce of x and returns at once. x belongs to
 	// the transport until the request completes; the implementation keeps it
-	// alive and in place (runtime.Pinner) even if the caller drops it.
+	// alive and in place (runtime.Pinner) even if the caller drops x. The
+	// caller must see the request complete (Wait, or Test until it reports
+	// done): that is when the transport lets x go.
 	IAllReduce(x []float32) (Request, error)
 	// Reduce sums every rank's x into root's x; other ranks' x are unchanged.
 	Reduce(x []float32, root int) error
@@ -54,7 +56,7 @@ type Comm interface {
 	// Recv receives one message from rank from (or AnySource) with tag tag
 	// (or AnyTag) into b, which must be large enough. Messages from one
 	// sender with one tag arrive in the order they were sent. A rank waiting
-	// in Recv sleeps rather than spinning, so it leaves the core to compute.
+	// in Recv yields its core, then sleeps, rather than spinning on it.
 	Recv(from, tag int, b []byte) (Status, error)
 
 	// Close releases the group. Closing the world ends the transport: no

@@ -21,8 +21,10 @@ import (
 //	tagUpdate   r → 0  a commit's π, then tagUpdateVec its update vector
 //
 // Collectives (all-reduce, merge, CROSSBOW's step, norms, consensus) are a
-// command to every rank followed by the collective on the world, in which
-// rank 0's executor takes part like any other. Commits go through rank 0,
+// command to every rank followed by the collective on the world (Layered
+// SGD's: on its nodes' and their communicators' groups), in which rank 0's
+// executor takes part like any other. After a transport error the job ends:
+// the world is not reused. Commits go through rank 0,
 // which holds θ: it sends the device's rank the commit (and θ for GEM), and
 // adds the update that comes back. Both sides run the same binary (see
 // agreeSettings and the tool's own check), so the encoding needs no version.

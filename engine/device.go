@@ -25,6 +25,7 @@ type device struct {
 	jobs     chan struct{} // real clock: work for the device's goroutine
 	prepared bool          // its next batch was prepared during a collective
 	prep     float64       // real clock: seconds of simulated decoding per row (Config.Prep)
+	stretch  float64       // real clock: its batches take this many times their compute time (speeds)
 	lr       float32
 	mode     strategy.Mode
 	loss     float64 // mean loss of the last batch

@@ -134,6 +134,7 @@ type run struct {
 	lossRows   int64
 	acts, next []strategy.Action
 	works      []work
+	weights    []float64 // a layered all-reduce's weights, kept across the strategy's next Step
 	async      asyncStats
 	// The evaluations, as functions made once: a method value made per
 	// call would allocate.
@@ -325,11 +326,9 @@ func (r *run) do(a *strategy.Action) error {
 		if err := r.collective(a, nil); err != nil {
 			return err
 		}
-		if a.Kind == strategy.Merge && a.Record != nil {
-			ev := MergeEvent{Event: "merge", Time: r.clk.now(), MergeRecord: a.Record}
-			if !r.cfg.TimingOnly {
-				ev.CenterNorm = kernel.Nrm2(r.x.center)
-			}
+		if a.Kind == strategy.Merge && a.Record != nil && !r.cfg.TimingOnly {
+			// Timing-only runs compute no merge and record none.
+			ev := MergeEvent{Event: "merge", Time: r.clk.now(), CenterNorm: kernel.Nrm2(r.x.center), MergeRecord: a.Record}
 			r.res.Merges = append(r.res.Merges, ev)
 			if err := r.write(ev); err != nil {
 				return err
@@ -377,6 +376,16 @@ func (r *run) overlaps(a *strategy.Action) bool {
 // layered runs a Layered all-reduce across ranks with the strategy's answer
 // to its completion — which must be dispatches only — handed out with it.
 func (r *run) layered(a *strategy.Action) error {
+	// The strategy's weights are valid until its next Step, which comes
+	// first here: keep a copy. Nothing may follow the all-reduce among the
+	// actions of its Step, since the strategy answers its completion now.
+	if a != &r.acts[len(r.acts)-1] {
+		panic(fmt.Sprintf("engine: %s issued actions after a layered all-reduce", r.cfg.Strategy))
+	}
+	all := *a
+	r.weights = append(r.weights[:0], a.Weights...)
+	all.Weights = r.weights
+	a = &all
 	r.next = r.strat.Step(strategy.Event{Kind: strategy.CollectiveDone}, r.next[:0])
 	r.works = r.works[:0]
 	for i := range r.next {

@@ -119,7 +119,8 @@ func (x *executor) startDevices(report func(*device)) {
 	}
 	for _, d := range x.devs {
 		d.jobs = make(chan struct{}, 1)
-		go d.work(fastest/d.speed, report)
+		d.stretch = fastest / d.speed
+		go d.work(d.stretch, report)
 	}
 }
 
@@ -173,8 +174,8 @@ func (x *executor) loadPolled(d *device, w work, poll func()) {
 	}
 }
 
-// localGrads returns this rank's gradients and the weights of action a for
-// them.
+// localVecs returns this rank's gradients (or replicas) and their weights
+// in w, a weight per device of the job.
 func (x *executor) localVecs(w []float64, grads bool) ([]float32, [][]float32) {
 	x.weights, x.vecs = x.weights[:0], x.vecs[:0]
 	for _, d := range x.devs {
@@ -271,13 +272,20 @@ func (x *executor) layered(g []float32, w []float32, vecs [][]float32, next []wo
 			return fmt.Errorf("engine: layered all-reduce among the nodes: %w", err)
 		}
 	}
+	// The rank's devices decode their batches side by side, as each does
+	// before its batch otherwise: the rank spends the slowest one's time,
+	// stretched by its speed like the rest of its batch.
+	var prep time.Duration
 	for _, wk := range next {
 		d := x.local(wk.dev)
 		x.loadPolled(d, wk, x.poll)
 		if d.prep > 0 {
-			busy(time.Duration(d.prep*float64(d.rows)*1e9), x.poll)
+			prep = max(prep, time.Duration(d.prep*float64(d.rows)*d.stretch*1e9))
 			d.prepared = true
 		}
+	}
+	if prep > 0 {
+		busy(prep, x.poll)
 	}
 	t2 := time.Now()
 	if x.req != nil {

@@ -40,13 +40,19 @@ func newRealClock(r *run) *realClock {
 func (c *realClock) now() float64 { return (time.Since(c.t0) - c.paused).Seconds() }
 
 func (c *realClock) dispatch(w work) error {
-	c.inflight++
 	if d := c.r.x.local(w.dev); d != nil {
 		c.r.x.load(d, w) // under Pull, copies θ before the goroutine runs
 		c.r.x.run(d)
+		c.inflight++
 		return nil
 	}
-	return c.r.cl.dispatch(w, c.r.x.center)
+	// Counted only once sent: drain must not wait for a batch that never
+	// left. (A transport error ends the job; the world is not reused.)
+	if err := c.r.cl.dispatch(w, c.r.x.center); err != nil {
+		return err
+	}
+	c.inflight++
+	return nil
 }
 
 func (c *realClock) started(n int) { c.inflight += n }

@@ -202,6 +202,9 @@ func TestNetworkFlags(t *testing.T) {
 	if code, _, errs := runCLI(t, append(args, log, "--network", good)...); code != 0 {
 		t.Fatalf("--network: %s", errs)
 	}
+	if code, _, errs := runCLI(t, "train", "--network", good, "--epochs", "0.1"); code == 0 || !strings.Contains(errs, "--network describes the links for --time virtual") {
+		t.Fatalf("--network under the real clock: exit %d, %q", code, errs)
+	}
 	b, _ := os.ReadFile(log)
 	if !strings.Contains(string(b), `"inter":{"Latency":0.000005,"Bandwidth":100000000}`) || !strings.Contains(string(b), `"group_size":2`) {
 		t.Fatalf("the log's network is not the file's with --groups' nodes:\n%s", b[:min(len(b), 2000)])

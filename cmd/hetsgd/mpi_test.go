@@ -277,3 +277,53 @@ func TestMPIRanksMustAgree(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C to mpirun stops every rank after the current step: the job ends
+// non-zero within seconds and rank 0's log ends with a complete done record
+// that says so.
+func TestMPIInterrupted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	cmd := mpirun.Command(ctx, 3, os.Args[0], "train", "--strategy", "adaptive", "--epochs", "100000", "--eval-every", "0.5", "--log", log)
+	cmd.Env = append(os.Environ(), asTool+"=1")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(log); strings.Contains(string(b), `"event":"eval"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no evaluation within a minute")
+		}
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	t.Logf("mpirun ended %.2f s after Ctrl-C: %v", time.Since(sent).Seconds(), err)
+	if err == nil || time.Since(sent) > 30*time.Second {
+		t.Fatalf("mpirun: %v after %v", err, time.Since(sent))
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("a log line is not a whole record: %q", l)
+		}
+	}
+	var done struct {
+		Event       string
+		Interrupted bool
+	}
+	json.Unmarshal([]byte(lines[len(lines)-1]), &done)
+	if done.Event != "done" || !done.Interrupted {
+		t.Fatalf("the log ends with %s", lines[len(lines)-1])
+	}
+}

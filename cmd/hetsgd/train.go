@@ -386,6 +386,9 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm) (engine.Con
 	net := comm.Model{Intra: comm.Network{Latency: f.netLatency, Bandwidth: f.netBW}, AllReduce: alg}
 	net.Inter = net.Intra
 	if f.networkPath != "" {
+		if f.clock != string(engine.Virtual) {
+			return engine.Config{}, fmt.Errorf("--network describes the links for --time virtual; under the real clock the links are the ones the run uses")
+		}
 		for _, name := range []string{"net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth"} {
 			if set[name] {
 				return engine.Config{}, fmt.Errorf("--%s and --network both describe the links: give one of them", name)

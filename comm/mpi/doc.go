@@ -10,9 +10,10 @@
 // in collectives) and MPI_ERRORS_RETURN, so every failure comes back as an
 // error. Collectives work in place on the caller's vectors (MPI_IN_PLACE):
 // no copy of a replica is made. IAllReduce pins its vector with
-// runtime.Pinner until the request completes. Recv waits with MPI_Improbe
-// and short sleeps, so that a rank waiting for work leaves its core to the
-// ranks that compute (a blocking MPI_Recv would spin on it).
+// runtime.Pinner until the request completes. Recv waits with MPI_Improbe,
+// yielding the core for 200 µs and then sleeping 1–100 µs between probes,
+// so that a rank waiting for work leaves its core to the ranks that compute
+// (a blocking MPI_Recv would spin on it).
 //
 // MPI_Init and MPI_Finalize must run on the same OS thread: they run on a
 // goroutine locked to a thread of its own, so the world may be opened and

@@ -144,13 +144,13 @@ func Open() (*Comm, error) {
 	if code != C.MPI_SUCCESS {
 		return nil, mpiError("MPI_Init_thread", code)
 	}
-	w := C.hs_world()
-	if code := C.hs_errors_return(w); code != C.MPI_SUCCESS {
-		return nil, mpiError("MPI_Comm_set_errhandler", code)
-	}
 	if provided < C.MPI_THREAD_MULTIPLE {
 		onMPIThread(func() { C.hs_finalize() })
 		return nil, fmt.Errorf("mpi: this MPI library grants thread level %d, not MPI_THREAD_MULTIPLE", int(provided))
+	}
+	w := C.hs_world()
+	if code := C.hs_errors_return(w); code != C.MPI_SUCCESS {
+		return nil, mpiError("MPI_Comm_set_errhandler", code)
 	}
 	c, err := wrap(w, true)
 	if err != nil {
@@ -183,7 +183,8 @@ func wrap(c C.MPI_Comm, isWorld bool) (*Comm, error) {
 func (m *Comm) Rank() int { return m.rank }
 func (m *Comm) Size() int { return m.size }
 
-// nap sleeps d on this thread with its timer slack lowered to 1 µs.
+// nap sleeps d on this thread with its timer slack lowered to 1 µs (and
+// left there: the threads that wait for messages keep it).
 func nap(d time.Duration) {
 	const prSetTimerSlack = 29
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1000, 0)
@@ -441,6 +442,7 @@ func (m *Comm) Close() error {
 	}
 	var code C.int
 	onMPIThread(func() { code = C.hs_finalize() })
+	world = nil // a later Open says the world is gone
 	if code != C.MPI_SUCCESS {
 		return mpiError("MPI_Finalize", code)
 	}
