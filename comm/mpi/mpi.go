@@ -34,15 +34,21 @@ static int hs_split(MPI_Comm c, int color, int key, MPI_Comm *out) {
 static int hs_is_null(MPI_Comm c) { return c == MPI_COMM_NULL; }
 static int hs_barrier(MPI_Comm c) { return MPI_Barrier(c); }
 static int hs_send(MPI_Comm c, void *b, int n, int to, int tag) { return MPI_Send(b, n, MPI_BYTE, to, tag, c); }
-static int hs_improbe(MPI_Comm c, int from, int tag, int *flag, MPI_Message *m, int *src, int *gottag, int *count) {
+// hs_probe is MPI_Improbe's outcome, returned by value: results written
+// through pointers to Go variables would make them escape, and Recv
+// allocate for every message.
+typedef struct { int err, flag, src, tag, count; MPI_Message msg; } hs_probe;
+static hs_probe hs_improbe(MPI_Comm c, int from, int tag) {
+	hs_probe p = {0};
 	MPI_Status st;
-	int err = MPI_Improbe(from < 0 ? MPI_ANY_SOURCE : from, tag < 0 ? MPI_ANY_TAG : tag, c, flag, m, &st);
-	if (err != MPI_SUCCESS || !*flag) return err;
-	*src = st.MPI_SOURCE;
-	*gottag = st.MPI_TAG;
-	return MPI_Get_count(&st, MPI_BYTE, count);
+	p.err = MPI_Improbe(from < 0 ? MPI_ANY_SOURCE : from, tag < 0 ? MPI_ANY_TAG : tag, c, &p.flag, &p.msg, &st);
+	if (p.err != MPI_SUCCESS || !p.flag) return p;
+	p.src = st.MPI_SOURCE;
+	p.tag = st.MPI_TAG;
+	p.err = MPI_Get_count(&st, MPI_BYTE, &p.count);
+	return p;
 }
-static int hs_mrecv(void *b, int n, MPI_Message *m) { return MPI_Mrecv(b, n, MPI_BYTE, m, MPI_STATUS_IGNORE); }
+static int hs_mrecv(void *b, int n, MPI_Message m) { return MPI_Mrecv(b, n, MPI_BYTE, &m, MPI_STATUS_IGNORE); }
 static int hs_test(MPI_Request *r, int *flag) { return MPI_Test(r, flag, MPI_STATUS_IGNORE); }
 static int hs_wait(MPI_Request *r) { return MPI_Wait(r, MPI_STATUS_IGNORE); }
 static int hs_free(MPI_Comm *c) { return MPI_Comm_free(c); }
@@ -381,19 +387,17 @@ func (m *Comm) Recv(from, tag int, b []byte) (comm.Status, error) {
 		return comm.Status{}, fmt.Errorf("mpi: a receive buffer of %d bytes is longer than MPI's count allows", len(b))
 	}
 	var (
-		flag             C.int
-		msg              C.MPI_Message
-		src, got, nbytes C.int
-		start            time.Time
-		spinning         = true
+		p        C.hs_probe
+		start    time.Time
+		spinning = true
 	)
 	sleep := pollMin
 	for i := 0; ; i++ {
-		code := C.hs_improbe(m.c, C.int(from), C.int(tag), &flag, &msg, &src, &got, &nbytes)
-		if code != C.MPI_SUCCESS {
-			return comm.Status{}, mpiError("MPI_Improbe", code)
+		p = C.hs_improbe(m.c, C.int(from), C.int(tag))
+		if p.err != C.MPI_SUCCESS {
+			return comm.Status{}, mpiError("MPI_Improbe", p.err)
 		}
-		if flag != 0 {
+		if p.flag != 0 {
 			break
 		}
 		if i == 0 {
@@ -412,9 +416,9 @@ func (m *Comm) Recv(from, tag int, b []byte) (comm.Status, error) {
 		nap(sleep)
 		sleep = min(2*sleep, pollMax)
 	}
-	st := comm.Status{Source: int(src), Tag: int(got), Bytes: int(nbytes)}
-	code := C.hs_mrecv(bytesPtr(b), C.int(len(b)), &msg)
-	if int(nbytes) > len(b) {
+	st := comm.Status{Source: int(p.src), Tag: int(p.tag), Bytes: int(p.count)}
+	code := C.hs_mrecv(bytesPtr(b), C.int(len(b)), p.msg)
+	if st.Bytes > len(b) {
 		return st, fmt.Errorf("%w: %d bytes from rank %d into %d", comm.ErrTruncated, st.Bytes, st.Source, len(b))
 	}
 	if code != C.MPI_SUCCESS {

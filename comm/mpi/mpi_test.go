@@ -52,3 +52,31 @@ func TestOpenWorld(t *testing.T) {
 		t.Fatal("not under mpirun")
 	}
 }
+
+// Receiving a message does not allocate: Recv runs for every batch of a
+// distributed run.
+func TestRecvDoesNotAllocate(t *testing.T) {
+	w := world(t)
+	if w.Size() != 2 {
+		t.Skip("checked on 2 ranks")
+	}
+	const runs = 50
+	b := make([]byte, 16)
+	if w.Rank() == 0 {
+		for range runs + 1 {
+			if err := w.Send(1, 3, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	} else {
+		allocs := testing.AllocsPerRun(runs, func() {
+			if _, err := w.Recv(0, 3, b); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("Recv allocates %v times", allocs)
+		}
+	}
+	w.Barrier()
+}
