@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -131,14 +132,11 @@ func Agree(c Comm, fps []Fingerprint) error {
 }
 
 func names(fps []Fingerprint) string {
-	s := ""
-	for i, fp := range fps {
-		if i > 0 {
-			s += ", "
-		}
-		s += fp.Name
+	var s []string
+	for _, fp := range fps {
+		s = append(s, fp.Name)
 	}
-	return s
+	return strings.Join(s, ", ")
 }
 
 func encode(dst []float64, sum [32]byte) {

@@ -174,17 +174,17 @@ func (x *executor) loadPolled(d *device, w work, poll func()) {
 	}
 }
 
-// localVecs returns this rank's gradients (or replicas) and their weights
-// in w, a weight per device of the job.
-func (x *executor) localVecs(w []float64, grads bool) ([]float32, [][]float32) {
+// localGrads returns this rank's gradients and their weights from w, a
+// weight per device of the job (nil: 1/n each, the mean).
+func (x *executor) localGrads(w []float64) ([]float32, [][]float32) {
 	x.weights, x.vecs = x.weights[:0], x.vecs[:0]
 	for _, d := range x.devs {
-		x.weights = append(x.weights, float32(w[d.id]))
-		if grads {
-			x.vecs = append(x.vecs, d.g)
-		} else {
-			x.vecs = append(x.vecs, d.p)
+		wi := 1 / float32(x.n)
+		if w != nil {
+			wi = float32(w[d.id])
 		}
+		x.weights = append(x.weights, wi)
+		x.vecs = append(x.vecs, d.g)
 	}
 	return x.weights, x.vecs
 }
@@ -219,7 +219,7 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 	loaded := false
 	if x.n > 1 || weights[0] != 1 {
 		g = x.scratch
-		w, vecs := x.localVecs(weights, true)
+		w, vecs := x.localGrads(weights)
 		var err error
 		if layered && x.world.Size() > 1 {
 			err, loaded = x.layered(g, w, vecs, next), true
@@ -466,14 +466,11 @@ func (x *executor) consensus() ([]float64, error) {
 		}
 		return x.values, nil
 	}
-	_, grads := x.localVecs(x.values, true) // weights unused
+	mean, grads := x.localGrads(nil)
 	if x.world.Size() == 1 {
 		kernel.Consensus(x.dots, x.part, grads)
 	} else {
-		for i := range x.weights {
-			x.weights[i] = 1 / float32(x.n)
-		}
-		if err := comm.WeightedAllReduce(x.world, x.scratch, x.weights, grads); err != nil {
+		if err := comm.WeightedAllReduce(x.world, x.scratch, mean, grads); err != nil {
 			return nil, fmt.Errorf("engine: the mean gradient of the consensus: %w", err)
 		}
 		kernel.DotsNorms(x.dots, x.part, grads, x.scratch)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -159,27 +160,33 @@ func TestMPIDevicesPerRankAndLog(t *testing.T) {
 	}
 }
 
-// A rank killed mid-run ends the job: mpirun exits non-zero within 30 s and
-// no rank is left running.
-func TestMPIKilledRank(t *testing.T) {
+// longRun starts a long training of strategy on 3 ranks, stopped by the
+// test's end at the latest, and returns once an evaluation is in its log.
+func longRun(t *testing.T, strategy string) (*exec.Cmd, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	log := filepath.Join(t.TempDir(), "run.jsonl")
-	cmd := mpirun.Command(ctx, 3, os.Args[0], "train", "--strategy", "sync", "--epochs", "100000", "--eval-every", "0.5", "--log", log)
+	cmd := mpirun.Command(ctx, 3, os.Args[0], "train", "--strategy", strategy, "--epochs", "100000", "--eval-every", "0.5", "--log", log)
 	cmd.Env = append(os.Environ(), asTool+"=1")
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for training to be under way: an evaluation in the log.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		if b, _ := os.ReadFile(log); strings.Contains(string(b), `"event":"eval"`) {
-			break
+			return cmd, log
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no evaluation within a minute")
 		}
 	}
+}
+
+// A rank killed mid-run ends the job: mpirun exits non-zero within 30 s and
+// no rank is left running.
+func TestMPIKilledRank(t *testing.T) {
+	cmd, _ := longRun(t, "sync")
 	ranks := children(cmd.Process.Pid)
 	if len(ranks) != 3 {
 		t.Fatalf("mpirun has %d children, want 3 ranks: %v", len(ranks), ranks)
@@ -282,23 +289,7 @@ func TestMPIRanksMustAgree(t *testing.T) {
 // non-zero within seconds and rank 0's log ends with a complete done record
 // that says so.
 func TestMPIInterrupted(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	log := filepath.Join(t.TempDir(), "run.jsonl")
-	cmd := mpirun.Command(ctx, 3, os.Args[0], "train", "--strategy", "adaptive", "--epochs", "100000", "--eval-every", "0.5", "--log", log)
-	cmd.Env = append(os.Environ(), asTool+"=1")
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if b, _ := os.ReadFile(log); strings.Contains(string(b), `"event":"eval"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no evaluation within a minute")
-		}
-	}
+	cmd, log := longRun(t, "adaptive")
 	sent := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
