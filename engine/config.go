@@ -6,6 +6,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/strategy"
 )
 
 // Clock selects the engine.
@@ -20,11 +21,16 @@ const (
 type Config struct {
 	Strategy string             // registered strategy name
 	Devices  int                // number of devices
-	Batch    int                // batch size per device (b_max for adaptive)
-	LR       float64            // learning rate for Batch
-	Options  map[string]float64 // strategy options by name
+	Batch    int                // batch size per device (b_max for adaptive); 0: the strategy's default
+	LR       float64            // learning rate for Batch; 0: the strategy's default (see WithDefaults)
+	Options  map[string]float64 // strategy options by name; absent ones take their defaults
 
+	// Optimizer is the devices' local optimizer; an empty name is the
+	// strategy's default optimizer with its momentum and weight decay.
 	Optimizer optim.Config
+	// Paper takes the strategy's paper settings (strategy.Info's Paper) in
+	// place of its defaults, where it has them.
+	Paper bool
 
 	Speeds []float64 // relative speed per device (nil: all 1)
 	Clock  Clock
@@ -63,6 +69,58 @@ type Config struct {
 	// alone). Devices are shared out evenly: rank r holds devices
 	// r·K … r·K+K−1 with K = Devices/World.Size(). Real clock only.
 	World comm.Comm `json:"-"`
+}
+
+// WithDefaults returns c with the strategy's defaults (strategy.Info's
+// Defaults) in the common settings left at zero: the optimizer (an empty
+// name), the batch and the learning rate. The default rate belongs to the
+// default optimizer, scaled to another batch by its rule
+// (strategy.Settings.RateFor); with another optimizer, give the rate too.
+func (c Config) WithDefaults() (Config, error) {
+	info, err := strategy.Lookup(c.Strategy)
+	if err != nil {
+		return c, err
+	}
+	d := info.Defaults
+	if c.Paper {
+		p := info.Paper
+		if p == nil {
+			return c, fmt.Errorf("engine: --paper: %s's defaults are its paper's", c.Strategy)
+		}
+		if p.Settings.Optimizer != "" {
+			d = p.Settings
+		}
+		opts := make(map[string]float64, len(c.Options)+len(p.Options))
+		for k, v := range p.Options {
+			opts[k] = v
+		}
+		for k, v := range c.Options {
+			opts[k] = v
+		}
+		c.Options = opts
+	}
+	if info.OwnUpdate && c.Optimizer != (optim.Config{}) && c.Optimizer != (optim.Config{Name: "sgd"}) {
+		return c, fmt.Errorf("engine: --optimizer %s does not apply to %s: a parameter server commits Δ = −lr·g by its rule", c.Optimizer.Name, c.Strategy)
+	}
+	if c.Optimizer.Name == "" {
+		c.Optimizer = optim.Config{Name: d.Optimizer, Momentum: d.Momentum, WeightDecay: d.WeightDecay}
+	}
+	if c.Batch == 0 {
+		c.Batch = d.Batch
+	}
+	if _, err := optim.New(c.Optimizer, 0); err != nil {
+		return c, err
+	}
+	if c.LR == 0 && c.LineSearch {
+		c.LR = 1 // unused: every step's rate is the line search's
+	}
+	if c.LR == 0 {
+		if c.Optimizer.Name != d.Optimizer {
+			return c, fmt.Errorf("engine: --optimizer %s: give --lr too (%s's default rate %g is for %s)", c.Optimizer.Name, c.Strategy, d.LR, d.Optimizer)
+		}
+		c.LR, _ = d.RateFor(c.Batch)
+	}
+	return c, nil
 }
 
 // Validate reports the first setting that cannot work, naming its flag.

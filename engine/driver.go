@@ -178,6 +178,10 @@ type asyncStats struct {
 }
 
 func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error) {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

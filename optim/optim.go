@@ -31,6 +31,10 @@ type Config struct {
 	Eps         float64 // Adam; default 1e-8
 }
 
+// DefaultMomentum is the momentum coefficient of "momentum" when Config
+// leaves it at zero.
+const DefaultMomentum = 0.9
+
 // Names lists the optimizers New accepts.
 var Names = []string{"sgd", "momentum", "adam"}
 
@@ -50,7 +54,7 @@ func New(cfg Config, n int) (Optimizer, error) {
 	case "sgd", "":
 		return &SGD{WeightDecay: wd}, nil
 	case "momentum":
-		mu := def(cfg.Momentum, 0.9)
+		mu := def(cfg.Momentum, DefaultMomentum)
 		if !(mu > 0 && mu < 1) {
 			return nil, fmt.Errorf("optim: momentum %v must be in (0, 1)", cfg.Momentum)
 		}

@@ -176,8 +176,8 @@ const (
 )
 
 // Config is what every strategy is built from. Options holds the
-// strategy-specific settings by name (see Info.Options); absent ones take
-// their defaults.
+// strategy-specific settings by name (see Info.Options); New fills in the
+// defaults of those absent, so a constructor finds every option it declares.
 type Config struct {
 	Devices     int     // number of devices, ≥ 1
 	Batch       int     // batch size per device (b_max for adaptive)
@@ -186,11 +186,52 @@ type Config struct {
 	Options     map[string]float64
 }
 
+// Settings are the common settings of a run that a strategy is best run
+// with: its local optimizer and the learning rate that optimizer takes at the
+// strategy's batch size. They are the defaults of "hetsgd train --strategy X"
+// and of engine.Config fields left at zero.
+type Settings struct {
+	Optimizer string  // local optimizer, one of optim.Names
+	LR        float64 // learning rate at Batch
+	Batch     int     // batch size per device
+	// Momentum and WeightDecay of the local optimizer; zero is the
+	// optimizer's own default (0.9 for momentum) and no decay.
+	Momentum, WeightDecay float64
+}
+
+// RateFor returns the learning rate s gives to batch b with a formula that
+// says how: the linear scaling rule (Goyal et al.: the rate grows with the
+// batch) for SGD and momentum, whose step is the rate times a mean gradient,
+// and the same rate for Adam, whose step size does not grow with the
+// gradient's scale.
+func (s Settings) RateFor(b int) (float64, string) {
+	if b == s.Batch || s.Optimizer == "adam" {
+		return s.LR, ""
+	}
+	lr := s.LR * float64(b) / float64(s.Batch)
+	return lr, fmt.Sprintf("%g × batch/%d", s.LR, s.Batch)
+}
+
+// Preset is a complete set of values from a paper, for "--paper".
+type Preset struct {
+	Source   string             // the paper and where in it
+	Settings Settings           // zero fields: the strategy's defaults
+	Options  map[string]float64 // absent options: the strategy's defaults
+}
+
 // Option describes a strategy-specific setting.
 type Option struct {
 	Name    string  // flag name without dashes, e.g. "mega-batch"
-	Default float64 // NaN: derived from other settings, see Usage
-	Usage   string
+	Default float64 // the value when absent, unless Derive is set
+	// Derive computes a default that depends on the run: from the common
+	// settings of cfg and the options declared before this one, already
+	// resolved in opt. Formula says how, for help texts ("b_max/8").
+	Derive  func(cfg Config, opt map[string]float64) float64
+	Formula string
+	// Paper, when set, says where the default departs from the paper and
+	// what the paper's value is.
+	Paper string
+	Usage string
 }
 
 // Info describes a registered strategy.
@@ -198,14 +239,28 @@ type Info struct {
 	Name      string
 	Summary   string // one line for "hetsgd strategies"
 	Evaluates Model
-	Options   []Option
-	New       func(Config) (Strategy, error)
+	// Defaults are the settings the strategy is best run with: the single
+	// place they are stated (BENCHMARKS.md records how they were chosen).
+	Defaults Settings
+	// Paper, when set, holds the paper's own values where the defaults
+	// differ from them.
+	Paper   *Preset
+	Options []Option
+	New     func(Config) (Strategy, error)
 	// MaxBatch returns the largest batch the strategy can dispatch, so that
-	// devices size their buffers once; nil means Config.Batch.
+	// devices size their buffers once; nil means Config.Batch. Its Config
+	// holds every option.
 	MaxBatch func(Config) int
 	// Async marks strategies without barriers (parameter servers): the
 	// engine evaluates between any two events rather than at collectives.
 	Async bool
+	// OwnUpdate marks strategies whose rule is the whole update (parameter
+	// servers commit Δ = −lr·g by their rule): the local optimizer, its
+	// momentum and weight decay do not apply.
+	OwnUpdate bool
+	// Groups marks strategies that use the grouping of devices into nodes
+	// (--groups, --topology) for more than the network's cost.
+	Groups bool
 }
 
 // MaxBatchOf returns the largest batch the strategy of info dispatches.
@@ -213,15 +268,79 @@ func (info Info) MaxBatchOf(cfg Config) int {
 	if info.MaxBatch == nil {
 		return cfg.Batch
 	}
+	opts, err := info.Resolve(cfg)
+	if err != nil {
+		return cfg.Batch
+	}
+	cfg.Options = opts
 	return info.MaxBatch(cfg)
 }
 
-// Get returns option name of cfg, or def when absent.
-func (c Config) Get(name string, def float64) float64 {
-	if v, ok := c.Options[name]; ok {
-		return v
+// Resolve returns every option of the strategy for cfg: the value cfg gives,
+// else its default, derived ones computed in the order they are declared. It
+// rejects an option the strategy does not take and a value that is not a
+// finite number.
+func (info Info) Resolve(cfg Config) (map[string]float64, error) {
+	for k, v := range cfg.Options {
+		if !slices.ContainsFunc(info.Options, func(o Option) bool { return o.Name == k }) {
+			return nil, fmt.Errorf("strategy: --%s does not apply to %s (%s)", k, info.Name, optionNames(info))
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("strategy: --%s %v: need a finite number", k, v)
+		}
 	}
-	return def
+	out := make(map[string]float64, len(info.Options))
+	for _, o := range info.Options {
+		v, ok := cfg.Options[o.Name]
+		switch {
+		case ok:
+		case o.Derive != nil:
+			v = o.Derive(cfg, out)
+		default:
+			v = o.Default
+		}
+		out[o.Name] = v
+	}
+	return out, nil
+}
+
+// Value is one effective setting of a strategy for a run, for help texts.
+type Value struct {
+	Name    string  // flag name without dashes
+	Value   float64 // the value the run uses
+	Formula string  // how a derived default is computed ("" for a number)
+	Given   bool    // set by the caller, not a default
+	Paper   string  // where the default departs from the paper
+	Usage   string
+}
+
+// Describe returns the effective value of every option of the strategy for
+// cfg, in declaration order.
+func (info Info) Describe(cfg Config) ([]Value, error) {
+	opts, err := info.Resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Value, 0, len(info.Options))
+	for _, o := range info.Options {
+		_, given := cfg.Options[o.Name]
+		v := Value{Name: o.Name, Value: opts[o.Name], Given: given, Paper: o.Paper, Usage: o.Usage}
+		if !given && o.Derive != nil {
+			v.Formula = o.Formula
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Opt returns option name of a Config that New resolved. Constructors read
+// their options with it; an option the strategy did not declare is a bug.
+func (c Config) Opt(name string) float64 {
+	v, ok := c.Options[name]
+	if !ok {
+		panic("strategy: option " + name + " was not declared or not resolved")
+	}
+	return v
 }
 
 var (
@@ -236,6 +355,14 @@ func Register(info Info) {
 	defer mu.Unlock()
 	if info.Name == "" || info.New == nil {
 		panic("strategy: Register with an empty name or no constructor")
+	}
+	if d := info.Defaults; d.Optimizer == "" || !(d.LR > 0) || d.Batch < 1 {
+		panic("strategy: Register " + info.Name + " without its default optimizer, learning rate and batch")
+	}
+	for _, o := range info.Options {
+		if math.IsNaN(o.Default) || (o.Derive != nil) != (o.Formula != "") {
+			panic("strategy: Register " + info.Name + ": option " + o.Name + " needs a number, or Derive with its Formula")
+		}
 	}
 	if _, dup := registry[info.Name]; dup {
 		panic("strategy: Register called twice for " + info.Name)
@@ -285,14 +412,11 @@ func New(name string, cfg Config) (Strategy, Info, error) {
 	case !(cfg.LR > 0) || math.IsInf(cfg.LR, 0):
 		return nil, info, fmt.Errorf("strategy: --lr %v: need a positive learning rate", cfg.LR)
 	}
-	for k, v := range cfg.Options {
-		if !slices.ContainsFunc(info.Options, func(o Option) bool { return o.Name == k }) {
-			return nil, info, fmt.Errorf("strategy: --%s does not apply to %s (it takes %s)", k, name, optionNames(info))
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, info, fmt.Errorf("strategy: --%s %v: need a finite number", k, v)
-		}
+	opts, err := info.Resolve(cfg)
+	if err != nil {
+		return nil, info, err
 	}
+	cfg.Options = opts
 	s, err := info.New(cfg)
 	if err != nil {
 		return nil, info, err
@@ -302,11 +426,11 @@ func New(name string, cfg Config) (Strategy, Info, error) {
 
 func optionNames(info Info) string {
 	if len(info.Options) == 0 {
-		return "no options"
+		return "it takes no options"
 	}
 	var s []string
 	for _, o := range info.Options {
 		s = append(s, "--"+o.Name)
 	}
-	return strings.Join(s, ", ")
+	return "it takes " + strings.Join(s, ", ")
 }

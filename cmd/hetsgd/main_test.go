@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/strategy"
 )
 
 // asTool makes the test binary the tool: started with it set, it runs the
@@ -114,6 +115,19 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--workload", "regression", "--optimizer", "sgd", "--line-search", "--step-rule", "newton"}, 1, "--step-rule \"newton\""},
 		{[]string{"train", "--workload", "regression", "--line-search", "--time", "virtual", "--log", logPath}, 1, "--line-search needs --optimizer sgd"},
 		{[]string{"train", "--workload", "mnist"}, 1, "--workload \"mnist\""},
+		// Flags that would do nothing for the chosen strategy.
+		{[]string{"train", "--strategy", "gem", "--optimizer", "adam"}, 1, "--optimizer adam does not apply to gem"},
+		{[]string{"train", "--strategy", "downpour", "--momentum", "0.5"}, 1, "--momentum does not apply to downpour"},
+		{[]string{"train", "--strategy", "staleness", "--weight-decay", "1e-4"}, 1, "--weight-decay does not apply to staleness"},
+		{[]string{"train", "--momentum", "0.95"}, 1, "--momentum does nothing with sync's optimizer adam"},
+		{[]string{"train", "--strategy", "elastic", "--devices", "4", "--groups", "2"}, 1, "--groups and --topology do nothing for elastic under the real clock"},
+		{[]string{"train", "--devices", "4", "--speeds", "1,0.5"}, 1, "--speeds has 2 values for 4 devices"},
+		{[]string{"train", "--dim", "5"}, 1, "--dim applies to --workload regression only"},
+		{[]string{"train", "--paper"}, 1, "--paper: sync's defaults are its paper's"},
+		{[]string{"train", "--optimizer", "sgd"}, 1, "--optimizer sgd: give --lr too (sync's default rate 0.001 is for adam)"},
+		{[]string{"train", "--beta", "0.5"}, 1, "--beta does not apply to sync (it takes --warmup"},
+		{[]string{"train", "--strategy", "adacons", "--beta", "x"}, 2, "invalid value \"x\" for flag -beta"},
+		{[]string{"train", "--strategy", "crossbow", "--a", "NaN"}, 1, "--a NaN: need a finite number"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.msg) {
@@ -238,5 +252,48 @@ func TestRefusesMPIWithoutTransport(t *testing.T) {
 	code, out, errs := runCLI(t, "train", "--epochs", "1")
 	if code == 0 || out != "" || !strings.Contains(errs, "rebuild it with 'go build -tags mpi ./cmd/hetsgd'") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("train under mpirun without MPI: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// "train --strategy X --help" shows X's effective settings and only the
+// options X takes; "strategies -v" shows every strategy's, and no NaN.
+func TestStrategyHelp(t *testing.T) {
+	code, _, errs := runCLI(t, "train", "--strategy", "gem", "--devices", "4", "--batch", "64", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--strategy gem on 4 device(s)", "--lr             0.5 × batch/128 = 0.25", "--batch          64                           given", "--mu", "-kappa value\n    \tgem: energy scale κ", "--paper: --optimizer sgd --lr 0.05 --batch 64"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("gem help lacks %q:\n%s", want, errs)
+		}
+	}
+	for _, unwanted := range []string{"mega-batch", "warmup", "NaN"} {
+		if strings.Contains(errs, unwanted) {
+			t.Errorf("gem help mentions %q", unwanted)
+		}
+	}
+	_, _, errs = runCLI(t, "train", "--strategy", "elastic", "--devices", "3", "--help")
+	if !strings.Contains(errs, "--k              ⌈100/devices⌉ = 34") {
+		t.Errorf("elastic help: derived k not shown for 3 devices:\n%s", errs)
+	}
+	code, out, _ := runCLI(t, "strategies", "-v")
+	if code != 0 || strings.Contains(out, "NaN") {
+		t.Fatalf("strategies -v: exit %d, NaN in:\n%s", code, out)
+	}
+	for _, want := range []string{"--bmin           b_max/8 = 16", "--a              1/devices = 0.25", "differs from the paper"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("strategies -v lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, "\n    --optimizer "); n != len(strategy.List()) {
+		t.Errorf("strategies -v shows the optimizer of %d strategies, want %d", n, len(strategy.List()))
+	}
+}
+
+// A flag ignored harmlessly is a warning, and the run goes on.
+func TestTrainWarnsIgnoredFlag(t *testing.T) {
+	code, _, errs := runCLI(t, "train", "--epochs", "0.05", "--hidden", "8", "--noise", "0.1")
+	if code != 0 || !strings.Contains(errs, "warning: --noise describes the virtual clock; ignored under --time real") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 }

@@ -2,33 +2,146 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
-	"math"
+	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
 )
 
 func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("strategies", "strategies [-v]", stderr)
-	verbose := fs.Bool("v", false, "list each strategy's options with their defaults")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	fs := newFlagSet("strategies", "strategies [-v] [--devices N] [--batch B] [NAME ...]", stderr)
+	verbose := fs.Bool("v", false, "print each strategy's effective settings and options")
+	devices := fs.Int("devices", 4, "devices the derived defaults are computed for (-v)")
+	batch := fs.Int("batch", 0, "batch size the derived defaults are computed for (-v; default: the strategy's)")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return errUsage
 	}
-	for _, i := range strategy.List() {
-		fmt.Fprintf(stdout, "%-14s %s\n", i.Name, i.Summary)
+	if *devices < 1 || *batch < 0 {
+		return fmt.Errorf("--devices %d --batch %d: need at least one device and a batch ≥ 0", *devices, *batch)
+	}
+	list := strategy.List()
+	if fs.NArg() > 0 {
+		list = list[:0]
+		for _, name := range fs.Args() {
+			info, err := strategy.Lookup(name)
+			if err != nil {
+				return err
+			}
+			list = append(list, info)
+		}
+		*verbose = true
+	}
+	for _, info := range list {
+		fmt.Fprintf(stdout, "%-14s %s\n", info.Name, info.Summary)
 		if !*verbose {
 			continue
 		}
-		for _, o := range i.Options {
-			def := "derived"
-			if !math.IsNaN(o.Default) {
-				def = strconv.FormatFloat(o.Default, 'g', -1, 64)
-			}
-			fmt.Fprintf(stdout, "    --%-12s %-8s %s\n", o.Name, def, o.Usage)
+		cfg := engine.Config{Strategy: info.Name, Devices: *devices, Batch: *batch}
+		if err := describeStrategy(stdout, "    ", cfg, nil); err != nil {
+			return err
 		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// describeStrategy writes the effective settings of cfg's strategy — the
+// optimizer, learning rate and batch, then every option the strategy takes —
+// each with its value for this run, the formula of a derived default, and
+// where it departs from the paper. given names the settings the user gave.
+func describeStrategy(w io.Writer, indent string, cfg engine.Config, given map[string]bool) error {
+	info, err := strategy.Lookup(cfg.Strategy)
+	if err != nil {
+		return err
+	}
+	asked := cfg
+	if cfg, err = cfg.WithDefaults(); err != nil {
+		return err
+	}
+	src := func(flag string) string {
+		if given[flag] {
+			return "given"
+		}
+		if cfg.Paper {
+			return "paper"
+		}
+		return "default"
+	}
+	opt, optNote := cfg.Optimizer.Name, src("optimizer")
+	if info.OwnUpdate {
+		optNote += "; the commits' own update Δ = −lr·g, no local optimizer runs"
+	} else if opt == "momentum" {
+		m := cfg.Optimizer.Momentum
+		if m == 0 {
+			m = 0.9
+		}
+		opt += fmt.Sprintf(" %g", m)
+	}
+	if cfg.Optimizer.WeightDecay != 0 {
+		opt += fmt.Sprintf(", weight decay %g", cfg.Optimizer.WeightDecay)
+	}
+	lr := strconv.FormatFloat(cfg.LR, 'g', 6, 64)
+	d := info.Defaults
+	if cfg.Paper && info.Paper != nil && info.Paper.Settings.Optimizer != "" {
+		d = info.Paper.Settings
+	}
+	if asked.LR == 0 {
+		if _, formula := d.RateFor(cfg.Batch); formula != "" {
+			lr = formula + " = " + lr
+		}
+	}
+	fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--optimizer", opt, optNote)
+	fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--lr", lr, src("lr"))
+	fmt.Fprintf(w, "%s%-16s %-28d %s\n", indent, "--batch", cfg.Batch, src("batch"))
+	vals, err := info.Describe(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, Options: cfg.Options})
+	if err != nil {
+		return err
+	}
+	for _, v := range vals {
+		val := strconv.FormatFloat(v.Value, 'g', 6, 64)
+		if v.Formula != "" {
+			val = v.Formula + " = " + val
+		}
+		fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+v.Name, val, v.Usage)
+		if v.Paper != "" && !v.Given {
+			fmt.Fprintf(w, "%s%-16s %-28s differs from the paper: %s\n", indent, "", "", v.Paper)
+		}
+	}
+	if p := info.Paper; p != nil && !cfg.Paper {
+		fmt.Fprintf(w, "%s--paper: %s\n", indent, presetText(p))
+	}
+	return nil
+}
+
+// presetText says what --paper sets.
+func presetText(p *strategy.Preset) string {
+	var parts []string
+	if s := p.Settings; s.Optimizer != "" {
+		t := fmt.Sprintf("--optimizer %s --lr %g --batch %d", s.Optimizer, s.LR, s.Batch)
+		if s.Momentum != 0 {
+			t += fmt.Sprintf(" --momentum %g", s.Momentum)
+		}
+		if s.WeightDecay != 0 {
+			t += fmt.Sprintf(" --weight-decay %g", s.WeightDecay)
+		}
+		parts = append(parts, t)
+	}
+	var keys []string
+	for k := range p.Options {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("--%s %g", k, p.Options[k]))
+	}
+	return strings.Join(parts, " ") + " (" + p.Source + ")"
 }

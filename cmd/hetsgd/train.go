@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,13 +27,12 @@ import (
 )
 
 // Defaults of "hetsgd train". They were chosen on the bundled Bibtex and on
-// Delicious (see BENCHMARKS.md) and give a complete, fast first run.
+// Delicious (see BENCHMARKS.md) and give a complete, fast first run. The
+// optimizer, learning rate and batch size are the strategy's own
+// (strategy.Info.Defaults).
 const (
 	defaultHidden    = "128"
 	defaultDropout   = 0.2
-	defaultBatch     = 128
-	defaultLR        = 1e-3
-	defaultOptimizer = "adam"
 	defaultEpochs    = 20
 	defaultEvalEvery = 1
 	defaultSeed      = 1
@@ -88,6 +88,29 @@ func (l *floatList) Set(v string) error {
 	return nil
 }
 
+// optionFlag is a strategy option's flag: it reaches the strategy only when
+// given, and prints no default of its own (the strategy's is in the help).
+type optionFlag struct {
+	v   float64
+	set bool
+}
+
+func (o *optionFlag) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.FormatFloat(o.v, 'g', -1, 64)
+}
+
+func (o *optionFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	o.v, o.set = v, true
+	return nil
+}
+
 // trainFlags holds the settings of "hetsgd train"; the config record of the
 // run log is built from it, so every flag is logged.
 type trainFlags struct {
@@ -129,7 +152,8 @@ type trainFlags struct {
 	dim            int
 	lineSearch     bool
 	stepRule       string
-	options        map[string]*float64 // every strategy option, by flag name
+	paper          bool
+	options        map[string]*optionFlag // every strategy option, by flag name
 }
 
 func (f *trainFlags) register(fs *flag.FlagSet) {
@@ -141,11 +165,12 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	f.hidden.Set(defaultHidden)
 	fs.Var(&f.hidden, "hidden", "hidden layer `widths`, comma-separated (\"none\" for a linear model)")
 	fs.Float64Var(&f.dropout, "dropout", defaultDropout, "probability of dropping a hidden unit in training (0: off)")
-	fs.IntVar(&f.batch, "batch", defaultBatch, "batch `size` per device (b_max for adaptive)")
-	fs.Float64Var(&f.lr, "lr", defaultLR, "learning `rate` (for --batch)")
-	fs.StringVar(&f.optimizer, "optimizer", defaultOptimizer, "local optimizer: "+strings.Join(optim.Names, ", "))
-	fs.Float64Var(&f.momentum, "momentum", 0.9, "momentum coefficient (--optimizer momentum)")
+	fs.IntVar(&f.batch, "batch", 0, "batch `size` per device (b_max for adaptive); default: the strategy's")
+	fs.Float64Var(&f.lr, "lr", 0, "learning `rate` for --batch; default: the strategy's for its optimizer, scaled to --batch by that optimizer's rule")
+	fs.StringVar(&f.optimizer, "optimizer", "", "local optimizer: "+strings.Join(optim.Names, ", ")+"; default: the strategy's")
+	fs.Float64Var(&f.momentum, "momentum", 0, "momentum coefficient of --optimizer momentum (default 0.9)")
 	fs.Float64Var(&f.weightDecay, "weight-decay", 0, "L2 weight decay")
+	fs.BoolVar(&f.paper, "paper", false, "run the strategy at its paper's settings where its defaults differ (hetsgd strategies -v)")
 	fs.Float64Var(&f.epochs, "epochs", defaultEpochs, "stop after this many passes over the training set (0: no limit)")
 	fs.Float64Var(&f.timeBudget, "time-budget", 0, "stop after this many `seconds` of training, in the engine's clock (0: no limit)")
 	fs.Float64Var(&f.evalEvery, "eval-every", defaultEvalEvery, "`epochs` between evaluations on the test set (at the next synchronisation)")
@@ -185,7 +210,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 
 	// One flag per strategy option; only those set reach the strategy,
 	// which rejects the ones it does not take.
-	f.options = map[string]*float64{}
+	f.options = map[string]*optionFlag{}
 	usage := map[string][]string{}
 	for _, i := range strategy.List() {
 		for _, o := range i.Options {
@@ -198,7 +223,9 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		f.options[k] = fs.Float64(k, math.NaN(), strings.Join(usage[k], "; "))
+		o := &optionFlag{}
+		f.options[k] = o
+		fs.Var(o, k, strings.Join(usage[k], "; "))
 	}
 }
 
@@ -206,6 +233,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f trainFlags
 	fs := newFlagSet("train", "train [flags]", stderr)
 	f.register(fs)
+	fs.Usage = func() { trainUsage(&f, fs, stderr) }
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -234,7 +262,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 	if !root {
 		stdout = io.Discard
 	}
-	cfg, err := f.engineConfig(fs, world)
+	cfg, err := f.engineConfig(fs, world, stderr)
 	if err != nil {
 		return err
 	}
@@ -356,7 +384,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 
 // engineConfig turns the flags into an engine configuration, checking what
 // the engine does not.
-func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm) (engine.Config, error) {
+func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.Writer) (engine.Config, error) {
 	set := visited(fs)
 	if f.devicesPerRank < 1 {
 		return engine.Config{}, fmt.Errorf("--devices-per-rank %d: need at least 1", f.devicesPerRank)
@@ -425,30 +453,40 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm) (engine.Con
 	if len(f.speeds) > 0 {
 		cfg.Speeds = f.speeds
 	}
-	fs.Visit(func(fl *flag.Flag) {
-		if v, ok := f.options[fl.Name]; ok {
-			if cfg.Options == nil {
-				cfg.Options = map[string]float64{}
-			}
-			cfg.Options[fl.Name] = *v
-		}
-	})
-	if f.batch < 1 {
+	cfg.Options = f.givenOptions()
+	cfg.Paper = f.paper
+	if set["batch"] && f.batch < 1 {
 		return cfg, fmt.Errorf("--batch %d: need at least 1", f.batch)
 	}
-	if !(f.lr > 0) || math.IsInf(f.lr, 0) {
+	if set["lr"] && (!(f.lr > 0) || math.IsInf(f.lr, 0)) {
 		return cfg, fmt.Errorf("--lr %v: need a positive finite learning rate", f.lr)
 	}
-	// optim.Config reads a zero momentum as "the default"; on the command
-	// line, where the default is spelled out, 0 would be silently replaced.
-	if cfg.Optimizer.Name == "momentum" && !(f.momentum > 0 && f.momentum < 1) {
+	// optim.Config reads a zero momentum as "the default"; a 0 given on the
+	// command line would be silently replaced.
+	if set["momentum"] && !(f.momentum > 0 && f.momentum < 1) {
 		return cfg, fmt.Errorf("--momentum %v: need a value in (0, 1) (without momentum, use --optimizer sgd)", f.momentum)
+	}
+	info, err := strategy.Lookup(cfg.Strategy)
+	if err != nil {
+		return cfg, err
+	}
+	if err := checkApplies(info, set, f, world.Size(), stderr, world.Rank() == 0); err != nil {
+		return cfg, err
+	}
+	if cfg, err = cfg.WithDefaults(); err != nil {
+		return cfg, err
+	}
+	if set["momentum"] && cfg.Optimizer.Name != "momentum" {
+		return cfg, fmt.Errorf("--momentum does nothing with %s's optimizer %s (give --optimizer momentum)", cfg.Strategy, cfg.Optimizer.Name)
 	}
 	if _, err := optim.New(cfg.Optimizer, 0); err != nil {
 		return cfg, err
 	}
-	if _, err := strategy.Lookup(cfg.Strategy); err != nil {
-		return cfg, err
+	// The flags now hold the run's effective settings, for the run log.
+	f.batch, f.lr, f.optimizer = cfg.Batch, cfg.LR, cfg.Optimizer.Name
+	f.momentum, f.weightDecay = cfg.Optimizer.Momentum, cfg.Optimizer.WeightDecay
+	if f.optimizer == "momentum" && f.momentum == 0 {
+		f.momentum = optim.DefaultMomentum
 	}
 	cfg.Cost = engine.DefaultCost()
 	if f.costPath != "" {
@@ -459,6 +497,68 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm) (engine.Con
 		cfg.Cost = c
 	}
 	return cfg, cfg.Validate()
+}
+
+// givenOptions returns the strategy options given on the command line.
+func (f *trainFlags) givenOptions() map[string]float64 {
+	var m map[string]float64
+	for k, o := range f.options {
+		if o.set {
+			if m == nil {
+				m = map[string]float64{}
+			}
+			m[k] = o.v
+		}
+	}
+	return m
+}
+
+// checkApplies rejects a flag that would do nothing for the chosen strategy
+// and clock where a user would expect it to change the run, and warns about
+// one that is harmlessly ignored. (A strategy option of another strategy is
+// the strategy package's error.)
+func checkApplies(info strategy.Info, set map[string]bool, f *trainFlags, ranks int, stderr io.Writer, root bool) error {
+	name := info.Name
+	if info.OwnUpdate {
+		// "sgd" names the commits' own update Δ = −lr·g, so it is allowed.
+		if set["optimizer"] && strings.ToLower(f.optimizer) != "sgd" {
+			return fmt.Errorf("--optimizer %s does not apply to %s: a parameter server commits Δ = −lr·g by its rule, no local optimizer runs", f.optimizer, name)
+		}
+		for _, fl := range []string{"momentum", "weight-decay"} {
+			if set[fl] {
+				return fmt.Errorf("--%s does not apply to %s: a parameter server commits Δ = −lr·g by its rule, no local optimizer runs", fl, name)
+			}
+		}
+	}
+	real := f.clock == string(engine.Real)
+	if real && !info.Groups && (set["groups"] || set["topology"]) {
+		return fmt.Errorf("--groups and --topology do nothing for %s under the real clock: nodes shape the virtual clock's network, and Layered SGD's (lsgd) layers", name)
+	}
+	warn := func(format string, args ...any) {
+		if root {
+			fmt.Fprintf(stderr, "hetsgd train: warning: "+format+"\n", args...)
+		}
+	}
+	if set["overlap"] && (name != "lsgd" || !real || ranks == 1) {
+		warn("--overlap applies to lsgd across ranks under mpirun only; ignored")
+	}
+	if real {
+		for _, fl := range []string{"noise", "cost", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth", "allreduce"} {
+			if set[fl] {
+				warn("--%s describes the virtual clock; ignored under --time real", fl)
+			}
+		}
+	}
+	if f.workload != "regression" {
+		for _, fl := range []string{"dim", "step-rule", "line-search"} {
+			if set[fl] {
+				return fmt.Errorf("--%s applies to --workload regression only", fl)
+			}
+		}
+	} else if set["step-rule"] && !f.lineSearch {
+		warn("--step-rule applies with --line-search only; ignored")
+	}
+	return nil
 }
 
 // loadNetwork reads a network model written by calibrate --network.
@@ -677,4 +777,46 @@ func (p *evalPrinter) Eval(r metric.EvalRecord) {
 	}
 	fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@5 %.4f  loss %.4f  train loss %.4f\n",
 		r.Epoch, r.TrainSeconds, r.P1, r.P3, r.P5, r.NDCG5, r.Loss, r.TrainLoss)
+}
+
+// trainUsage is "train --help": the run's effective settings for the
+// strategy chosen so far on the command line (sync unless --strategy came
+// before --help), then the flags, with only that strategy's options.
+func trainUsage(f *trainFlags, fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "Usage: hetsgd train [flags]\n\n")
+	info, err := strategy.Lookup(f.strategy)
+	if err != nil {
+		info, _ = strategy.Lookup("sync")
+	}
+	set := visited(fs)
+	cfg := engine.Config{Strategy: info.Name, Devices: f.devices, Paper: f.paper, Options: f.givenOptions()}
+	if set["batch"] {
+		cfg.Batch = f.batch
+	}
+	if set["lr"] {
+		cfg.LR = f.lr
+	}
+	if set["optimizer"] {
+		cfg.Optimizer.Name = strings.ToLower(f.optimizer)
+	}
+	fmt.Fprintf(w, "Settings of --strategy %s on %d device(s) (hetsgd strategies -v lists every strategy):\n", info.Name, f.devices)
+	if err := describeStrategy(w, "  ", cfg, set); err != nil {
+		fmt.Fprintf(w, "  %v\n", err)
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
+	show := flag.NewFlagSet("train", flag.ContinueOnError)
+	show.SetOutput(w)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if _, isOption := f.options[fl.Name]; isOption {
+			i := slices.IndexFunc(info.Options, func(o strategy.Option) bool { return o.Name == fl.Name })
+			if i < 0 {
+				return // another strategy's option
+			}
+			show.Var(fl.Value, fl.Name, info.Name+": "+info.Options[i].Usage)
+			return
+		}
+		show.Var(fl.Value, fl.Name, fl.Usage)
+		show.Lookup(fl.Name).DefValue = fl.DefValue
+	})
+	show.PrintDefaults()
 }

@@ -34,6 +34,7 @@ func init() {
 		Summary:   "AdaCons: synchronous aggregation weighted by consensus coefficients with sorted-coefficient momentum",
 		Evaluates: strategy.Replica0,
 		Options:   []strategy.Option{{Name: "beta", Default: 0.99, Usage: "momentum β of the sorted coefficients"}},
+		Defaults:  strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
 		New:       func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg) },
 	})
 }
@@ -54,7 +55,7 @@ type AdaCons struct {
 
 // New returns AdaCons; --batch is the batch of each device.
 func New(cfg strategy.Config) (*AdaCons, error) {
-	beta := cfg.Get("beta", 0.99)
+	beta := cfg.Opt("beta")
 	if !(beta >= 0 && beta < 1) {
 		return nil, fmt.Errorf("adacons: --beta %v: need β in [0, 1)", beta)
 	}

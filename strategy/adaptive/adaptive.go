@@ -43,11 +43,15 @@ import (
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
+// defaults are the settings both variants are best run with (BENCHMARKS.md
+// §8). The paper trains with plain SGD; --paper runs its settings.
+var defaults = strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}
+
 func init() {
+	bmax := strategy.Option{Name: "bmax", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Batch) },
+		Formula: "--batch", Usage: "largest batch size, also the initial one"}
 	common := []strategy.Option{
 		{Name: "mega-batch", Default: 100, Usage: "samples between merges, in batches of b_max"},
-		{Name: "bmax", Default: math.NaN(), Usage: "largest batch size, also the initial one (default --batch)"},
-		{Name: "bmin", Default: math.NaN(), Usage: "smallest batch size (default b_max/8)"},
 		{Name: "pert-thr", Default: 0.1, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
 		{Name: "delta", Default: 0.1, Usage: "perturbation factor δ"},
 		{Name: "gamma", Default: 0.9, Usage: "momentum γ of the global model"},
@@ -56,9 +60,15 @@ func init() {
 		Name:      "adaptive",
 		Summary:   "Adaptive SGD: dynamic scheduling, batch-size scaling (Alg. 1), normalized merging with perturbation and momentum (Alg. 2)",
 		Evaluates: strategy.Center,
-		Options: append(append([]strategy.Option{}, common...),
-			strategy.Option{Name: "beta", Default: math.NaN(), Usage: "batch-size scaling factor β (default b_min/2)"},
-			strategy.Option{Name: "binit", Default: math.NaN(), Usage: "initial batch size, in [b_min, b_max] (default b_max; the paper's Fig. 10a varies it)"}),
+		Defaults:  defaults,
+		Options: append([]strategy.Option{bmax,
+			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return math.Floor(o["bmax"] / 8) },
+				Formula: "b_max/8", Usage: "smallest batch size"},
+			{Name: "beta", Derive: func(_ strategy.Config, o map[string]float64) float64 { return o["bmin"] / 2 },
+				Formula: "b_min/2", Usage: "batch-size scaling factor β"},
+			{Name: "binit", Derive: func(_ strategy.Config, o map[string]float64) float64 { return o["bmax"] },
+				Formula: "b_max", Usage: "initial batch size, in [b_min, b_max] (the paper's Fig. 10a varies it)"},
+		}, common...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 		MaxBatch: maxBatch,
 	})
@@ -66,16 +76,20 @@ func init() {
 		Name:      "adaptive-code",
 		Summary:   "Adaptive SGD with the rules of the authors' code: warm-up at b_min, ±step batch scaling, batch-share weights, lr decay",
 		Evaluates: strategy.Center,
-		Options: append(append([]strategy.Option{}, common...),
-			strategy.Option{Name: "step", Default: 32, Usage: "batch-size change per merge"},
-			strategy.Option{Name: "warmup", Default: 10, Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
-			strategy.Option{Name: "decay", Default: 0.1, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"}),
+		Defaults:  defaults,
+		Options: append([]strategy.Option{bmax,
+			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return min(32, o["bmax"]) },
+				Formula: "min(32, b_max)", Usage: "smallest batch size (the authors' code: 32)"},
+			{Name: "step", Default: 32, Usage: "batch-size change per merge"},
+			{Name: "warmup", Default: 10, Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
+			{Name: "decay", Default: 0.1, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"},
+		}, common...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
 		MaxBatch: maxBatch,
 	})
 }
 
-func maxBatch(cfg strategy.Config) int { return int(cfg.Get("bmax", float64(cfg.Batch))) }
+func maxBatch(cfg strategy.Config) int { return int(cfg.Opt("bmax")) }
 
 // Adaptive is the strategy's state. Its exported fields let tests and tools
 // read it; only Step changes it.
@@ -106,20 +120,22 @@ type codeRules struct {
 
 // New returns Adaptive SGD, with the authors'-code rules when code is set.
 func New(cfg strategy.Config, code bool) (*Adaptive, error) {
-	bmax := cfg.Get("bmax", float64(cfg.Batch))
-	bmin := cfg.Get("bmin", math.Floor(bmax/8))
+	bmax, bmin := cfg.Opt("bmax"), cfg.Opt("bmin")
 	a := &Adaptive{
 		n: cfg.Devices, bmax: int(bmax), bmin: int(bmin),
-		beta:    cfg.Get("beta", bmin/2),
-		pertThr: cfg.Get("pert-thr", 0.1), delta: cfg.Get("delta", 0.1), gamm: cfg.Get("gamma", 0.9),
+		pertThr: cfg.Opt("pert-thr"), delta: cfg.Opt("delta"), gamm: cfg.Opt("gamma"),
 		lr: cfg.LR, size: cfg.DatasetSize,
 	}
-	mega := cfg.Get("mega-batch", 100)
+	binit := bmax
+	if !code {
+		a.beta, binit = cfg.Opt("beta"), cfg.Opt("binit")
+	}
+	mega := cfg.Opt("mega-batch")
 	switch {
 	case bmax < 1 || bmax != math.Trunc(bmax):
 		return nil, fmt.Errorf("adaptive: --bmax %v: need a whole batch size ≥ 1", bmax)
 	case bmin < 1 || bmin != math.Trunc(bmin) || bmin > bmax:
-		return nil, fmt.Errorf("adaptive: --bmin %v: need a whole batch size in [1, b_max=%d] (b_max/8 is below 1 when b_max < 8)", bmin, int(bmax))
+		return nil, fmt.Errorf("adaptive: --bmin %v: need a whole batch size in [1, b_max=%d] (the default b_max/8 is below 1 when b_max < 8)", bmin, int(bmax))
 	case !(a.beta >= 0):
 		return nil, fmt.Errorf("adaptive: --beta %v: need β ≥ 0", a.beta)
 	case !(mega > 0):
@@ -136,7 +152,6 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	a.working = make([]bool, a.n)
 	// --lr is the rate for b_max; a smaller initial batch starts at the rate
 	// the linear scaling rule gives it.
-	binit := cfg.Get("binit", bmax)
 	if binit < bmin || binit > bmax || binit != math.Trunc(binit) {
 		return nil, fmt.Errorf("adaptive: --binit %v: need a whole batch size in [b_min=%d, b_max=%d]", binit, int(bmin), int(bmax))
 	}
@@ -144,7 +159,7 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 		a.B[i], a.LR[i] = int(binit), a.lr*binit/bmax
 	}
 	if code {
-		c := &codeRules{step: int(cfg.Get("step", 32)), warmup: cfg.Get("warmup", 10), decay: cfg.Get("decay", 0.1)}
+		c := &codeRules{step: int(cfg.Opt("step")), warmup: cfg.Opt("warmup"), decay: cfg.Opt("decay")}
 		switch {
 		case c.step < 1:
 			return nil, fmt.Errorf("adaptive-code: --step %d: need at least 1", c.step)

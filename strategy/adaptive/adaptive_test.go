@@ -10,11 +10,21 @@ import (
 
 func newPaper(t *testing.T, n int, opts map[string]float64) *Adaptive {
 	t.Helper()
-	a, err := New(strategy.Config{Devices: n, Batch: 64, LR: 0.1, Options: opts}, false)
+	s, _, err := strategy.New("adaptive", strategy.Config{Devices: n, Batch: 64, LR: 0.1, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return s.(*Adaptive)
+}
+
+// build is New through the registry, which resolves the defaults.
+func build(cfg strategy.Config, code bool) (strategy.Strategy, error) {
+	name := "adaptive"
+	if code {
+		name = "adaptive-code"
+	}
+	s, _, err := strategy.New(name, cfg)
+	return s, err
 }
 
 // Alg. 1 with a fractional mean: u = [3 2 2], μ = 7/3, b = 64, β = 8
@@ -127,11 +137,11 @@ func TestOptionErrors(t *testing.T) {
 	for _, opts := range []map[string]float64{
 		{"bmin": 100, "bmax": 64}, {"bmax": 0}, {"delta": 1}, {"gamma": -0.1}, {"mega-batch": 0}, {"beta": -1},
 	} {
-		if _, err := New(strategy.Config{Devices: 2, Batch: 64, LR: 0.1, Options: opts}, false); err == nil {
+		if _, err := build(strategy.Config{Devices: 2, Batch: 64, LR: 0.1, Options: opts}, false); err == nil {
 			t.Errorf("%v accepted", opts)
 		}
 	}
-	if _, err := New(strategy.Config{Devices: 2, Batch: 64, LR: 0.1}, true); err == nil {
+	if _, err := build(strategy.Config{Devices: 2, Batch: 64, LR: 0.1}, true); err == nil {
 		t.Error("adaptive-code without a dataset size accepted")
 	}
 }
@@ -143,7 +153,7 @@ func TestInitialBatch(t *testing.T) {
 	if acts[0].Batch != 32 || math.Abs(acts[0].LR-0.1*32/128) > 1e-15 {
 		t.Fatalf("first dispatch %+v, want batch 32 at lr 0.025", acts[0])
 	}
-	if _, err := New(strategy.Config{Devices: 2, Batch: 64, LR: 0.1, Options: map[string]float64{"binit": 4}}, false); err == nil {
+	if _, err := build(strategy.Config{Devices: 2, Batch: 64, LR: 0.1, Options: map[string]float64{"binit": 4}}, false); err == nil {
 		t.Fatal("binit below b_min accepted")
 	}
 }

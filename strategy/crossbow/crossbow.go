@@ -22,9 +22,11 @@ func init() {
 		Name:      "crossbow",
 		Summary:   "CROSSBOW synchronous model averaging: replicas pulled towards a centre model with momentum",
 		Evaluates: strategy.Center,
+		Defaults:  strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
 		Options: []strategy.Option{
 			{Name: "tau", Default: 1, Usage: "local steps between synchronisations (τ)"},
-			{Name: "a", Default: math.NaN(), Usage: "averaging coefficient (default 1/devices)"},
+			{Name: "a", Derive: func(c strategy.Config, _ map[string]float64) float64 { return 1 / float64(c.Devices) },
+				Formula: "1/devices", Usage: "averaging coefficient"},
 			{Name: "gamma", Default: 0.9, Usage: "momentum of the centre model's update"},
 		},
 		New: New,
@@ -40,9 +42,7 @@ type crossbowSGD struct {
 
 // New returns the crossbow strategy.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
-	tau := cfg.Get("tau", 1)
-	a := cfg.Get("a", 1/float64(cfg.Devices))
-	mu := cfg.Get("gamma", 0.9)
+	tau, a, mu := cfg.Opt("tau"), cfg.Opt("a"), cfg.Opt("gamma")
 	switch {
 	case tau < 1 || tau != math.Trunc(tau):
 		return nil, fmt.Errorf("crossbow: --tau %v: need a whole number of steps ≥ 1", tau)

@@ -17,8 +17,10 @@ func init() {
 		Summary:   "K-step model averaging: K local steps per device, then average the replicas (Elastic SGD)",
 		Evaluates: strategy.Center,
 		Options: []strategy.Option{
-			{Name: "k", Default: math.NaN(), Usage: "local steps per device between merges (default: a mega-batch of 100 batches shared by the devices, ⌈100/devices⌉)"},
+			{Name: "k", Derive: func(c strategy.Config, _ map[string]float64) float64 { return math.Ceil(100 / float64(c.Devices)) },
+				Formula: "⌈100/devices⌉", Usage: "local steps per device between merges (by default a mega-batch of 100 batches shared by the devices)"},
 		},
+		Defaults: strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
 		New: New,
 	})
 }
@@ -34,7 +36,7 @@ type elasticSGD struct {
 
 // New returns the elastic strategy.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
-	k := cfg.Get("k", math.Ceil(100/float64(cfg.Devices)))
+	k := cfg.Opt("k")
 	if k < 1 || k != math.Trunc(k) {
 		return nil, fmt.Errorf("elastic: --k %v: need a whole number of steps ≥ 1", k)
 	}

@@ -28,23 +28,33 @@ func init() {
 		name, summary string
 		rule          strategy.Rule
 		options       []strategy.Option
+		defaults      strategy.Settings
 	}{
-		{"downpour", "asynchronous parameter server, updates committed as they are (DOWNPOUR)", strategy.Downpour, nil},
-		{"staleness", "asynchronous parameter server, updates scaled by 1/(staleness+1)", strategy.Staleness, nil},
+		{"downpour", "asynchronous parameter server, updates committed as they are (DOWNPOUR)", strategy.Downpour, nil, downpourDefaults},
+		{"staleness", "asynchronous parameter server, updates scaled by 1/(staleness+1)", strategy.Staleness, nil, stalenessDefaults},
 		{"gem", "Gradient Energy Matching: asynchronous updates rescaled per parameter to match momentum SGD's energy", strategy.GEM, []strategy.Option{
 			{Name: "mu", Default: 0.9, Usage: "momentum μ of the target dynamics"},
 			{Name: "kappa", Default: 1, Usage: "energy scale κ"},
-			{Name: "eps", Default: 1e-12, Usage: "ε of the denominator"},
+			{Name: "eps", Default: 1e-12, Paper: "the paper's Algorithm 1: 1e-16; the two give the same runs (BENCHMARKS.md §8)", Usage: "ε of the denominator"},
 			{Name: "clip", Default: 5, Usage: "upper clamp of the scaling factors π (the authors' code)"},
-		}},
+		}, gemDefaults},
 	} {
-		r := r
 		strategy.Register(strategy.Info{
-			Name: r.name, Summary: r.summary, Evaluates: strategy.Center, Options: r.options, Async: true,
+			Name: r.name, Summary: r.summary, Evaluates: strategy.Center, Options: r.options, Async: true, OwnUpdate: true,
+			Defaults: r.defaults, Paper: &strategy.Preset{Source: "GEM, Hermans & Louppe, §4 (η 0.05, b 64)", Settings: strategy.Settings{Optimizer: "sgd", LR: 0.05, Batch: 64}},
 			New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, r.rule) },
 		})
 	}
 }
+
+// The parameter servers' defaults (BENCHMARKS.md §8). Their update is
+// Δ = −lr·g committed by the rule: "sgd" names that update, no local
+// optimizer runs.
+var (
+	downpourDefaults  = strategy.Settings{Optimizer: "sgd", LR: 0.5, Batch: 128}
+	stalenessDefaults = strategy.Settings{Optimizer: "sgd", LR: 0.5, Batch: 128}
+	gemDefaults       = strategy.Settings{Optimizer: "sgd", LR: 0.5, Batch: 128}
+)
 
 // Server is the strategy's state: one commit counter and, per worker, the
 // count at its last pull.
@@ -61,8 +71,11 @@ type Server struct {
 // New returns a parameter-server strategy committing by rule.
 func New(cfg strategy.Config, rule strategy.Rule) (*Server, error) {
 	s := &Server{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, rule: rule,
-		mu: cfg.Get("mu", 0.9), kappa: cfg.Get("kappa", 1), eps: cfg.Get("eps", 1e-12), clip: cfg.Get("clip", 5),
 		pulledAt: make([]int, cfg.Devices), working: make([]bool, cfg.Devices)}
+	if rule != strategy.GEM {
+		return s, nil
+	}
+	s.mu, s.kappa, s.eps, s.clip = cfg.Opt("mu"), cfg.Opt("kappa"), cfg.Opt("eps"), cfg.Opt("clip")
 	switch {
 	case !(s.mu >= 0 && s.mu < 1):
 		return nil, fmt.Errorf("gem: --mu %v: need μ in [0, 1)", s.mu)

@@ -14,11 +14,13 @@
 //
 // The learning rate may ramp up linearly over the first epochs (--warmup,
 // from --warmup-start·lr), the gradual warm-up of Goyal et al. that Layered
-// SGD uses with the linear scaling rule.
+// SGD uses with the linear scaling rule, and then fall tenfold every
+// --decay-every epochs, the step decay of Layered SGD's paper.
 package syncsgd
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -26,25 +28,41 @@ import (
 var options = []strategy.Option{
 	{Name: "warmup", Default: 0, Usage: "epochs of linear learning-rate warm-up"},
 	{Name: "warmup-start", Default: 0.1, Usage: "fraction of --lr the warm-up starts from"},
+	{Name: "decay-every", Default: 0, Usage: "epochs between step decays of the learning rate (0: no decay; Layered SGD's paper: 30)"},
+	{Name: "decay-factor", Default: 0.1, Usage: "factor of each step decay"},
+}
+
+// defaults are the settings every synchronous strategy is best run with
+// (BENCHMARKS.md §8).
+var defaults = strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}
+
+// paper is Layered SGD's ImageNet recipe (Yu et al. §5.3): momentum 0.9,
+// weight decay 1e-4, 64 samples per worker at rate 0.1 for four workers
+// (scale --lr by devices/4 for the paper's linear scaling), a 5-epoch
+// warm-up and a tenfold decay every 30 epochs.
+var paper = &strategy.Preset{
+	Source:   "Layered SGD, Yu et al., §5.3",
+	Settings: strategy.Settings{Optimizer: "momentum", LR: 0.1, Batch: 64, Momentum: 0.9, WeightDecay: 1e-4},
+	Options:  map[string]float64{"warmup": 5, "decay-every": 30, "decay-factor": 0.1},
 }
 
 func init() {
 	strategy.Register(strategy.Info{
 		Name:      "sync",
 		Summary:   "synchronous gradient aggregation every step (TensorFlow mirrored, PyTorch DDP, CSGD)",
-		Evaluates: strategy.Replica0, Options: options,
+		Evaluates: strategy.Replica0, Options: options, Defaults: defaults,
 		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 	})
 	strategy.Register(strategy.Info{
 		Name:      "lsgd",
 		Summary:   "Layered SGD: sync's maths, reduce to group communicators, all-reduce among them overlapped with data preparation",
-		Evaluates: strategy.Replica0, Options: options,
+		Evaluates: strategy.Replica0, Options: options, Defaults: defaults, Paper: paper, Groups: true,
 		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
 	})
 	strategy.Register(strategy.Info{
 		Name:      "sum",
 		Summary:   "gradient averaging, the AdaCons paper's Sum baseline (the same as sync)",
-		Evaluates: strategy.Replica0, Options: options,
+		Evaluates: strategy.Replica0, Options: options, Defaults: defaults,
 		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 	})
 }
@@ -55,6 +73,7 @@ type Sync struct {
 	lr            float64
 	layered       bool
 	warmup, start float64 // epochs, fraction
+	every, factor float64 // step decay: epochs, factor
 	size          int
 	samples       int64   // dealt so far
 	current       float64 // rate of the step under way
@@ -67,25 +86,41 @@ type Sync struct {
 // devices × batch samples.
 func New(cfg strategy.Config, layered bool) (*Sync, error) {
 	s := &Sync{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, layered: layered, size: cfg.DatasetSize,
-		warmup: cfg.Get("warmup", 0), start: cfg.Get("warmup-start", 0.1), weights: strategy.Uniform(cfg.Devices)}
+		warmup: cfg.Opt("warmup"), start: cfg.Opt("warmup-start"),
+		every: cfg.Opt("decay-every"), factor: cfg.Opt("decay-factor"), weights: strategy.Uniform(cfg.Devices)}
 	switch {
 	case !(s.warmup >= 0):
 		return nil, fmt.Errorf("sync: --warmup %v: need ≥ 0 epochs", s.warmup)
 	case !(s.start > 0 && s.start <= 1):
 		return nil, fmt.Errorf("sync: --warmup-start %v: need a fraction in (0, 1]", s.start)
-	case s.warmup > 0 && s.size < 1:
-		return nil, fmt.Errorf("sync: --warmup needs the training set size")
+	case !(s.every >= 0):
+		return nil, fmt.Errorf("sync: --decay-every %v: need ≥ 0 epochs", s.every)
+	case !(s.factor > 0 && s.factor <= 1):
+		return nil, fmt.Errorf("sync: --decay-factor %v: need a factor in (0, 1]", s.factor)
+	case (s.warmup > 0 || s.every > 0) && s.size < 1:
+		return nil, fmt.Errorf("sync: --warmup and --decay-every need the training set size")
 	}
 	return s, nil
 }
 
-// rate is the learning rate of the step about to be dispatched.
+// rate is the learning rate of the step about to be dispatched: the warm-up
+// ramp, then a step decay by whole periods of --decay-every epochs counted
+// from the start of the run (Goyal et al.'s schedule, which Layered SGD's
+// paper follows: ×0.1 every 30 epochs).
 func (s *Sync) rate() float64 {
-	if s.warmup == 0 {
+	if s.warmup == 0 && s.every == 0 {
 		return s.lr
 	}
-	f := min(1, float64(s.samples)/float64(s.size)/s.warmup)
-	return s.lr * (s.start + (1-s.start)*f)
+	epoch := float64(s.samples) / float64(s.size)
+	lr := s.lr
+	if s.warmup > 0 {
+		f := min(1, epoch/s.warmup)
+		lr *= s.start + (1-s.start)*f
+	}
+	if s.every > 0 {
+		lr *= math.Pow(s.factor, math.Floor(epoch/s.every))
+	}
+	return lr
 }
 
 func (s *Sync) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
