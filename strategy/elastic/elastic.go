@@ -21,7 +21,7 @@ func init() {
 				Formula: "⌈100/devices⌉", Usage: "local steps per device between merges (by default a mega-batch of 100 batches shared by the devices)"},
 		},
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
-		New: New,
+		New:      New,
 	})
 }
 
