@@ -212,6 +212,22 @@ func (s Settings) RateFor(b int) (float64, string) {
 	return lr, fmt.Sprintf("%g × batch/%d", s.LR, s.Batch)
 }
 
+// MegaBatch is the default number of batches between the merges of the
+// model-averaging strategies (elastic, adaptive): the Adaptive SGD paper's
+// 100, but at most half an epoch of the training set, so that the centre
+// model is merged — and evaluated — at least twice per epoch on small data
+// sets (BENCHMARKS.md §8: a merge every 2.6 epochs on Bibtex learns less in
+// 10 epochs). size is the number of training points (0: unknown, 100).
+func MegaBatch(size, batch int) float64 {
+	if size <= 0 || batch <= 0 {
+		return 100
+	}
+	return min(100, math.Ceil(float64(size)/float64(2*batch)))
+}
+
+// MegaBatchFormula describes MegaBatch in help texts.
+const MegaBatchFormula = "min(100, ⌈N/(2·b)⌉), N training points"
+
 // Preset is a complete set of values from a paper, for "--paper".
 type Preset struct {
 	Source   string             // the paper and where in it

@@ -28,6 +28,7 @@ func commands() []command {
 	return []command{
 		{"train", "train a model with a parallel SGD strategy and report P@k over the test set", runTrain},
 		{"strategies", "list the parallel SGD strategies (-v: with their options)", runStrategies},
+		{"tune", "compare strategies over a grid of learning rates and batches, at one shared rate and at each one's best", runTune},
 		{"data", "describe or generate datasets (data stats, data gen)", runData},
 		{"calibrate", "measure this machine's kernel times for the virtual clock's cost model", runCalibrate},
 		{"step", "time one training step at a paper's shape, with this run's SGEMM peak and the step's roofline", runStep},

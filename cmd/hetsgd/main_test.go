@@ -297,3 +297,41 @@ func TestTrainWarnsIgnoredFlag(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// "hetsgd tune" prints the grid and both protocols and logs every run and
+// the summary.
+func TestTuneCommand(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "tune.jsonl")
+	code, out, errs := runCLI(t, "tune", "--strategies", "sync,downpour", "--lrs", "0.1:1", "--devices", "2",
+		"--epochs", "0.3", "--eval-every", "0.1", "--hidden", "8", "--log", logPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"2 strategies × 3 rates × 1 batches × 1 seeds = 6 runs", "0.316", "shared: lr 1, batch 128", "own best rate and batch", "downpour"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 8 || !strings.Contains(lines[0], `"tune-config"`) || !strings.Contains(lines[1], `"tune-run"`) || !strings.Contains(lines[7], `"tune-summary"`) {
+		t.Fatalf("log has %d lines: %s", len(lines), b)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"tune", "--lrs", "1:0.1"}, "--lrs \"1:0.1\""},
+		{[]string{"tune", "--strategies", "sync,nope"}, "unknown strategy \"nope\""},
+		{[]string{"tune", "--seeds", "x"}, "--seeds: \"x\" is not a seed"},
+		{[]string{"tune", "--optimizer", "rmsprop"}, "unknown optimizer"},
+		{[]string{"tune", "--target", "2"}, "--target 2"},
+	} {
+		if code, _, errs := runCLI(t, c.args...); code != 1 || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d, %q", c.args, code, errs)
+		}
+	}
+}

@@ -39,6 +39,7 @@ package adaptive
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -47,11 +48,18 @@ import (
 // §8). The paper trains with plain SGD; --paper runs its settings.
 var defaults = strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}
 
+// paper is the mega-batch of the paper (§5.1), which the default shortens on
+// small data sets.
+var paper = &strategy.Preset{Source: "Adaptive SGD, Ma et al., §5.1", Options: map[string]float64{"mega-batch": 100}}
+
 func init() {
 	bmax := strategy.Option{Name: "bmax", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Batch) },
 		Formula: "--batch", Usage: "largest batch size, also the initial one"}
 	common := []strategy.Option{
-		{Name: "mega-batch", Default: 100, Usage: "samples between merges, in batches of b_max"},
+		{Name: "mega-batch", Derive: func(c strategy.Config, o map[string]float64) float64 {
+			return strategy.MegaBatch(c.DatasetSize, int(o["bmax"]))
+		}, Formula: strings.ReplaceAll(strategy.MegaBatchFormula, "2·b", "2·b_max"),
+			Paper: "the paper's mega-batch is 100 batches (--paper)", Usage: "samples between merges, in batches of b_max"},
 		{Name: "pert-thr", Default: 0.1, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
 		{Name: "delta", Default: 0.1, Usage: "perturbation factor δ"},
 		{Name: "gamma", Default: 0.9, Usage: "momentum γ of the global model"},
@@ -61,6 +69,7 @@ func init() {
 		Summary:   "Adaptive SGD: dynamic scheduling, batch-size scaling (Alg. 1), normalized merging with perturbation and momentum (Alg. 2)",
 		Evaluates: strategy.Center,
 		Defaults:  defaults,
+		Paper:     paper,
 		Options: append([]strategy.Option{bmax,
 			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return math.Floor(o["bmax"] / 8) },
 				Formula: "b_max/8", Usage: "smallest batch size"},
@@ -77,6 +86,7 @@ func init() {
 		Summary:   "Adaptive SGD with the rules of the authors' code: warm-up at b_min, ±step batch scaling, batch-share weights, lr decay",
 		Evaluates: strategy.Center,
 		Defaults:  defaults,
+		Paper:     paper,
 		Options: append([]strategy.Option{bmax,
 			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return min(32, o["bmax"]) },
 				Formula: "min(32, b_max)", Usage: "smallest batch size (the authors' code: 32)"},

@@ -17,8 +17,11 @@ func init() {
 		Summary:   "K-step model averaging: K local steps per device, then average the replicas (Elastic SGD)",
 		Evaluates: strategy.Center,
 		Options: []strategy.Option{
-			{Name: "k", Derive: func(c strategy.Config, _ map[string]float64) float64 { return math.Ceil(100 / float64(c.Devices)) },
-				Formula: "⌈100/devices⌉", Usage: "local steps per device between merges (by default a mega-batch of 100 batches shared by the devices)"},
+			{Name: "k", Derive: func(c strategy.Config, _ map[string]float64) float64 {
+				return math.Ceil(strategy.MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
+			}, Formula: "⌈mega-batch/devices⌉, mega-batch = " + strategy.MegaBatchFormula,
+				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: --k ⌈100/devices⌉",
+				Usage: "local steps per device between merges (by default a mega-batch shared by the devices)"},
 		},
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
 		New:      New,

@@ -1,0 +1,18 @@
+#!/bin/sh
+# The grid behind every strategy's default optimizer, learning rate and batch
+# (BENCHMARKS.md §8): each strategy on 4 devices under the virtual clock,
+# 10 epochs, at the powers of ten and half steps of the learning rate, for
+# Adam and for SGD, at three batch sizes, on a data set.
+#
+#   bench/tune_grid.sh OUT [--data DIR]      (default: the bundled Bibtex)
+#
+# writes OUT/adam.txt, OUT/sgd.txt and their JSON Lines logs.
+set -eu
+out=$1
+shift
+mkdir -p "$out"
+go build -o "$out/hetsgd" ./cmd/hetsgd
+"$out/hetsgd" tune --optimizer adam --lrs 1e-4:0.1 --batches 64,128,256 --epochs 10 \
+	--progress off --log "$out/adam.jsonl" --force "$@" | tee "$out/adam.txt"
+"$out/hetsgd" tune --optimizer sgd --lrs 0.01:10 --batches 64,128,256 --epochs 10 \
+	--progress off --log "$out/sgd.jsonl" --force "$@" | tee "$out/sgd.txt"

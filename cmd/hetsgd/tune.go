@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/tune"
+)
+
+// tuneRunRecord is one run of the grid in the tune log.
+type tuneRunRecord struct {
+	Event string `json:"event"` // "tune-run"
+	tune.Result
+}
+
+func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("tune", "tune [--data DIR] [--strategies LIST] [--lrs A:B|LIST] [--batches LIST] [--seeds LIST] [flags]", stderr)
+	dataDir := fs.String("data", "", "dataset `dir` (train.txt and test.txt); with no data flag, the bundled "+bundledDefault)
+	trainPath := fs.String("train", "", "training set `file`")
+	testPath := fs.String("test", "", "test set `file`")
+	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
+	strategies := fs.String("strategies", "all", "strategies to compare, comma-separated, or all")
+	lrs := fs.String("lrs", "1e-3:10", "learning rates: a list, or A:B for the powers of ten and half steps from A to B")
+	batches := fs.String("batches", "128", "batch sizes per device, comma-separated")
+	seeds := fs.String("seeds", "1", "seeds of each point, comma-separated (results are averaged over them)")
+	optimizer := fs.String("optimizer", "sgd", "local optimizer of every strategy, or \"strategy\" for each strategy's own (parameter servers always commit Δ = −lr·g)")
+	devices := fs.Int("devices", 4, "devices of every run")
+	var speeds floatList
+	fs.Var(&speeds, "speeds", "relative `speed` of each device (default all 1)")
+	clock := fs.String("time", "virtual", "clock of every run: virtual (deterministic) or real")
+	epochs := fs.Float64("epochs", 10, "training budget of every run, in epochs (0: none)")
+	budget := fs.Float64("time-budget", 0, "training budget of every run, in the clock's `seconds` (0: none)")
+	evalEvery := fs.Float64("eval-every", 0.5, "`epochs` between evaluations (time-to-accuracy is measured at them)")
+	target := fs.Float64("target", 0, "P@1 of time-to-accuracy (0: 90% of the best mean P@1 of the grid)")
+	var hidden intList
+	hidden.Set(defaultHidden)
+	fs.Var(&hidden, "hidden", "hidden layer `widths`")
+	dropout := fs.Float64("dropout", defaultDropout, "dropout of the hidden units")
+	logPath := fs.String("log", "", "write every run and the summary as JSON Lines to `file`")
+	force := fs.Bool("force", false, "overwrite an existing --log file")
+	progress := fs.String("progress", "auto", "progress bar on stderr: auto, on, off")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	g := tune.Grid{}
+	if *strategies == "all" {
+		for _, i := range strategy.List() {
+			g.Strategies = append(g.Strategies, i.Name)
+		}
+	} else {
+		for _, s := range strings.Split(*strategies, ",") {
+			g.Strategies = append(g.Strategies, strings.TrimSpace(s))
+		}
+	}
+	var err error
+	if g.LRs, err = tune.ParseRates(*lrs); err != nil {
+		return err
+	}
+	var bl intList
+	if err := bl.Set(*batches); err != nil || len(bl) == 0 {
+		return fmt.Errorf("--batches %q: want positive integers, comma-separated", *batches)
+	}
+	g.Batches = bl
+	for _, f := range strings.Split(*seeds, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return fmt.Errorf("--seeds: %q is not a seed", f)
+		}
+		g.Seeds = append(g.Seeds, v)
+	}
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	base := engine.Config{Devices: *devices, Clock: engine.Clock(*clock), Epochs: *epochs, TimeBudget: *budget,
+		EvalEvery: *evalEvery, Noise: 0.05, Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+	if len(speeds) > 0 {
+		base.Speeds = speeds
+	}
+	if *optimizer != "strategy" {
+		base.Optimizer = optim.Config{Name: strings.ToLower(*optimizer)}
+		if _, err := optim.New(base.Optimizer, 0); err != nil {
+			return fmt.Errorf("--optimizer: %w", err)
+		}
+	}
+	if !(*target >= 0 && *target <= 1) {
+		return fmt.Errorf("--target %v: need a P@1 in [0, 1]", *target)
+	}
+	probe := base
+	probe.Strategy, probe.Batch, probe.LR = g.Strategies[0], g.Batches[0], g.LRs[0]
+	if err := probe.Validate(); err != nil {
+		return err
+	}
+	showProgress, err := progressWanted(*progress, os.Stderr)
+	if err != nil {
+		return err
+	}
+	mode, err := data.ParseCacheMode(*cache)
+	if err != nil {
+		return fmt.Errorf("--cache: %w", err)
+	}
+	trainSet, testSet, source, err := loadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr}, *trainPath, *testPath, *dataDir)
+	if err != nil {
+		return err
+	}
+	maxBatch := 256
+	for _, b := range g.Batches {
+		maxBatch = max(maxBatch, b)
+	}
+	w, err := engine.NewXML(trainSet, testSet, hidden, *dropout, 0, maxBatch)
+	if err != nil {
+		return err
+	}
+	var log *metric.Log
+	if *logPath != "" {
+		if log, err = metric.CreateLog(*logPath, *force); err != nil {
+			return err
+		}
+		defer log.Close()
+	}
+	opt := *optimizer
+	if opt == "strategy" {
+		opt = "each strategy's own optimizer"
+	}
+	fmt.Fprintf(stdout, "hetsgd tune: %s — %d strategies × %d rates × %d batches × %d seeds = %d runs; %d devices, %s time, %g epochs; %s\n",
+		source, len(g.Strategies), len(g.LRs), len(g.Batches), len(g.Seeds), g.Size(), *devices, *clock, *epochs, opt)
+	if err := log.Write(map[string]any{"event": "tune-config", "data": source, "strategies": g.Strategies, "lrs": g.LRs,
+		"batches": g.Batches, "seeds": g.Seeds, "optimizer": *optimizer, "devices": *devices, "speeds": base.Speeds,
+		"clock": *clock, "epochs": *epochs, "time_budget": *budget, "eval_every": *evalEvery, "hidden": []int(hidden),
+		"dropout": *dropout, "version": version}); err != nil {
+		return err
+	}
+	done, began := 0, time.Now()
+	each := func(r tune.Result) error {
+		done++
+		if showProgress {
+			const width = 24
+			full := done * width / g.Size()
+			eta := time.Since(began) / time.Duration(done) * time.Duration(g.Size()-done)
+			fmt.Fprintf(stderr, "\r\033[K [%s%s] %d/%d  %s lr %g batch %d: best P@1 %.4f  (%s left)", strings.Repeat("█", full),
+				strings.Repeat("·", width-full), done, g.Size(), r.Strategy, r.LR, r.Batch, r.BestP1, eta.Round(time.Second))
+		}
+		return log.Write(tuneRunRecord{Event: "tune-run", Result: r})
+	}
+	results, err := tune.Run(ctx, base, w, g, each)
+	if showProgress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if errors.Is(err, context.Canceled) {
+		err = fmt.Errorf("%w after %d of %d runs", errInterrupted, len(results), g.Size())
+	}
+	if err != nil && len(results) == 0 {
+		return err
+	}
+	sum := tune.Summarize(results, *target)
+	printGrid(stdout, g, sum)
+	printProtocols(stdout, sum)
+	if werr := log.Write(sum); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+// printGrid writes the mean best P@1 of every point: a row per strategy and
+// batch, a column per rate; "–" where a run diverged to nothing.
+func printGrid(w io.Writer, g tune.Grid, sum tune.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "\nbest P@1 (mean over %d seed(s)) by learning rate; *: a run diverged (its best before diverging):\n", len(g.Seeds))
+	fmt.Fprint(tw, "strategy\tbatch\t")
+	for _, lr := range g.LRs {
+		fmt.Fprintf(tw, "%g\t", lr)
+	}
+	fmt.Fprintln(tw)
+	at := map[[3]string]tune.Point{}
+	for _, p := range sum.Points {
+		at[[3]string{p.Strategy, strconv.Itoa(p.Batch), strconv.FormatFloat(p.LR, 'g', -1, 64)}] = p
+	}
+	for _, s := range g.Strategies {
+		for _, b := range g.Batches {
+			fmt.Fprintf(tw, "%s\t%d\t", s, b)
+			for _, lr := range g.LRs {
+				p, ok := at[[3]string{s, strconv.Itoa(b), strconv.FormatFloat(lr, 'g', -1, 64)}]
+				switch {
+				case ok && p.Diverged > 0:
+					fmt.Fprintf(tw, "%.4f*\t", p.BestP1)
+				case ok:
+					fmt.Fprintf(tw, "%.4f\t", p.BestP1)
+				default:
+					fmt.Fprint(tw, "\t")
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	tw.Flush()
+}
+
+// printProtocols writes both protocols' choices side by side.
+func printProtocols(w io.Writer, sum tune.Summary) {
+	fmt.Fprintf(w, "\ntime to P@1 %.4f in training seconds of the run's clock; — : not reached by every seed\n", sum.Target)
+	shared := "shared rate: " + sum.SharedNote
+	if sum.SharedNote == "" {
+		shared = fmt.Sprintf("shared: lr %g, batch %d", sum.SharedLR, sum.SharedBatch)
+	}
+	fmt.Fprintf(w, "%-46s | own best rate and batch\n", shared)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\tbest P@1\ttime to target\t|\tlr\tbatch\tbest P@1\ttime to target\t")
+	tta := func(p tune.Point) string {
+		if !p.Reached {
+			return "—"
+		}
+		return fmt.Sprintf("%.3g", p.TTA)
+	}
+	for i, own := range sum.Own {
+		s1, s2 := "", ""
+		if i < len(sum.Shared) {
+			s1, s2 = fmt.Sprintf("%.4f", sum.Shared[i].BestP1), tta(sum.Shared[i])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%g\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, own.LR, own.Batch, own.BestP1, tta(own))
+	}
+	tw.Flush()
+}

@@ -1,0 +1,316 @@
+package tune
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// Grid is what to run: every strategy at every rate, batch and seed.
+type Grid struct {
+	Strategies []string
+	LRs        []float64
+	Batches    []int
+	Seeds      []uint64
+}
+
+// Size is the number of runs of the grid.
+func (g Grid) Size() int { return len(g.Strategies) * len(g.LRs) * len(g.Batches) * len(g.Seeds) }
+
+// Validate reports the first part of the grid that cannot run.
+func (g Grid) Validate() error {
+	switch {
+	case len(g.Strategies) == 0:
+		return fmt.Errorf("tune: --strategies: need at least one strategy")
+	case len(g.LRs) == 0:
+		return fmt.Errorf("tune: --lrs: need at least one learning rate")
+	case len(g.Batches) == 0:
+		return fmt.Errorf("tune: --batches: need at least one batch size")
+	case len(g.Seeds) == 0:
+		return fmt.Errorf("tune: --seeds: need at least one seed")
+	}
+	for _, s := range g.Strategies {
+		if _, err := strategy.Lookup(s); err != nil {
+			return fmt.Errorf("tune: --strategies: %w", err)
+		}
+	}
+	for _, lr := range g.LRs {
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			return fmt.Errorf("tune: --lrs: %v is not a positive learning rate", lr)
+		}
+	}
+	for _, b := range g.Batches {
+		if b < 1 {
+			return fmt.Errorf("tune: --batches: %d is not a batch size", b)
+		}
+	}
+	return nil
+}
+
+// Result is one run of the grid.
+type Result struct {
+	Strategy string  `json:"strategy"`
+	LR       float64 `json:"lr"`
+	Batch    int     `json:"batch"`
+	Seed     uint64  `json:"seed"`
+	// Optimizer is the local optimizer the run used.
+	Optimizer    string              `json:"optimizer"`
+	BestP1       float64             `json:"best_p1"`
+	BestSeconds  float64             `json:"best_p1_train_seconds"`
+	TrainSeconds float64             `json:"train_seconds"`
+	Diverged     bool                `json:"diverged,omitempty"`
+	Evals        []metric.EvalRecord `json:"evals"`
+}
+
+// Run runs every point of g on w from base (which sets the devices, clock,
+// budget, evaluation cadence and, unless its name is empty, the optimizer
+// of every run), in the order strategy, batch, rate, seed, and calls each
+// with every result as it comes (nil: none). A run that diverges is a
+// result with Diverged set, not an error: a grid is expected to reach rates
+// that are too large.
+func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, each func(Result) error) ([]Result, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, s := range g.Strategies {
+		for _, b := range g.Batches {
+			for _, lr := range g.LRs {
+				for _, seed := range g.Seeds {
+					cfg := base
+					cfg.Strategy, cfg.Batch, cfg.LR, cfg.Seed = s, b, lr, seed
+					if info, _ := strategy.Lookup(s); info.OwnUpdate {
+						cfg.Optimizer = optim.Config{Name: "sgd"} // the commit rule, whatever the others run
+					}
+					eff, err := cfg.WithDefaults()
+					if err != nil {
+						return out, err
+					}
+					res, err := engine.Run(ctx, cfg, w, nil, nil)
+					r := Result{Strategy: s, LR: lr, Batch: b, Seed: seed, Optimizer: eff.Optimizer.Name}
+					switch {
+					case err == nil:
+					case res != nil && res.Diverged:
+						r.Diverged = true
+					default:
+						return out, fmt.Errorf("tune: %s at lr %g, batch %d, seed %d: %w", s, lr, b, seed, err)
+					}
+					r.Evals, r.TrainSeconds = res.Evals, res.TrainSeconds
+					if best, ok := metric.Best(res.Evals); ok {
+						r.BestP1, r.BestSeconds = best.P1, best.TrainSeconds
+					}
+					out = append(out, r)
+					if each != nil {
+						if err := each(r); err != nil {
+							return out, err
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Point is a strategy at one rate and batch, over its seeds.
+type Point struct {
+	Strategy string  `json:"strategy"`
+	LR       float64 `json:"lr"`
+	Batch    int     `json:"batch"`
+	BestP1   float64 `json:"best_p1"` // mean over the seeds (a diverged run counts its best before diverging)
+	// TTA is the mean over the seeds of the training seconds to the
+	// target, when every seed reaches it (Reached).
+	TTA      float64 `json:"tta_seconds,omitempty"`
+	Reached  bool    `json:"reached"`
+	Seeds    int     `json:"seeds"`
+	Diverged int     `json:"diverged,omitempty"` // seeds whose run diverged
+}
+
+// Summary is both protocols' choices.
+type Summary struct {
+	Event  string  `json:"event"` // "tune-summary"
+	Target float64 `json:"target_p1"`
+	// Shared is every strategy at SharedLR and SharedBatch; empty when
+	// the strategies ran different optimizers, which share no rate.
+	SharedLR    float64 `json:"shared_lr,omitempty"`
+	SharedBatch int     `json:"shared_batch,omitempty"`
+	Shared      []Point `json:"shared,omitempty"`
+	SharedNote  string  `json:"shared_note,omitempty"`
+	Own         []Point `json:"own"`
+	Points      []Point `json:"points"` // every point of the grid
+}
+
+// Summarize averages the results over seeds and makes both protocols'
+// choices. target is the P@1 of time-to-accuracy; 0 takes 90% of the best
+// mean P@1 of the grid, so that most strategies reach it.
+func Summarize(results []Result, target float64) Summary {
+	type key struct {
+		s  string
+		lr float64
+		b  int
+	}
+	var order []key
+	group := map[key][]Result{}
+	optimizers := map[string]bool{}
+	for _, r := range results {
+		k := key{r.Strategy, r.LR, r.Batch}
+		if _, ok := group[k]; !ok {
+			order = append(order, k)
+		}
+		group[k] = append(group[k], r)
+		if info, _ := strategy.Lookup(r.Strategy); !info.OwnUpdate {
+			optimizers[r.Optimizer] = true
+		}
+	}
+	sum := Summary{Event: "tune-summary", Target: target}
+	for _, k := range order {
+		p := Point{Strategy: k.s, LR: k.lr, Batch: k.b, Seeds: len(group[k])}
+		for _, r := range group[k] {
+			p.BestP1 += r.BestP1 / float64(p.Seeds)
+			if r.Diverged {
+				p.Diverged++
+			}
+		}
+		sum.Points = append(sum.Points, p)
+	}
+	if target == 0 {
+		best := 0.0
+		for _, p := range sum.Points {
+			best = max(best, p.BestP1)
+		}
+		sum.Target = 0.9 * best
+	}
+	for i, k := range order {
+		p := &sum.Points[i]
+		p.Reached = true
+		for _, r := range group[k] {
+			t, ok := metric.TimeTo(r.Evals, sum.Target)
+			if !ok {
+				p.Reached, p.TTA = false, 0
+				break
+			}
+			p.TTA += t / float64(p.Seeds)
+		}
+	}
+	var strategies []string
+	for _, p := range sum.Points {
+		if !slices.Contains(strategies, p.Strategy) {
+			strategies = append(strategies, p.Strategy)
+		}
+	}
+	// Own: each strategy's best mean P@1 (the earliest in the grid on ties).
+	for _, s := range strategies {
+		var best *Point
+		for i := range sum.Points {
+			if p := &sum.Points[i]; p.Strategy == s && (best == nil || better(*p, *best)) {
+				best = p
+			}
+		}
+		sum.Own = append(sum.Own, *best)
+	}
+	// Shared: one rate and batch for all, among the powers of ten.
+	if len(optimizers) > 1 {
+		sum.SharedNote = "the strategies ran different optimizers, which share no learning rate: give one optimizer to compare at a shared rate"
+		return sum
+	}
+	type setting struct {
+		lr float64
+		b  int
+	}
+	score := map[setting]float64{}
+	count := map[setting]int{}
+	var settings []setting
+	anyPow := slices.ContainsFunc(sum.Points, func(p Point) bool { return PowerOfTen(p.LR) })
+	for _, p := range sum.Points {
+		if anyPow && !PowerOfTen(p.LR) {
+			continue
+		}
+		st := setting{p.LR, p.Batch}
+		if _, ok := score[st]; !ok {
+			settings = append(settings, st)
+		}
+		score[st] += p.BestP1
+		count[st]++
+	}
+	var pick setting
+	bestScore := -1.0
+	for _, st := range settings {
+		if count[st] != len(strategies) {
+			continue // not every strategy ran it
+		}
+		if m := score[st] / float64(count[st]); m > bestScore {
+			pick, bestScore = st, m
+		}
+	}
+	if bestScore < 0 {
+		sum.SharedNote = "no rate and batch of the grid was run by every strategy"
+		return sum
+	}
+	sum.SharedLR, sum.SharedBatch = pick.lr, pick.b
+	for _, s := range strategies {
+		for _, p := range sum.Points {
+			if p.Strategy == s && p.LR == pick.lr && p.Batch == pick.b {
+				sum.Shared = append(sum.Shared, p)
+			}
+		}
+	}
+	return sum
+}
+
+// better orders points by mean best P@1, then by time-to-accuracy.
+func better(a, b Point) bool {
+	if a.BestP1 != b.BestP1 {
+		return a.BestP1 > b.BestP1
+	}
+	return a.Reached && (!b.Reached || a.TTA < b.TTA)
+}
+
+// PowerOfTen reports whether lr is 10^k for a whole k (to rounding).
+func PowerOfTen(lr float64) bool {
+	e := math.Log10(lr)
+	return math.Abs(e-math.Round(e)) < 1e-9
+}
+
+// ParseRates reads a list of learning rates, "0.01,0.1,1", or a range
+// "A:B" of the powers of ten and the half steps between them (10^(k/2))
+// from A to B, both included when they are on that ladder.
+func ParseRates(s string) ([]float64, error) {
+	if a, b, ok := strings.Cut(s, ":"); ok {
+		lo, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+		hi, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+		if err1 != nil || err2 != nil || !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+			return nil, fmt.Errorf("tune: --lrs %q: want A:B with 0 < A ≤ B", s)
+		}
+		var out []float64
+		for k := math.Ceil(2*math.Log10(lo) - 1e-9); k <= 2*math.Log10(hi)+1e-9; k++ {
+			v := math.Pow(10, k/2)
+			if math.Mod(k, 2) == 0 {
+				v = math.Pow(10, k/2) // exact powers of ten print as such
+			} else {
+				v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+			}
+			out = append(out, v)
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("tune: --lrs %q holds no power of ten or half step", s)
+		}
+		return out, nil
+	}
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("tune: --lrs: %q is not a positive learning rate", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,132 @@
+package tune_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/optim"
+	_ "github.com/hetsgd/hetsgd/strategy/all"
+	"github.com/hetsgd/hetsgd/tune"
+)
+
+func evals(p1s ...float64) []metric.EvalRecord {
+	var out []metric.EvalRecord
+	for i, p := range p1s {
+		out = append(out, metric.EvalRecord{P1: p, TrainSeconds: float64(i + 1)})
+	}
+	return out
+}
+
+// Both protocols on a hand-made grid: sync is best at 0.1, gem at 1; the
+// shared rate among the powers of ten is the one with the best mean (1:
+// (0.5 + 0.6)/2 against 0.1: (0.6 + 0.2)/2), and the half step 0.316 is
+// never shared although gem is best there.
+func TestSummarize(t *testing.T) {
+	r := func(s string, lr float64, seed uint64, p1s ...float64) tune.Result {
+		e := evals(p1s...)
+		best, _ := metric.Best(e)
+		return tune.Result{Strategy: s, LR: lr, Batch: 128, Seed: seed, Optimizer: "sgd", BestP1: best.P1, Evals: e}
+	}
+	results := []tune.Result{
+		r("sync", 0.1, 1, 0.3, 0.6), r("sync", 0.1, 2, 0.4, 0.6),
+		r("sync", 1, 1, 0.5, 0.4), r("sync", 1, 2, 0.5, 0.5),
+		r("gem", 0.1, 1, 0.1, 0.2), r("gem", 0.1, 2, 0.1, 0.2),
+		r("gem", 0.316, 1, 0.7, 0.7), r("gem", 0.316, 2, 0.3, 0.7),
+		r("gem", 1, 1, 0.2, 0.6), r("gem", 1, 2, 0.6, 0.6),
+	}
+	sum := tune.Summarize(results, 0.55)
+	if sum.SharedLR != 1 || sum.SharedBatch != 128 || len(sum.Shared) != 2 {
+		t.Fatalf("shared %g/%d %+v", sum.SharedLR, sum.SharedBatch, sum.Shared)
+	}
+	want := map[string]tune.Point{
+		"sync": {Strategy: "sync", LR: 0.1, Batch: 128, BestP1: 0.6, TTA: 2, Reached: true, Seeds: 2},
+		"gem":  {Strategy: "gem", LR: 0.316, Batch: 128, BestP1: 0.7, TTA: 1.5, Reached: true, Seeds: 2},
+	}
+	for _, p := range sum.Own {
+		w := want[p.Strategy]
+		if math.Abs(p.BestP1-w.BestP1) > 1e-12 || p.LR != w.LR || p.Reached != w.Reached || math.Abs(p.TTA-w.TTA) > 1e-12 {
+			t.Errorf("own %s: %+v, want %+v", p.Strategy, p, w)
+		}
+	}
+	// sync at the shared rate: seed 1 never reaches 0.55.
+	if s := sum.Shared[0]; s.Strategy != "sync" || s.Reached || math.Abs(s.BestP1-0.5) > 1e-12 {
+		t.Errorf("shared sync %+v", s)
+	}
+	// The default target is 90% of the best mean P@1.
+	if got := tune.Summarize(results, 0).Target; math.Abs(got-0.63) > 1e-12 {
+		t.Errorf("default target %v, want 0.63", got)
+	}
+	// Different local optimizers share no rate.
+	results[0].Optimizer = "adam"
+	if s := tune.Summarize(results, 0.5); s.Shared != nil || s.SharedNote == "" {
+		t.Errorf("mixed optimizers: %+v", s)
+	}
+}
+
+func TestParseRates(t *testing.T) {
+	got, err := tune.ParseRates("1e-3:1")
+	want := []float64{0.001, 0.00316, 0.01, 0.0316, 0.1, 0.316, 1}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("range: %v %v, want %v", got, err, want)
+	}
+	if got, err := tune.ParseRates("0.5, 2"); err != nil || !slices.Equal(got, []float64{0.5, 2}) {
+		t.Fatalf("list: %v %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "-1", "1:0.1", "a:b", "0:1", "x", "Inf", "NaN"} {
+		if _, err := tune.ParseRates(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// A tiny grid runs end to end: a result per point in the grid's order,
+// parameter servers on their own update, and a summary of both protocols.
+func TestRunGrid(t *testing.T) {
+	tr, te, err := data.Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := engine.NewXML(tr, te, []int{16}, 0, 200, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25, Optimizer: optim.Config{Name: "momentum"},
+		Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+	g := tune.Grid{Strategies: []string{"sync", "gem"}, LRs: []float64{0.1, 1}, Batches: []int{64}, Seeds: []uint64{1}}
+	var seen []string
+	res, err := tune.Run(context.Background(), base, w, g, func(r tune.Result) error {
+		seen = append(seen, fmt.Sprintf("%s/%g/%s", r.Strategy, r.LR, r.Optimizer))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sync/0.1/momentum", "sync/1/momentum", "gem/0.1/sgd", "gem/1/sgd"}; !slices.Equal(seen, want) {
+		t.Fatalf("runs %v, want %v", seen, want)
+	}
+	for _, r := range res {
+		if len(r.Evals) == 0 || !(r.BestP1 > 0.02) {
+			t.Errorf("%s at %g: best P@1 %v over %d evaluations", r.Strategy, r.LR, r.BestP1, len(r.Evals))
+		}
+	}
+	sum := tune.Summarize(res, 0)
+	if len(sum.Own) != 2 || len(sum.Points) != 4 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if err := (tune.Grid{Strategies: []string{"nope"}, LRs: []float64{1}, Batches: []int{1}, Seeds: []uint64{1}}).Validate(); err == nil {
+		t.Error("unknown strategy accepted")
+	}
+}
+
+func ExampleParseRates() {
+	rates, _ := tune.ParseRates("0.01:1")
+	fmt.Println(rates)
+	// Output: [0.01 0.0316 0.1 0.316 1]
+}
