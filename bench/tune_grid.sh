@@ -6,13 +6,18 @@
 #
 #   bench/tune_grid.sh OUT [--data DIR]      (default: the bundled Bibtex)
 #
-# writes OUT/adam.txt, OUT/sgd.txt and their JSON Lines logs.
+# writes OUT/adam.txt, OUT/sgd.txt and their JSON Lines logs. BATCHES,
+# ADAM_LRS and SGD_LRS narrow the grid (default 64,128,256, 1e-4:0.1 and
+# 0.01:10).
 set -eu
+batches=${BATCHES:-64,128,256}
+adam=${ADAM_LRS:-1e-4:0.1}
+sgd=${SGD_LRS:-0.01:10}
 out=$1
 shift
 mkdir -p "$out"
 go build -o "$out/hetsgd" ./cmd/hetsgd
-"$out/hetsgd" tune --optimizer adam --lrs 1e-4:0.1 --batches 64,128,256 --epochs 10 \
+"$out/hetsgd" tune --optimizer adam --lrs "$adam" --batches "$batches" --epochs 10 \
 	--progress off --log "$out/adam.jsonl" --force "$@" | tee "$out/adam.txt"
-"$out/hetsgd" tune --optimizer sgd --lrs 0.01:10 --batches 64,128,256 --epochs 10 \
+"$out/hetsgd" tune --optimizer sgd --lrs "$sgd" --batches "$batches" --epochs 10 \
 	--progress off --log "$out/sgd.jsonl" --force "$@" | tee "$out/sgd.txt"

@@ -50,12 +50,14 @@ const (
 )
 
 // command is what rank 0 asks of a rank: a batch (w), a collective (lr,
-// weights, gamma, a, layered, and next: the rank's batches to prepare during
-// a layered all-reduce) or a commit (w.dev and the rule's parameters).
+// weights, gamma, a, layered, withGrad, and next: the rank's batches to
+// prepare during a layered all-reduce) or a commit (w.dev and the rule's
+// parameters).
 type command struct {
 	kind                 cmdKind
 	w                    work
 	layered              bool
+	withGrad             bool // CenterSync applies the devices' gradients at lr
 	lr, gamma, a         float64
 	rule                 strategy.Rule
 	tau                  int
@@ -63,6 +65,12 @@ type command struct {
 	weights              []float64
 	next                 []work
 }
+
+// A command's flags, byte 1 of its header.
+const (
+	flagLayered = 1 << iota
+	flagWithGrad
+)
 
 const (
 	cmdHeader = 88
@@ -76,9 +84,12 @@ func cmdSize(devices, perRank int) int { return cmdHeader + 8*devices + workByte
 func (c *command) encode(b []byte) []byte {
 	le := binary.LittleEndian
 	b[0], b[2], b[3] = byte(c.kind), byte(c.w.mode), byte(c.rule)
-	b[1] = 0
+	b[1] = 0 // flags
 	if c.layered {
-		b[1] = 1
+		b[1] |= flagLayered
+	}
+	if c.withGrad {
+		b[1] |= flagWithGrad
 	}
 	le.PutUint32(b[4:], uint32(int32(c.w.dev)))
 	le.PutUint32(b[8:], uint32(int32(c.w.rows)))
@@ -116,7 +127,8 @@ func (c *command) decode(b []byte) error {
 	}
 	le := binary.LittleEndian
 	f := func(o int) float64 { return math.Float64frombits(le.Uint64(b[o:])) }
-	c.kind, c.layered, c.w.mode, c.rule = cmdKind(b[0]), b[1] == 1, strategy.Mode(b[2]), strategy.Rule(b[3])
+	c.kind, c.w.mode, c.rule = cmdKind(b[0]), strategy.Mode(b[2]), strategy.Rule(b[3])
+	c.layered, c.withGrad = b[1]&flagLayered != 0, b[1]&flagWithGrad != 0
 	c.w.dev = int(int32(le.Uint32(b[4:])))
 	c.w.rows = int(int32(le.Uint32(b[8:])))
 	c.tau = int(int32(le.Uint32(b[12:])))
@@ -313,7 +325,7 @@ func serve(x *executor) error {
 				return err
 			}
 		case cmdNorms, cmdConsensus:
-			_, err = x.query(c.kind)
+			_, _, err = x.query(c.kind)
 		case cmdAllReduce, cmdMerge, cmdCenterSync:
 			err = x.collective(&c)
 		default:

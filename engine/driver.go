@@ -77,6 +77,9 @@ type Result struct {
 // the log, and gets the Result; the other ranks serve their devices until
 // rank 0 ends the run, and get a nil Result.
 func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
+	if info, err := strategy.Lookup(cfg.Strategy); err == nil && layeredInProcess(cfg, info.Groups) {
+		return runRanks(ctx, cfg, w, log, obs)
+	}
 	r, err := newRun(cfg, w, log, obs)
 	if err != nil {
 		return nil, err
@@ -303,11 +306,11 @@ func (r *run) do(a *strategy.Action) error {
 				return err
 			}
 		}
-		v, err := r.x.query(kind)
+		v, norms, err := r.x.query(kind)
 		if err != nil {
 			return err
 		}
-		r.clk.after(a, strategy.Event{Kind: ev, Values: v, Dim: r.w.NumParams()})
+		r.clk.after(a, strategy.Event{Kind: ev, Values: v, Norms: norms, Dim: r.w.NumParams()})
 	case strategy.Commit:
 		return r.commit(a)
 	case strategy.AllReduce, strategy.Merge, strategy.CenterSync:
@@ -348,7 +351,7 @@ func (r *run) do(a *strategy.Action) error {
 // collective runs a collective action on every rank, with next the batches
 // that start once it is done (prepared while it runs).
 func (r *run) collective(a *strategy.Action, next []work) error {
-	c := command{lr: a.LR, weights: a.Weights, gamma: a.Gamma, a: a.A, layered: a.Layered}
+	c := command{lr: a.LR, weights: a.Weights, gamma: a.Gamma, a: a.A, layered: a.Layered, withGrad: a.WithGradient}
 	switch a.Kind {
 	case strategy.AllReduce:
 		c.kind = cmdAllReduce

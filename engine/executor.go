@@ -26,23 +26,29 @@ import (
 // (w̄_p, CROSSBOW's D_prev) is computed identically on every rank from
 // all-reduced values, so any rank holds it.
 type executor struct {
-	cfg     Config
-	w       Workload
-	world   comm.Comm
-	n       int       // devices in the job
-	first   int       // id of devs[0]
-	devs    []*device // this rank's devices
-	stream  *data.Sampler
-	center  []float32 // w̄, z or the parameter server's θ (rank 0's)
-	prev    []float32 // w̄_p
-	scratch []float32
-	dprev   []float32 // CROSSBOW's D_prev
-	vecs    [][]float32
-	weights []float32
-	part    []float64 // per local device
-	dots    []float64
-	values  []float64 // per device of the job: gathered norms or coefficients
-	pi      piSample
+	cfg       Config
+	w         Workload
+	world     comm.Comm
+	n         int       // devices in the job
+	first     int       // id of devs[0]
+	devs      []*device // this rank's devices
+	stream    *data.Sampler
+	center    []float32 // w̄, z or the parameter server's θ (rank 0's)
+	prev      []float32 // w̄_p
+	scratch   []float32
+	dprev     []float32 // CROSSBOW's D_prev
+	vecs      [][]float32
+	weights   []float32
+	part      []float64 // per local device
+	partNorms []float64 // per local device: the consensus's gradient norms
+	dots      []float64
+	values    []float64 // per device of the job: gathered norms or coefficients
+	gradNorms []float64 // per device of the job: the gradients' norms
+	// A rank's part and partNorms side by side, and every rank's, for one
+	// all-gather of both (distributed runs).
+	pairs, pairsAll []float64
+
+	pi piSample
 
 	// Layered SGD: this rank's node and, on each node's first rank, the
 	// group of the nodes' communicators (made at the first layered
@@ -71,7 +77,9 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 	k := cfg.Devices / world.Size()
 	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k,
 		stream: data.NewSampler(w.Size(), samplerSeed(cfg.Seed)),
-		part:   make([]float64, k), dots: make([]float64, k), values: make([]float64, cfg.Devices),
+		part:   make([]float64, k), partNorms: make([]float64, k), dots: make([]float64, k),
+		values: make([]float64, cfg.Devices), gradNorms: make([]float64, cfg.Devices),
+		pairs: make([]float64, 2*k), pairsAll: make([]float64, 2*cfg.Devices),
 		weights: make([]float32, 0, k+2), vecs: make([][]float32, 0, k+2)}
 	n := w.NumParams()
 	var init []float32
@@ -197,7 +205,7 @@ func (x *executor) collective(c *command) error {
 	case cmdMerge:
 		return x.merge(c.weights, c.gamma)
 	case cmdCenterSync:
-		return x.centerSync(c.a, c.gamma)
+		return x.sma(c.a, c.gamma, c.lr, c.withGrad)
 	}
 	panic(fmt.Sprintf("engine: command %d is not a collective", c.kind))
 }
@@ -395,9 +403,16 @@ func (x *executor) merge(weights []float64, gamma float64) error {
 	return nil
 }
 
-// centerSync is CROSSBOW's step: D = γ·D_prev + Σ a·(w_i − z) (γ·D_prev
-// counted once, on rank 0); w_i ← w_i − a·(w_i − z); z ← z + D.
-func (x *executor) centerSync(a, gamma float64) error {
+// centerSync is CROSSBOW's correction alone, the replicas' local steps
+// already taken (the order of --correct-after 1): sma without a gradient.
+func (x *executor) centerSync(a, gamma float64) error { return x.sma(a, gamma, 0, false) }
+
+// sma is a CenterSync action, CROSSBOW's step: D = γ·D_prev + Σ a·(w_i − z)
+// (γ·D_prev counted once, on rank 0); w_i ← w_i − a·(w_i − z); z ← z + D.
+// withGrad makes it the paper's combined step: d_i = w_i − z is measured
+// first, then the device's optimizer applies the gradient g_i that was
+// computed on that same w_i at rate lr, then the correction −a·d_i is added.
+func (x *executor) sma(a, gamma, lr float64, withGrad bool) error {
 	if x.cfg.TimingOnly {
 		return nil
 	}
@@ -411,8 +426,14 @@ func (x *executor) centerSync(a, gamma float64) error {
 	}
 	for _, d := range x.devs {
 		copy(x.scratch, d.p)
-		kernel.Axpy(-1, x.center, x.scratch) // w_i − z
+		kernel.Axpy(-1, x.center, x.scratch) // d_i = w_i − z
 		kernel.Axpy(float32(a), x.scratch, x.dprev)
+		if withGrad {
+			// The step from w_i itself (momentum, Adam's moments and
+			// weight decay all see the iterate the gradient came from);
+			// the correction, measured before it, is added after.
+			d.opt.Step(d.p, d.g, float32(lr))
+		}
 		kernel.Axpy(float32(-a), x.scratch, d.p)
 	}
 	if x.world.Size() > 1 {
@@ -433,11 +454,36 @@ func (x *executor) gather() error {
 	return x.world.AllGather(x.values, x.part)
 }
 
-// query answers a query command on every rank: the norms or the consensus
-// coefficients of every device of the job.
-func (x *executor) query(kind cmdKind) ([]float64, error) {
+// gatherPairs all-gathers two local values per device, x.part and
+// x.partNorms, into x.values and x.gradNorms in one all-gather (one latency,
+// not two): each rank sends both side by side, and the rank-major result is
+// split back.
+func (x *executor) gatherPairs() error {
+	if x.world.Size() == 1 {
+		copy(x.values, x.part)
+		copy(x.gradNorms, x.partNorms)
+		return nil
+	}
+	k := len(x.devs)
+	copy(x.pairs, x.part)
+	copy(x.pairs[k:], x.partNorms)
+	if err := x.world.AllGather(x.pairsAll, x.pairs); err != nil {
+		return err
+	}
+	for r := range x.world.Size() {
+		copy(x.values[r*k:(r+1)*k], x.pairsAll[2*r*k:])
+		copy(x.gradNorms[r*k:(r+1)*k], x.pairsAll[(2*r+1)*k:])
+	}
+	return nil
+}
+
+// query answers a query command on every rank: the norms of the replicas,
+// or the consensus coefficients and the gradients' norms, of every device of
+// the job.
+func (x *executor) query(kind cmdKind) (values, norms []float64, err error) {
 	if kind == cmdNorms {
-		return x.norms()
+		values, err = x.norms()
+		return values, nil, err
 	}
 	return x.consensus()
 }
@@ -456,36 +502,37 @@ func (x *executor) norms() ([]float64, error) {
 	return x.values, nil
 }
 
-// consensus answers QueryConsensus: c_i = ⟨g_i, ḡ⟩/‖g_i‖² for every device
-// of the job (NaN where g_i = 0). In one process ḡ is never stored; across
-// ranks it is all-reduced first.
-func (x *executor) consensus() ([]float64, error) {
+// consensus answers QueryConsensus: c_i = ⟨g_i, ḡ⟩/‖g_i‖² (NaN where
+// g_i = 0) and ‖g_i‖ for every device of the job. In one process ḡ is never
+// stored; across ranks it is all-reduced first.
+func (x *executor) consensus() ([]float64, []float64, error) {
 	if x.cfg.TimingOnly {
 		for i := range x.values {
-			x.values[i] = 1
+			x.values[i], x.gradNorms[i] = 1, 1
 		}
-		return x.values, nil
+		return x.values, x.gradNorms, nil
 	}
 	mean, grads := x.localGrads(nil)
 	if x.world.Size() == 1 {
 		kernel.Consensus(x.dots, x.part, grads)
 	} else {
 		if err := comm.WeightedAllReduce(x.world, x.scratch, mean, grads); err != nil {
-			return nil, fmt.Errorf("engine: the mean gradient of the consensus: %w", err)
+			return nil, nil, fmt.Errorf("engine: the mean gradient of the consensus: %w", err)
 		}
 		kernel.DotsNorms(x.dots, x.part, grads, x.scratch)
 	}
-	for i := range x.part {
-		if x.part[i] > 0 {
-			x.part[i] = x.dots[i] / x.part[i]
+	for i, sq := range x.part {
+		x.partNorms[i] = math.Sqrt(sq)
+		if sq > 0 {
+			x.part[i] = x.dots[i] / sq
 		} else {
 			x.part[i] = math.NaN()
 		}
 	}
-	if err := x.gather(); err != nil {
-		return nil, fmt.Errorf("engine: gathering the consensus coefficients: %w", err)
+	if err := x.gatherPairs(); err != nil {
+		return nil, nil, fmt.Errorf("engine: gathering the consensus coefficients: %w", err)
 	}
-	return x.values, nil
+	return x.values, x.gradNorms, nil
 }
 
 // commit applies device d's update to θ in this process (the device and θ

@@ -136,8 +136,8 @@ func (v *virtualClock) cost(a *strategy.Action) float64 {
 		return net.AllGatherCost(8, n)
 	case strategy.QueryConsensus:
 		// An all-reduce of the gradients for ḡ and an all-gather of the
-		// coefficients.
-		return net.AllReduceCost(net.AllReduce, r.bytes, n) + net.AllGatherCost(8, n)
+		// coefficients with the gradients' norms.
+		return net.AllReduceCost(net.AllReduce, r.bytes, n) + net.AllGatherCost(16, n)
 	}
 	var cost float64
 	if a.Kind == strategy.AllReduce && a.Layered {
@@ -158,6 +158,11 @@ func (v *virtualClock) cost(a *strategy.Action) float64 {
 		cost += r.cfg.Cost.Update(r.shape)
 	case strategy.Merge, strategy.CenterSync: // a few element-wise passes
 		cost += 3 * r.cfg.Cost.Update(r.shape)
+		if a.WithGradient {
+			// The optimizer step the τ-th batch left to it (and did not
+			// charge, computed in Gradient mode), every device in parallel.
+			cost += r.cfg.Cost.Update(r.shape)
+		}
 	}
 	return cost
 }

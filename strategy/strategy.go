@@ -30,7 +30,8 @@ const (
 	// Norms answers QueryNorms: Values[i] is ‖w_i‖₂ of device i's replica.
 	Norms
 	// Consensus answers QueryConsensus: Values[i] is ⟨g_i, ḡ⟩/‖g_i‖², with
-	// ḡ the mean of the devices' gradients, and NaN where ‖g_i‖ = 0.
+	// ḡ the mean of the devices' gradients, and NaN where ‖g_i‖ = 0;
+	// Norms[i] is ‖g_i‖₂.
 	Consensus
 )
 
@@ -42,8 +43,12 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind   EventKind
 	Device int
-	Values []float64 // Norms: ‖w_i‖₂ per device
+	Values []float64 // Norms: ‖w_i‖₂ per device; Consensus: the coefficients
 	Dim    int       // Norms: number of parameters of a replica
+	// Consensus: ‖g_i‖₂ per device. With Values it gives every form of the
+	// coefficients (⟨g_i, ḡ⟩/‖g_i‖ = Values[i]·Norms[i]) without a second
+	// query.
+	Norms []float64
 }
 
 // ActionKind says what a strategy asks the engine to do.
@@ -53,10 +58,11 @@ const (
 	// Dispatch gives Device the next Batch samples of the shared stream, to
 	// process at learning rate LR in Mode. The device must be idle.
 	Dispatch ActionKind = iota
-	// AllReduce averages the gradients of all devices (device i weighted by
-	// Weights[i], which sum to 1) and applies the result on every device with
-	// learning rate LR. All devices must be idle with a gradient computed in
-	// Gradient mode.
+	// AllReduce sums the gradients of all devices, device i weighted by
+	// Weights[i] (which sum to 1 for an average; AdaCons's eq. 13 and
+	// Adaptive SGD's perturbation need not), and applies the result on every
+	// device with learning rate LR. All devices must be idle with a gradient
+	// computed in Gradient mode.
 	AllReduce
 	// Merge averages the replicas into the centre model, with momentum:
 	//
@@ -69,7 +75,14 @@ const (
 	//
 	//	d_i = w_i − z;  w_i ← w_i − A·d_i;  D = Σ A·d_i + Gamma·D_prev;  z ← z + D
 	//
-	// All devices must be idle.
+	// With WithGradient the devices hold a gradient g_i computed in Gradient
+	// mode on w_i and not yet applied, and the step is the paper's, whose
+	// gradient step and correction both start from that iterate:
+	//
+	//	d_i = w_i − z;  w_i ← w_i − LR·g_i − A·d_i;  D, z as above
+	//
+	// with −LR·g_i the step of the device's optimizer. All devices must be
+	// idle.
 	CenterSync
 	// QueryNorms asks for the L2 norm of every replica; the engine answers
 	// with a Norms event before anything else happens.
@@ -124,11 +137,15 @@ type Action struct {
 	Kind    ActionKind
 	Device  int       // Dispatch
 	Batch   int       // Dispatch
-	LR      float64   // Dispatch, AllReduce
+	LR      float64   // Dispatch, AllReduce, CenterSync with WithGradient
 	Mode    Mode      // Dispatch
 	Weights []float64 // AllReduce, Merge: one per device; valid until the next Step
 	Gamma   float64   // Merge, CenterSync: momentum
 	A       float64   // CenterSync
+	// WithGradient: the CenterSync applies the devices' unapplied gradients
+	// at LR from the iterate its correction starts from (CROSSBOW as
+	// published).
+	WithGradient bool
 	// Layered asks for Layered SGD's all-reduce: reduce to each group's
 	// communicator, all-reduce among communicators while the workers prepare
 	// their next batch, broadcast back (AllReduce).

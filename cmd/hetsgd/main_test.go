@@ -273,7 +273,7 @@ func TestStrategyHelp(t *testing.T) {
 		}
 	}
 	_, _, errs = runCLI(t, "train", "--strategy", "elastic", "--devices", "3", "--help")
-	if !strings.Contains(errs, "--k              ⌈100/devices⌉ = 34") {
+	if !strings.Contains(errs, "--k              ⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points = 7") {
 		t.Errorf("elastic help: derived k not shown for 3 devices:\n%s", errs)
 	}
 	code, out, _ := runCLI(t, "strategies", "-v")

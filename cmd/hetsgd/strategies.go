@@ -19,14 +19,15 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 	verbose := fs.Bool("v", false, "print each strategy's effective settings and options")
 	devices := fs.Int("devices", 4, "devices the derived defaults are computed for (-v)")
 	batch := fs.Int("batch", 0, "batch size the derived defaults are computed for (-v; default: the strategy's)")
+	points := fs.Int("points", bundledPoints, "training points the derived defaults are computed for (-v; default: the bundled "+bundledDefault+"'s)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return err
 		}
 		return errUsage
 	}
-	if *devices < 1 || *batch < 0 {
-		return fmt.Errorf("--devices %d --batch %d: need at least one device and a batch ≥ 0", *devices, *batch)
+	if *devices < 1 || *batch < 0 || *points < 0 {
+		return fmt.Errorf("--devices %d --batch %d --points %d: need at least one device, a batch ≥ 0 and points ≥ 0", *devices, *batch, *points)
 	}
 	list := strategy.List()
 	if fs.NArg() > 0 {
@@ -46,7 +47,7 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 			continue
 		}
 		cfg := engine.Config{Strategy: info.Name, Devices: *devices, Batch: *batch}
-		if err := describeStrategy(stdout, "    ", cfg, nil); err != nil {
+		if err := describeStrategy(stdout, "    ", cfg, *points, nil); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)
@@ -57,8 +58,9 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 // describeStrategy writes the effective settings of cfg's strategy — the
 // optimizer, learning rate and batch, then every option the strategy takes —
 // each with its value for this run, the formula of a derived default, and
-// where it departs from the paper. given names the settings the user gave.
-func describeStrategy(w io.Writer, indent string, cfg engine.Config, given map[string]bool) error {
+// where it departs from the paper. points is the number of training points
+// (0: not known yet); given names the settings the user gave.
+func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int, given map[string]bool) error {
 	info, err := strategy.Lookup(cfg.Strategy)
 	if err != nil {
 		return err
@@ -102,14 +104,21 @@ func describeStrategy(w io.Writer, indent string, cfg engine.Config, given map[s
 	fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--optimizer", opt, optNote)
 	fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--lr", lr, src("lr"))
 	fmt.Fprintf(w, "%s%-16s %-28d %s\n", indent, "--batch", cfg.Batch, src("batch"))
-	vals, err := info.Describe(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, Options: cfg.Options})
+	vals, err := info.Describe(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: points, Options: cfg.Options})
 	if err != nil {
 		return err
 	}
 	for _, v := range vals {
 		val := strconv.FormatFloat(v.Value, 'g', 6, 64)
-		if v.Formula != "" {
+		switch {
+		case v.Formula != "" && points == 0 && strings.Contains(v.Formula, "N "):
+			val = v.Formula + ", once the data is loaded"
+		case v.Formula != "":
 			val = v.Formula + " = " + val
+		}
+		if len(val) > 28 {
+			fmt.Fprintf(w, "%s%-16s %s\n%s%-16s %-28s %s\n", indent, "--"+v.Name, val, indent, "", "", v.Usage)
+			continue
 		}
 		fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+v.Name, val, v.Usage)
 		if v.Paper != "" && !v.Given {

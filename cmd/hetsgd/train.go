@@ -37,6 +37,7 @@ const (
 	defaultEvalEvery = 1
 	defaultSeed      = 1
 	bundledDefault   = "bibtex"
+	bundledPoints    = 4880 // training points of the bundled default, for help texts
 )
 
 // intList is a flag holding comma-separated positive integers.
@@ -201,7 +202,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.groups, "groups", 0, "split the devices into this many nodes (groups) of equal size")
 	fs.StringVar(&f.allReduce, "allreduce", "ring", "virtual clock: algorithm of plain all-reduces: ring, tree or hierarchical")
 	fs.Float64Var(&f.prep, "prep", 0, "data preparation `seconds` per sample (Layered SGD overlaps it): charged to the virtual clock; under the real clock, busy work that simulates decoding")
-	fs.BoolVar(&f.overlap, "overlap", true, "lsgd under mpirun: prepare the next batch while the nodes all-reduce (false: after, to measure what the overlap saves)")
+	fs.BoolVar(&f.overlap, "overlap", true, "lsgd under the real clock with nodes: prepare the next batch while the nodes all-reduce (false: after, to measure what the overlap saves)")
 	fs.BoolVar(&f.timingOnly, "timing-only", false, "virtual clock: charge time but compute nothing (throughput studies)")
 	fs.StringVar(&f.workload, "workload", "xml", "what to train: xml (the sparse MLP on --data) or regression (the AdaCons paper's linear regression)")
 	fs.IntVar(&f.dim, "dim", 1000, "dimension of --workload regression")
@@ -539,8 +540,8 @@ func checkApplies(info strategy.Info, set map[string]bool, f *trainFlags, ranks 
 			fmt.Fprintf(stderr, "hetsgd train: warning: "+format+"\n", args...)
 		}
 	}
-	if set["overlap"] && (name != "lsgd" || !real || ranks == 1) {
-		warn("--overlap applies to lsgd across ranks under mpirun only; ignored")
+	if set["overlap"] && (!info.Groups || !real || (ranks == 1 && f.groups == 0 && f.topology == "")) {
+		warn("--overlap applies to lsgd under the real clock with nodes (--groups, --topology or mpirun) only; ignored")
 	}
 	if real {
 		for _, fl := range []string{"noise", "cost", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth", "allreduce"} {
@@ -800,7 +801,11 @@ func trainUsage(f *trainFlags, fs *flag.FlagSet, w io.Writer) {
 		cfg.Optimizer.Name = strings.ToLower(f.optimizer)
 	}
 	fmt.Fprintf(w, "Settings of --strategy %s on %d device(s) (hetsgd strategies -v lists every strategy):\n", info.Name, f.devices)
-	if err := describeStrategy(w, "  ", cfg, set); err != nil {
+	points := 0 // known once the data is loaded
+	if f.dataDir == "" && f.trainPath == "" {
+		points = bundledPoints
+	}
+	if err := describeStrategy(w, "  ", cfg, points, set); err != nil {
 		fmt.Fprintf(w, "  %v\n", err)
 	}
 	fmt.Fprintf(w, "\nFlags:\n")

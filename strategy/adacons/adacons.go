@@ -17,6 +17,31 @@
 // Guards: a zero gradient gets coefficient 0; when the weights' sum is zero
 // or not finite the step falls back to plain averaging and says so in the
 // run log. With equal gradients every c_i is 1 and AdaCons is averaging.
+//
+// # Eq. 13 as printed
+//
+// The paper's text asks for an unbiased estimator, the weights constrained
+// to sum to one, and says equal gradients reduce the scheme to averaging;
+// that is the default above. Its eq. 13 prints something else:
+//
+//	ψ = Σ λ·(⟨g_i, ḡ⟩/‖g_i‖)·(g_i/‖g_i‖),  λ = 1 / Σ_j ⟨g_j, ḡ⟩/‖g_j‖
+//
+// a combination of unit gradients whose coefficients λ·⟨g_i, ḡ⟩/‖g_i‖ sum
+// to one — convex when every g_i agrees with ḡ, and ψ's norm is then at most
+// 1 whatever the gradients' scale: equal gradients g give ψ = g/‖g‖, not g.
+// --eq13 1 runs it as printed (its Algorithm 1 all-gathers these
+// ⟨g_i, ḡ⟩/‖g_i‖ too). The momentum then smooths the sorted
+// a_i = ⟨g_i, ḡ⟩/‖g_i‖ = c_i·‖g_i‖ (the Consensus event carries both c_i and
+// ‖g_i‖), and device i, of rank r, gets weight λ·m_r/‖g_i‖ on its raw
+// gradient, λ = 1/Σ_r m_r (0 for a zero gradient).
+//
+// Without momentum (β = 0) eq. 13's weights are the default's times
+// Σ_j c_j / Σ_j a_j: the same direction, another length, which a line search
+// or Adam (scale-free) largely absorbs and plain SGD does not, its step then
+// being at most about lr whatever the gradients' size. With momentum the
+// directions differ too: m smooths the a_i, which carry the gradients'
+// norms, and each step divides the smoothed value by the current ‖g_i‖ of
+// the device it is scattered to.
 package adacons
 
 import (
@@ -33,9 +58,14 @@ func init() {
 		Name:      "adacons",
 		Summary:   "AdaCons: synchronous aggregation weighted by consensus coefficients with sorted-coefficient momentum",
 		Evaluates: strategy.Replica0,
-		Options:   []strategy.Option{{Name: "beta", Default: 0.99, Usage: "momentum β of the sorted coefficients"}},
-		Defaults:  strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
-		New:       func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg) },
+		Options: []strategy.Option{
+			{Name: "beta", Default: 0.99, Usage: "momentum β of the sorted coefficients"},
+			{Name: "eq13", Default: 0,
+				Paper: "eq. 13 prints λ = 1/Σ⟨g_i,ḡ⟩/‖g_i‖ over unit gradients (--eq13 1); the default follows the paper's text, which eq. 13 contradicts: unbiased, averaging for equal gradients",
+				Usage: "1: the paper's eq. 13 as printed, ψ = λ·Σ(⟨g_i,ḡ⟩/‖g_i‖)·g_i/‖g_i‖, λ = 1/Σ⟨g_j,ḡ⟩/‖g_j‖ (0: weights ⟨g_i,ḡ⟩/‖g_i‖² summing to 1)"},
+		},
+		Defaults: strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
+		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg) },
 	})
 }
 
@@ -44,6 +74,7 @@ type AdaCons struct {
 	n, b    int
 	lr      float64
 	beta    float64
+	eq13    bool      // the paper's eq. 13 as printed
 	M       []float64 // smoothed sorted coefficients
 	started bool      // M holds a first step's coefficients
 	pending int
@@ -55,12 +86,15 @@ type AdaCons struct {
 
 // New returns AdaCons; --batch is the batch of each device.
 func New(cfg strategy.Config) (*AdaCons, error) {
-	beta := cfg.Opt("beta")
+	beta, eq13 := cfg.Opt("beta"), cfg.Opt("eq13")
 	if !(beta >= 0 && beta < 1) {
 		return nil, fmt.Errorf("adacons: --beta %v: need β in [0, 1)", beta)
 	}
+	if eq13 != 0 && eq13 != 1 {
+		return nil, fmt.Errorf("adacons: --eq13 %v: need 0 (sum-one weights) or 1 (eq. 13 as printed)", eq13)
+	}
 	n := cfg.Devices
-	return &AdaCons{n: n, b: cfg.Batch, lr: cfg.LR, beta: beta,
+	return &AdaCons{n: n, b: cfg.Batch, lr: cfg.LR, beta: beta, eq13: eq13 == 1,
 		M: make([]float64, n), perm: make([]int, n), sorted: make([]float64, n),
 		weights: make([]float64, n), next: make([]float64, 0, n)}, nil
 }
@@ -75,24 +109,32 @@ func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Acti
 			out = append(out, strategy.Action{Kind: strategy.QueryConsensus})
 		}
 	case strategy.Consensus:
-		w, note := a.Weights(ev.Values)
+		w, note := a.Weights(ev.Values, ev.Norms)
 		out = append(out, strategy.Action{Kind: strategy.AllReduce, LR: a.lr, Weights: w, Note: note})
 	}
 	return out
 }
 
-// Weights turns the step's consensus coefficients into aggregation weights,
+// Weights turns the step's consensus coefficients c_i = ⟨g_i, ḡ⟩/‖g_i‖² and
+// the gradients' norms (needed by eq. 13 only) into aggregation weights,
 // updating the momentum, and returns a note when it fell back to averaging.
-func (a *AdaCons) Weights(c []float64) ([]float64, string) {
-	// A zero gradient (NaN coefficient) contributes nothing.
+func (a *AdaCons) Weights(c, norms []float64) ([]float64, string) {
+	if a.eq13 && len(norms) < a.n {
+		panic("adacons: eq. 13 needs the gradients' norms in the Consensus event")
+	}
 	for i := range a.perm {
 		a.perm[i] = i
 	}
+	// A zero gradient (NaN coefficient) contributes nothing.
 	coef := func(i int) float64 {
-		if math.IsNaN(c[i]) {
+		v := c[i]
+		if a.eq13 {
+			v *= norms[i] // ⟨g_i, ḡ⟩/‖g_i‖
+		}
+		if math.IsNaN(v) {
 			return 0
 		}
-		return c[i]
+		return v
 	}
 	slices.SortStableFunc(a.perm, func(x, y int) int { return cmp.Compare(coef(x), coef(y)) })
 	for r, i := range a.perm {
@@ -119,6 +161,16 @@ func (a *AdaCons) Weights(c []float64) ([]float64, string) {
 	a.started = true
 	for i := range w {
 		w[i] /= sum
+		if a.eq13 {
+			// λ·m_r/‖g_i‖: the weight of the unit gradient, moved onto
+			// the raw one. A zero gradient gets 0 (its smoothed value may
+			// not be).
+			if norms[i] > 0 {
+				w[i] /= norms[i]
+			} else {
+				w[i] = 0
+			}
+		}
 	}
 	return w, ""
 }

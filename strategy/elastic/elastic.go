@@ -19,7 +19,7 @@ func init() {
 		Options: []strategy.Option{
 			{Name: "k", Derive: func(c strategy.Config, _ map[string]float64) float64 {
 				return math.Ceil(strategy.MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
-			}, Formula: "⌈mega-batch/devices⌉, mega-batch = " + strategy.MegaBatchFormula,
+			}, Formula: "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points",
 				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: --k ⌈100/devices⌉",
 				Usage: "local steps per device between merges (by default a mega-batch shared by the devices)"},
 		},

@@ -12,7 +12,9 @@
 //	done D [D ...]              BatchDone for each listed device, in order
 //	collective                 CollectiveDone
 //	norms V1 V2 ... dim=N      Norms with the replicas' L2 norms
-//	consensus C1 C2 ...        Consensus with the AdaCons coefficients (nan allowed)
+//	consensus C1 C2 ... [norms=N1,N2,...]
+//	                           Consensus with the AdaCons coefficients (nan
+//	                           allowed) and the gradients' norms
 //	# text                     a comment, kept
 package strategytest
 
@@ -96,6 +98,16 @@ func Replay(script string) (string, error) {
 		case "consensus":
 			ev := strategy.Event{Kind: strategy.Consensus}
 			for _, a := range f[1:] {
+				if list, ok := strings.CutPrefix(a, "norms="); ok {
+					for _, x := range strings.Split(list, ",") {
+						v, err := strconv.ParseFloat(x, 64)
+						if err != nil {
+							return "", fmt.Errorf("line %d: gradient norm %q", line, x)
+						}
+						ev.Norms = append(ev.Norms, v)
+					}
+					continue
+				}
 				v, err := strconv.ParseFloat(a, 64)
 				if err != nil {
 					return "", fmt.Errorf("line %d: coefficient %q", line, a)
@@ -193,7 +205,11 @@ func Format(a strategy.Action) string {
 		}
 		return s
 	case strategy.CenterSync:
-		return fmt.Sprintf("center-sync a=%s gamma=%s", g(a.A), g(a.Gamma))
+		s := fmt.Sprintf("center-sync a=%s gamma=%s", g(a.A), g(a.Gamma))
+		if a.WithGradient {
+			s += fmt.Sprintf(" with-gradient lr=%s", g(a.LR))
+		}
+		return s
 	case strategy.QueryNorms:
 		return "query-norms"
 	case strategy.QueryConsensus:

@@ -1,0 +1,55 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/metric"
+)
+
+// layeredInProcess reports whether a run takes Layered SGD's path between
+// in-process ranks: a real-clock run in one process of a strategy that uses
+// groups (strategy.Info's Groups), split into several nodes.
+func layeredInProcess(cfg Config, groups bool) bool {
+	return cfg.Clock == Real && (cfg.World == nil || cfg.World.Size() == 1) && groups && !cfg.TimingOnly &&
+		cfg.Net.GroupSize > 0 && cfg.Net.GroupSize < cfg.Devices
+}
+
+// runRanks runs cfg in one process as it runs across machines: a rank per
+// device, goroutines exchanging through comm.Mem, so that Layered SGD's
+// hierarchical all-reduce — reduce to each node's communicator, all-reduce
+// among the communicators overlapped with the next batch's preparation,
+// broadcast back — is the one the ranks of an MPI job take, with its
+// timings. Rank 0 drives, writes the log and returns the result.
+func runRanks(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
+	var res *Result
+	var rootErr error
+	errs := make([]error, cfg.Devices)
+	done := make(chan struct{})
+	world := comm.Mem(cfg.Devices)
+	for r, c := range world {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			defer c.Close()
+			rc := cfg
+			rc.World = c
+			if r == 0 {
+				res, rootErr = Run(ctx, rc, w, log, obs)
+				return
+			}
+			_, errs[r] = Run(ctx, rc, w, nil, nil)
+		}()
+	}
+	for range world {
+		<-done
+	}
+	if rootErr != nil {
+		return res, rootErr
+	}
+	for _, e := range errs {
+		if e != nil {
+			return res, e
+		}
+	}
+	return res, nil
+}
