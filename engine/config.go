@@ -118,7 +118,7 @@ func (c Config) WithDefaults() (Config, error) {
 		if c.Optimizer.Name != d.Optimizer {
 			return c, fmt.Errorf("engine: --optimizer %s: give --lr too (%s's default rate %g is for %s)", c.Optimizer.Name, c.Strategy, d.LR, d.Optimizer)
 		}
-		c.LR, _ = d.RateFor(c.Batch)
+		c.LR, _ = d.RateFor(c.Batch, c.Devices)
 	}
 	return c, nil
 }

@@ -258,11 +258,11 @@ func TestRefusesMPIWithoutTransport(t *testing.T) {
 // "train --strategy X --help" shows X's effective settings and only the
 // options X takes; "strategies -v" shows every strategy's, and no NaN.
 func TestStrategyHelp(t *testing.T) {
-	code, _, errs := runCLI(t, "train", "--strategy", "gem", "--devices", "4", "--batch", "64", "--help")
+	code, _, errs := runCLI(t, "train", "--strategy", "gem", "--devices", "4", "--batch", "128", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"--strategy gem on 4 device(s)", "--lr             0.5 × batch/128 = 0.25", "--batch          64                           given", "--mu", "-kappa value\n    \tgem: energy scale κ", "--paper: --optimizer sgd --lr 0.05 --batch 64"} {
+	for _, want := range []string{"--strategy gem on 4 device(s)", "--lr             0.316 × batch/64 = 0.632", "--batch          128                          given", "--mu", "-kappa value\n    \tgem: energy scale κ", "--paper: --optimizer sgd --lr 0.05 --batch 64"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("gem help lacks %q:\n%s", want, errs)
 		}
@@ -280,7 +280,7 @@ func TestStrategyHelp(t *testing.T) {
 	if code != 0 || strings.Contains(out, "NaN") {
 		t.Fatalf("strategies -v: exit %d, NaN in:\n%s", code, out)
 	}
-	for _, want := range []string{"--bmin           b_max/8 = 16", "--a              1/devices = 0.25", "differs from the paper"} {
+	for _, want := range []string{"--bmin           b_max/8 = 16", "--a              1/devices = 0.25", "differs from the paper", "--lr             0.001 × devices = 0.004"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("strategies -v lacks %q", want)
 		}

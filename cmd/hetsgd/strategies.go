@@ -97,7 +97,7 @@ func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int,
 		d = info.Paper.Settings
 	}
 	if asked.LR == 0 {
-		if _, formula := d.RateFor(cfg.Batch); formula != "" {
+		if _, formula := d.RateFor(cfg.Batch, cfg.Devices); formula != "" {
 			lr = formula + " = " + lr
 		}
 	}

@@ -23,7 +23,7 @@ func init() {
 				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: --k ⌈100/devices⌉",
 				Usage: "local steps per device between merges (by default a mega-batch shared by the devices)"},
 		},
-		Defaults: strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128}, // BENCHMARKS.md §8
+		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // BENCHMARKS.md §8
 		New:      New,
 	})
 }

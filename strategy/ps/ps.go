@@ -50,10 +50,12 @@ func init() {
 // The parameter servers' defaults (BENCHMARKS.md §8). Their update is
 // Δ = −lr·g committed by the rule: "sgd" names that update, no local
 // optimizer runs.
+// Staleness divides every commit by τ+1 ≈ devices, so it takes a larger
+// rate.
 var (
-	downpourDefaults  = strategy.Settings{Optimizer: "sgd", LR: 0.5, Batch: 128}
-	stalenessDefaults = strategy.Settings{Optimizer: "sgd", LR: 0.5, Batch: 128}
-	gemDefaults       = strategy.Settings{Optimizer: "sgd", LR: 0.5, Batch: 128}
+	downpourDefaults  = strategy.Settings{Optimizer: "sgd", LR: 0.316, Batch: 64}
+	stalenessDefaults = strategy.Settings{Optimizer: "sgd", LR: 1, Batch: 64}
+	gemDefaults       = strategy.Settings{Optimizer: "sgd", LR: 0.316, Batch: 64}
 )
 
 // Server is the strategy's state: one commit counter and, per worker, the
