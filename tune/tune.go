@@ -290,7 +290,9 @@ func ParseRates(s string) ([]float64, error) {
 			return nil, fmt.Errorf("tune: --lrs %q: want A:B with 0 < A ≤ B", s)
 		}
 		var out []float64
-		for k := math.Ceil(2*math.Log10(lo) - 1e-9); k <= 2*math.Log10(hi)+1e-9; k++ {
+		// A rounded half step (3.16 for 10^0.5) is on the ladder: the ends
+		// are matched within 1% in log space.
+		for k := math.Ceil(2*math.Log10(lo) - 0.01); k <= 2*math.Log10(hi)+0.01; k++ {
 			v := math.Pow(10, k/2)
 			if math.Mod(k, 2) == 0 {
 				v = math.Pow(10, k/2) // exact powers of ten print as such

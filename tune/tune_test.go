@@ -76,6 +76,9 @@ func TestParseRates(t *testing.T) {
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("range: %v %v, want %v", got, err, want)
 	}
+	if got, err := tune.ParseRates("0.316:3.16"); err != nil || !slices.Equal(got, []float64{0.316, 1, 3.16}) {
+		t.Fatalf("rounded ends: %v %v", got, err)
+	}
 	if got, err := tune.ParseRates("0.5, 2"); err != nil || !slices.Equal(got, []float64{0.5, 2}) {
 		t.Fatalf("list: %v %v", got, err)
 	}
