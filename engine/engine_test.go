@@ -3,9 +3,11 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,9 +246,18 @@ func TestVirtualHeterogeneityAndScaling(t *testing.T) {
 	}
 }
 
-// Every strategy trains under both clocks with 4 heterogeneous devices (run
-// with -race to check the real engine).
+// Every strategy learns Bibtex under both clocks with 4 heterogeneous
+// devices (run with -race to check the real engine). Learning means: the run
+// processes its whole budget of 2 epochs without diverging, its training
+// loss falls from the first epoch to the second, and its model ends with a
+// lower test loss than the initial model's and a P@1 above 0.2 — the initial
+// model scores about 0.02 and always predicting the most frequent label
+// 0.14.
 func TestAllStrategiesLearn(t *testing.T) {
+	w := xml(t, 0)
+	p := make([]float32, w.NumParams())
+	w.Init(p, initSeed(base("sync", 1, Virtual).Seed))
+	initial := w.Evaluate(p)
 	for _, info := range strategy.List() {
 		for _, clock := range []Clock{Virtual, Real} {
 			cfg := base(info.Name, 4, clock)
@@ -264,22 +275,40 @@ func TestAllStrategiesLearn(t *testing.T) {
 				// in real time (the GEM paper's point); half the rate is safe.
 				cfg.LR /= 2
 			}
-			if info.Name == "adaptive" && clock == Real {
-				// The paper's perturbation lets the merge weights sum above 1
-				// by δ·(α_max − α_min) at every merge, and its momentum
-				// compounds that: when a loaded machine skews the devices'
-				// update counts the model grows until it stops learning
-				// (BENCHMARKS.md §4). This test is about the engine: δ = 0.
+			if strings.HasPrefix(info.Name, "adaptive") && clock == Real {
+				// Both variants perturb the merge weights as the paper does:
+				// the most-updated replica's weight times 1+δ, the least
+				// updated one's times 1−δ, so the weights sum to
+				// 1+δ·(α_max − α_min) whenever the devices' update counts
+				// differ, and the centre's momentum compounds that
+				// (BENCHMARKS.md §4). Under the virtual clock the speeds
+				// above differ by 1.5× and the runs learn with the default
+				// δ. In real time four device goroutines on a loaded machine
+				// (two cores here) differ by 7× to 30× in updates per
+				// mega-batch, the perturbation fires at most merges, and the
+				// centre grows: with δ = 0.1 its norm ended at 50–250 against
+				// about 22 with δ = 0, the test loss above or near the
+				// initial model's (4.3–7.2 against 5.08; 3.6 with δ = 0),
+				// and P@1 as low as 0.17. That is the algorithm as published,
+				// not the engine, which is under test here: δ = 0 in real
+				// time only.
 				cfg.Options["delta"] = 0
 			}
+			name := fmt.Sprintf("%s (%s)", info.Name, clock)
 			r := start(t, cfg, nil, nil)
-			if len(r.res.Evals) == 0 {
-				t.Fatalf("%s (%s): no evaluation", info.Name, clock)
+			evals := r.res.Evals
+			if budget := int64(math.Ceil(cfg.Epochs * float64(r.w.Size()))); r.done < budget || r.res.Diverged {
+				t.Errorf("%s: %d of %d samples processed (diverged: %v)", name, r.done, budget, r.res.Diverged)
 			}
-			p1 := r.res.Evals[len(r.res.Evals)-1].P1
-			t.Logf("%s (%s): P@1 %.3f", info.Name, clock, p1)
-			if !(p1 > 0.2) {
-				t.Errorf("%s (%s): P@1 %.3f after 2 epochs on 4 devices", info.Name, clock, p1)
+			if len(evals) < 2 {
+				t.Errorf("%s: %d evaluations in 2 epochs, want one per epoch", name, len(evals))
+				continue
+			}
+			first, last := evals[0], evals[len(evals)-1]
+			t.Logf("%s: P@1 %.3f, test loss %.3f (initial %.3f), train loss %.3f then %.3f", name, last.P1, last.Loss, initial.Loss, first.TrainLoss, last.TrainLoss)
+			if !(last.P1 > 0.2) || !(last.Loss < initial.Loss) || !(last.TrainLoss < first.TrainLoss) {
+				t.Errorf("%s after 2 epochs on 4 devices: P@1 %.3f (want > 0.2), test loss %.4f (initial model %.4f), training loss %.4f in the first epoch and %.4f in the last",
+					name, last.P1, last.Loss, initial.Loss, first.TrainLoss, last.TrainLoss)
 			}
 		}
 	}
@@ -633,12 +662,47 @@ func TestRegressionWorkload(t *testing.T) {
 	}
 }
 
-// One workload serves runs of growing batch sizes (the studies reuse it).
+// One workload serves runs of growing and shrinking batch sizes (the
+// studies reuse it): each run on the reused workload is bit for bit the run
+// on a fresh one — every replica, the centre, every evaluation — under the
+// virtual clock, whose devices share the workload's scratch space, with
+// dropout on, whose masks that scratch space draws. Adaptive SGD changes its
+// batch sizes within a run and evaluates the centre.
 func TestWorkloadReusedAcrossBatchSizes(t *testing.T) {
-	w := xml(t, 0)
-	for _, b := range []int{8, 64, 16} {
-		cfg := base("sync", 2, Virtual)
-		cfg.Batch, cfg.Epochs = b, 0.1
-		start(t, cfg, w, nil)
+	w := xml(t, 0.2)
+	for _, strat := range []string{"sync", "adaptive"} {
+		for _, b := range []int{8, 64, 16} {
+			cfg := base(strat, 2, Virtual)
+			cfg.Batch, cfg.Epochs, cfg.EvalEvery = b, 0.1, 0.04
+			cfg.Speeds = []float64{1, 0.7}
+			if strat == "adaptive" {
+				cfg.Options = map[string]float64{"mega-batch": 4}
+			}
+			reused := start(t, cfg, w, nil)
+			fresh := start(t, cfg, xml(t, 0.2), nil)
+			name := fmt.Sprintf("%s, batch %d", strat, b)
+			if reused.done != fresh.done || len(reused.res.Evals) < 2 || !slices.Equal(reused.res.Evals, fresh.res.Evals) {
+				t.Fatalf("%s: the reused workload gives %d samples and evaluations %+v, a fresh one %d and %+v",
+					name, reused.done, reused.res.Evals, fresh.done, fresh.res.Evals)
+			}
+			models := func(r *run) [][]float32 {
+				m := [][]float32{r.x.center}
+				for _, d := range r.x.devs {
+					m = append(m, d.p)
+				}
+				return m
+			}
+			for k, a := range models(reused) {
+				f := models(fresh)[k]
+				if len(a) != len(f) {
+					t.Fatalf("%s: model %d has %d parameters reused, %d fresh", name, k, len(a), len(f))
+				}
+				for i := range a {
+					if math.Float32bits(a[i]) != math.Float32bits(f[i]) {
+						t.Fatalf("%s: model %d (0: the centre, then the replicas), parameter %d: %v on the reused workload, %v on a fresh one", name, k, i, a[i], f[i])
+					}
+				}
+			}
+		}
 	}
 }

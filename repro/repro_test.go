@@ -2,12 +2,17 @@ package repro
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/report"
 )
 
@@ -48,4 +53,207 @@ func TestAdaptiveStudyQuick(t *testing.T) {
 	if len(runs) < 20 || len(svgs) < 8 {
 		t.Fatalf("%d run logs and %d figures", len(runs), len(svgs))
 	}
+}
+
+// loadSet reads a reference dataset (internal/testdata) into a study set,
+// skipping the test when the data are absent.
+func loadSet(t *testing.T, name string) Set {
+	t.Helper()
+	tr, te, err := data.LoadDir(testdata.Dir(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet(name, tr, te, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// quickStudy runs study into a fresh report folder and returns the folder
+// and its report.md.
+func quickStudy(t *testing.T, study func(*report.Dir) error) (dir, md string) {
+	t.Helper()
+	dir = t.TempDir()
+	rep, err := report.Create(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := study(rep); err != nil {
+		rep.Close()
+		t.Fatal(err)
+	}
+	if err := rep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("quick study: %.1f s", time.Since(start).Seconds())
+	b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, string(b)
+}
+
+// checkReport asserts that md has every section of want and that every
+// number of its tables is finite. A "–" (report.Float's NaN) is allowed only
+// where dash(header, row) says so: a time to a target never reached, a
+// statistic a strategy does not have.
+func checkReport(t *testing.T, md string, want []string, dash func(header string, row map[string]string) bool) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(md, w) {
+			t.Errorf("report lacks %q", w)
+		}
+	}
+	cells := func(line string) []string {
+		c := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range c {
+			c[i] = strings.TrimSpace(c[i])
+		}
+		return c
+	}
+	var header []string
+	tables := 0
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case !strings.HasPrefix(line, "|"):
+			header = nil
+		case header == nil:
+			header = cells(line)
+			tables++
+		case strings.HasPrefix(line, "| ---"):
+		default:
+			c := cells(line)
+			if len(c) != len(header) {
+				t.Errorf("table row %s has %d cells for %d columns", line, len(c), len(header))
+				continue
+			}
+			row := map[string]string{}
+			for i, h := range header {
+				row[h] = c[i]
+			}
+			for i, cell := range c {
+				if cell == "–" && !dash(header[i], row) {
+					t.Errorf("column %q has no number (–) in row %s", header[i], line)
+				}
+				if v, err := strconv.ParseFloat(strings.TrimSuffix(cell, "%"), 64); err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+					t.Errorf("column %q is not finite (%s) in row %s", header[i], cell, line)
+				}
+			}
+		}
+	}
+	if tables == 0 {
+		t.Errorf("report has no table:\n%s", md)
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", md)
+	}
+}
+
+func noDash(string, map[string]string) bool { return false }
+
+// checkOutputs asserts the figures and run logs a study wrote: every figure
+// named, as a non-empty SVG; exactly runs run logs, each a JSON Lines file
+// starting with its configuration; and in every run but those noEvals names
+// (timing-only runs, which evaluate nothing) at least one evaluation, each
+// with P@1 in [0, 1] and a non-negative test loss (JSON has no NaN: a log
+// holds finite numbers or fails to be written).
+func checkOutputs(t *testing.T, dir string, figures []string, runs int, noEvals func(name string) bool) {
+	t.Helper()
+	for _, f := range figures {
+		if st, err := os.Stat(filepath.Join(dir, f+".svg")); err != nil || st.Size() == 0 {
+			t.Errorf("figure %s.svg missing or empty (%v)", f, err)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "runs", "*.jsonl"))
+	if len(logs) != runs {
+		t.Errorf("%d run logs, want %d", len(logs), runs)
+	}
+	for _, path := range logs {
+		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evals := 0
+		for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var rec struct {
+				Event string   `json:"event"`
+				P1    *float64 `json:"p1"`
+				Loss  *float64 `json:"loss"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("run %s, line %d: %v", name, i+1, err)
+			}
+			if i == 0 && rec.Event != "config" {
+				t.Errorf("run %s starts with %q, want its config", name, rec.Event)
+			}
+			if rec.Event != "eval" {
+				continue
+			}
+			evals++
+			if rec.P1 == nil || rec.Loss == nil || !(*rec.P1 >= 0 && *rec.P1 <= 1) || !(*rec.Loss >= 0) {
+				t.Errorf("run %s, line %d: eval record %s", name, i+1, line)
+			}
+		}
+		if evals == 0 && !noEvals(name) {
+			t.Errorf("run %s has no evaluation", name)
+		}
+	}
+}
+
+// The Layered SGD study runs end to end in quick mode on Delicious:
+// throughput scaling (timing only) and accuracy at 16 workers, where lsgd
+// must give sync's accuracies exactly.
+func TestLayeredSGDStudyQuick(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	set := loadSet(t, "delicious")
+	dir, md := quickStudy(t, func(rep *report.Dir) error {
+		return LayeredSGD(context.Background(), rep, &set, Options{Quick: true, Seed: 1})
+	})
+	checkReport(t, md, []string{"# Layered SGD and conventional synchronous SGD", "## Throughput scaling (Fig. 4–6)",
+		"At 64 workers: lsgd", "## Accuracy at 16 workers (Fig. 7)", "Same accuracy at every evaluation: **yes**"}, noDash)
+	checkOutputs(t, dir, []string{"lsgd-efficiency", "lsgd-accuracy-epochs", "lsgd-accuracy-time"}, 3*3+2,
+		func(name string) bool { return strings.HasPrefix(name, "lsgd-scaling-") })
+}
+
+// The GEM study runs end to end in quick mode on MNIST.
+func TestGEMStudyQuick(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	set := loadSet(t, "mnist")
+	dir, md := quickStudy(t, func(rep *report.Dir) error {
+		return GEM(context.Background(), rep, set, Options{Quick: true, Seed: 1})
+	})
+	// Only GEM has scaling factors π, and a quick run may not reach the
+	// speed-up table's training loss of 0.2: its times and speed-ups are
+	// then "–".
+	checkReport(t, md, []string{"# GEM, DOWNPOUR and adaptive staleness", "## Training loss against the number of workers (Fig. 1, 2, 3)",
+		"## Misspecified learning rate η = 0.1 (Fig. 6), 5 workers", "## Speed-up by splitting an effective batch of 256 (Fig. 4)"},
+		func(h string, row map[string]string) bool {
+			return (h == "median π (last)" && row["strategy"] != "gem") || h == "virtual s to train loss 0.2" || h == "speed-up"
+		})
+	checkOutputs(t, dir, []string{"gem-loss-gem", "gem-loss-downpour", "gem-loss-staleness", "gem-median-pi", "gem-lr0p1", "gem-speedup"},
+		3+2+2, func(string) bool { return false })
+}
+
+// The AdaCons study runs end to end in quick mode: the linear regression
+// under both step rules, Delicious with 8 and 16 workers, and the overhead
+// against Sum in real and virtual time.
+func TestAdaConsStudyQuick(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	set := loadSet(t, "delicious")
+	dir, md := quickStudy(t, func(rep *report.Dir) error {
+		return AdaCons(context.Background(), rep, &set, Options{Quick: true, Seed: 1})
+	})
+	checkReport(t, md, []string{"# AdaCons and Sum (gradient averaging)", "## Stochastic linear regression (§4.1, Fig. 2)",
+		"### distance rule", "### loss rule", "## Delicious with 8 and 16 workers", "## Per-iteration overhead (§5.1, Table 1)"}, noDash)
+	checkOutputs(t, dir, []string{"adacons-regression-distance", "adacons-regression-loss", "adacons-delicious-8", "adacons-delicious-16"},
+		2*2+2*2+5*4, func(string) bool { return false })
 }

@@ -242,6 +242,10 @@ func (s Settings) RateFor(b, n int) (float64, string) {
 	return lr, strconv.FormatFloat(s.LR, 'g', -1, 64) + " × " + strings.Join(f, " × ")
 }
 
+// MaxCount bounds the options that count samples or steps (batch sizes,
+// local steps), so that they convert to int without wrapping round.
+const MaxCount = 1 << 30
+
 // MegaBatch is the default number of batches between the merges of the
 // model-averaging strategies (elastic, adaptive): the Adaptive SGD paper's
 // 100, but at most half an epoch of the training set, so that the centre

@@ -128,6 +128,8 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--beta", "0.5"}, 1, "--beta does not apply to sync (it takes --warmup"},
 		{[]string{"train", "--strategy", "adacons", "--beta", "x"}, 2, "invalid value \"x\" for flag -beta"},
 		{[]string{"train", "--strategy", "crossbow", "--a", "NaN"}, 1, "--a NaN: need a finite number"},
+		{[]string{"train", "--strategy", "adaptive", "--bmax", "1e300"}, 1, "--bmax 1e+300: need a whole batch size in [1, 1073741824]"},
+		{[]string{"train", "--strategy", "elastic", "--k", "1e300"}, 1, "--k 1e+300: need a whole number of steps"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.msg) {

@@ -146,14 +146,14 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	}
 	mega := cfg.Opt("mega-batch")
 	switch {
-	case bmax < 1 || bmax != math.Trunc(bmax):
-		return nil, fmt.Errorf("adaptive: --bmax %v: need a whole batch size ≥ 1", bmax)
+	case bmax < 1 || bmax != math.Trunc(bmax) || bmax > strategy.MaxCount:
+		return nil, fmt.Errorf("adaptive: --bmax %v: need a whole batch size in [1, %d]", bmax, strategy.MaxCount)
 	case bmin < 1 || bmin != math.Trunc(bmin) || bmin > bmax:
 		return nil, fmt.Errorf("adaptive: --bmin %v: need a whole batch size in [1, b_max=%d] (the default b_max/8 is below 1 when b_max < 8)", bmin, int(bmax))
 	case !(a.beta >= 0):
 		return nil, fmt.Errorf("adaptive: --beta %v: need β ≥ 0", a.beta)
-	case !(mega > 0):
-		return nil, fmt.Errorf("adaptive: --mega-batch %v: need a positive number of batches", mega)
+	case !(mega > 0 && mega*bmax <= strategy.MaxCount):
+		return nil, fmt.Errorf("adaptive: --mega-batch %v: need a positive number of batches, at most %d samples in all", mega, strategy.MaxCount)
 	case !(a.delta >= 0 && a.delta < 1):
 		return nil, fmt.Errorf("adaptive: --delta %v: need δ in [0, 1)", a.delta)
 	case !(a.gamm >= 0 && a.gamm < 1):
@@ -173,7 +173,11 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 		a.B[i], a.LR[i] = int(binit), a.lr*binit/bmax
 	}
 	if code {
-		c := &codeRules{step: int(cfg.Opt("step")), warmup: cfg.Opt("warmup"), decay: cfg.Opt("decay")}
+		step := cfg.Opt("step")
+		if !(step >= 1 && step <= strategy.MaxCount) {
+			return nil, fmt.Errorf("adaptive-code: --step %v: need a batch-size change in [1, %d]", step, strategy.MaxCount)
+		}
+		c := &codeRules{step: int(step), warmup: cfg.Opt("warmup"), decay: cfg.Opt("decay")}
 		switch {
 		case c.step < 1:
 			return nil, fmt.Errorf("adaptive-code: --step %d: need at least 1", c.step)

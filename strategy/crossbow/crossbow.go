@@ -63,7 +63,7 @@ type crossbowSGD struct {
 func New(cfg strategy.Config) (strategy.Strategy, error) {
 	tau, a, mu, after := cfg.Opt("tau"), cfg.Opt("a"), cfg.Opt("gamma"), cfg.Opt("correct-after")
 	switch {
-	case tau < 1 || tau != math.Trunc(tau):
+	case tau < 1 || tau != math.Trunc(tau) || tau > strategy.MaxCount:
 		return nil, fmt.Errorf("crossbow: --tau %v: need a whole number of steps ≥ 1", tau)
 	case !(a > 0 && a <= 1):
 		return nil, fmt.Errorf("crossbow: --a %v: need a coefficient in (0, 1]", a)

@@ -40,7 +40,7 @@ type elasticSGD struct {
 // New returns the elastic strategy.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
 	k := cfg.Opt("k")
-	if k < 1 || k != math.Trunc(k) {
+	if k < 1 || k != math.Trunc(k) || k > strategy.MaxCount {
 		return nil, fmt.Errorf("elastic: --k %v: need a whole number of steps ≥ 1", k)
 	}
 	e := &elasticSGD{n: cfg.Devices, b: cfg.Batch, k: int(k), lr: cfg.LR,

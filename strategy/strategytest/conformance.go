@@ -1,0 +1,819 @@
+package strategytest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// Conformance checks that the registered strategy name keeps the contract
+// of package strategy — whatever its algorithm — by driving it with a
+// simulated engine. Every strategy must pass it; strategy/all runs it over
+// strategy.List, so a new strategy is checked as soon as it registers.
+//
+// # The simulated engine
+//
+// A small event loop plays the engine of package engine: it sends Start,
+// keeps which devices are idle or busy, completes the batches under way in
+// a seeded pseudo-random order (each device has its own speed and every
+// batch a random jitter, so fast devices finish several batches while slow
+// ones hold one), answers QueryNorms with a Norms event (one norm per
+// device, Dim > 0, small enough now and then for Adaptive SGD's
+// perturbation to fire) and QueryConsensus with a Consensus event
+// (coefficients about 1, in [0.5, 1.5], with the gradients' norms, and now
+// and then a NaN coefficient and a norm of 0 for a zero gradient), and sends
+// CollectiveDone after AllReduce, Merge and CenterSync. An answer comes
+// before any batch completes, as in the engine.
+//
+// It runs 1, 2, 3 and 4 devices with batches of 8 and 20 and the
+// strategy's default batch and learning rate, and 4 devices with the
+// strategy's paper preset when it has one, each with DatasetSize set and a
+// budget of 1000 batches (40 epochs, so that epoch-based rules such as
+// adaptive-code's warm-up and Layered SGD's decay take effect).
+//
+// # How a run ends
+//
+// Strategies have no end event: as in the engine, once the budget of
+// samples has been dispatched the simulated engine drops every further
+// Dispatch (the device never reports back: it stays busy in the strategy's
+// eyes), still completes the batches under way and answers collectives and
+// queries, and the run ends when nothing is under way. The suite asserts
+// that this drain is short and that the strategy never asks for more than
+// the budget allows:
+//
+//   - before the budget is spent the run never stalls: whenever no batch,
+//     collective or query is under way, the strategy's last answer must
+//     have dispatched something (after CollectiveDone too);
+//   - every collective (AllReduce, Merge, CenterSync) and every query comes
+//     after at least one batch completed since the previous one of its kind,
+//     so a strategy cannot loop on collectives, and the drain ends at most
+//     one query and one collective after the last batch;
+//   - a dropped batch never completes, so the device must not be dispatched
+//     again: the samples asked for never exceed the budget plus one batch
+//     per device plus the batch that crossed the budget.
+//
+// # What every step must satisfy
+//
+//   - Determinism: a second strategy built from the same config, and a third
+//     built with every option given explicitly at its resolved value, fed the
+//     same events, give the same actions.
+//   - Dispatch: a device in range that is idle (never one busy, nor one whose
+//     batch was dropped), a batch in [1, Info.MaxBatchOf(cfg)], a finite
+//     learning rate > 0, a known Mode; not to a device holding a Gradient- or
+//     Pull-mode gradient that no AllReduce, CenterSync WithGradient or Commit
+//     applied yet.
+//   - AllReduce, Merge, CenterSync, QueryConsensus and QueryNorms only when
+//     every device is idle (QueryNorms too: the engine reads every replica),
+//     and nothing after them in the same step: their answer is the next
+//     event. AllReduce, QueryConsensus and CenterSync WithGradient need a
+//     gradient computed in Gradient mode on every device and not yet applied.
+//   - Commit only from Info.Async strategies, while other devices may be
+//     busy, but only in the answer to BatchDone of the committing device, once
+//     for it, after a batch in Pull mode, with Tau the number of commits since
+//     that device's batch was dispatched and finite rule parameters.
+//   - Weights of AllReduce and Merge: one per device, finite, ≥ 0, summing to
+//     1 within 1e-9 (relative to Σ|w|). A strategy with a "delta" option
+//     (Adaptive SGD, whose paper's perturbation multiplies the most- and
+//     least-updated replicas' weights by 1±δ) may have Merge weights summing to
+//     1 within δ. (AllReduce weights need not sum to 1 under AdaCons's --eq13
+//     1, the paper's eq. 13 as printed; the suite runs default options and
+//     paper presets only, where they must.) Learning rates finite and > 0;
+//     Merge and CenterSync momentum in [0, 1), CenterSync's A in (0, 1]; a
+//     MergeRecord has one entry per device.
+//   - AdaCons's weights are its consensus coefficients normalized to sum 1:
+//     a negative coefficient (a gradient pointing away from the mean, which
+//     the real engine can report) gives a negative weight, as in the paper.
+//     The suite allows it rather than calling it a bug: the 4-device runs
+//     send a negative coefficient in their first answer and now and then
+//     after, and from then on AllReduce weights may be negative (the
+//     momentum of the sorted coefficients carries a negative value into
+//     later steps), but must still be finite and sum to 1. The other runs
+//     send coefficients ≥ 0 or NaN only, and there every weight must be ≥ 0.
+//
+// # One device
+//
+// With one device, the strategies whose package documentation says they
+// are plain mini-batch SGD then (see plainSGD) must emit exactly that: every
+// Dispatch to device 0 with the config's batch and learning rate in their
+// mode, AllReduce with weights [1] at the config's rate, Merge with weights
+// [1] and no momentum (strategy.IdentityMerge), no CenterSync, and Commit by
+// Downpour or Staleness with Tau 0.
+//
+// # Settings
+//
+// strategy.New rejects, with an error and not a panic, 0 or negative devices
+// or batch, a learning rate that is 0, negative, NaN or infinite, an option
+// the strategy does not take, and an option that is NaN or infinite; it never
+// panics on out-of-range option values or a missing DatasetSize. Resolve and
+// Describe give every declared option, in order, as a finite number (Describe
+// with its Formula for a derived default not given, and Given set when it
+// is), and the largest batch is at least 1.
+//
+// Failures name the strategy, the config, the step and its event, and show
+// the last steps of the run.
+func Conformance(t *testing.T, name string) {
+	t.Helper()
+	info, err := strategy.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Summary == "" {
+		t.Errorf("%s: Info.Summary is empty", name)
+	}
+	t.Run("settings", func(t *testing.T) { checkSettings(t, info) })
+	for _, c := range conformanceConfigs(info) {
+		t.Run(c.name, func(t *testing.T) {
+			checkResolve(t, info, c)
+			tr := simulate(t, info, c)
+			checkDeterminism(t, info, c, tr)
+		})
+	}
+	t.Run("one-device", func(t *testing.T) { checkOneDevice(t, info) })
+}
+
+// plainSGD lists the strategies whose documentation says that on one device
+// they are plain mini-batch SGD, with the mode of their batches and the
+// options that make them so.
+//
+//   - syncsgd ("sync", "lsgd", "sum"): "equal to single-device SGD on the union
+//     batch" (without --warmup and --decay-every, both off by default).
+//   - adacons: "with equal gradients every c_i is 1 and AdaCons is averaging";
+//     one device's weight normalizes to 1.
+//   - elastic: K local steps, then the average of one replica.
+//   - crossbow: "a single-device CROSSBOW is plain mini-batch SGD".
+//   - adaptive: "with one device ... Adaptive SGD is mini-batch SGD".
+//   - adaptive-code: the same once its schedule is off (no warm-up, no decay).
+//   - ps ("downpour", "staleness"): one worker pulls, computes and commits Δ
+//     with staleness 0, which the Staleness rule divides by 1.
+//
+// "gem" is not here: with one worker its energy matching scales Δ by
+// π = clamp(κ|m|/(|Δ| + ε), 0, clip), which is momentum SGD, not plain SGD.
+var plainSGD = map[string]struct {
+	mode    strategy.Mode
+	options map[string]float64
+}{
+	"sync":          {strategy.Gradient, nil},
+	"lsgd":          {strategy.Gradient, nil},
+	"sum":           {strategy.Gradient, nil},
+	"adacons":       {strategy.Gradient, nil},
+	"elastic":       {strategy.LocalStep, nil},
+	"crossbow":      {strategy.LocalStep, nil},
+	"adaptive":      {strategy.LocalStep, nil},
+	"adaptive-code": {strategy.LocalStep, map[string]float64{"warmup": 0, "decay": 0}},
+	"downpour":      {strategy.Pull, nil},
+	"staleness":     {strategy.Pull, nil},
+}
+
+// conformanceConfig is one simulated run.
+type conformanceConfig struct {
+	name     string
+	cfg      strategy.Config
+	budget   int64  // samples
+	seed     uint64 // of the simulated engine
+	negative bool   // send negative consensus coefficients now and then
+}
+
+func conformanceConfigs(info strategy.Info) []conformanceConfig {
+	mk := func(name string, n, b int, lr float64, opts map[string]float64, seed uint64) conformanceConfig {
+		budget := int64(1000*b + b/2 + 1) // not a whole number of batches
+		return conformanceConfig{name: name, seed: seed, budget: budget, negative: n == 4,
+			cfg: strategy.Config{Devices: n, Batch: b, LR: lr, DatasetSize: int(budget / 40), Options: opts}}
+	}
+	var out []conformanceConfig
+	batches := []struct {
+		b  int
+		lr float64
+	}{{8, 0.1}, {20, 0.05}}
+	if d := info.Defaults; d.Batch != 8 && d.Batch != 20 {
+		batches = append(batches, struct {
+			b  int
+			lr float64
+		}{d.Batch, d.LR})
+	}
+	for n := 1; n <= 4; n++ {
+		for i, b := range batches {
+			out = append(out, mk(fmt.Sprintf("devices=%d,batch=%d", n, b.b), n, b.b, b.lr, nil, uint64(100*n+i)))
+		}
+	}
+	if p := info.Paper; p != nil {
+		b, lr := p.Settings.Batch, p.Settings.LR
+		if b == 0 {
+			b, lr = info.Defaults.Batch, info.Defaults.LR
+		}
+		out = append(out, mk("paper", 4, b, lr, cloneOptions(p.Options), 7))
+	}
+	return out
+}
+
+func cloneOptions(m map[string]float64) map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// newStrategy calls strategy.New, turning a panic into an error that says so.
+func newStrategy(name string, cfg strategy.Config) (s strategy.Strategy, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("panic: %v", r)
+		}
+	}()
+	cfg.Options = cloneOptions(cfg.Options)
+	s, _, err = strategy.New(name, cfg)
+	return s, err
+}
+
+func describeConfig(c strategy.Config) string {
+	s := fmt.Sprintf("devices=%d batch=%d lr=%g size=%d", c.Devices, c.Batch, c.LR, c.DatasetSize)
+	keys := make([]string, 0, len(c.Options))
+	for k := range c.Options {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s += fmt.Sprintf(" %s=%g", k, c.Options[k])
+	}
+	return s
+}
+
+// checkSettings: strategy.New rejects bad common settings and options with
+// an error, and never panics.
+func checkSettings(t *testing.T, info strategy.Info) {
+	good := strategy.Config{Devices: 2, Batch: 16, LR: 0.1, DatasetSize: 1000}
+	if _, err := newStrategy(info.Name, good); err != nil {
+		t.Fatalf("%s: New(%s): %v", info.Name, describeConfig(good), err)
+	}
+	type bad struct {
+		what string
+		cfg  strategy.Config
+	}
+	var rejects []bad
+	for _, n := range []int{0, -1} {
+		c := good
+		c.Devices = n
+		rejects = append(rejects, bad{fmt.Sprintf("Devices %d", n), c})
+	}
+	for _, b := range []int{0, -1} {
+		c := good
+		c.Batch = b
+		rejects = append(rejects, bad{fmt.Sprintf("Batch %d", b), c})
+	}
+	for _, lr := range []float64{0, -0.1, math.NaN(), math.Inf(1)} {
+		c := good
+		c.LR = lr
+		rejects = append(rejects, bad{fmt.Sprintf("LR %v", lr), c})
+	}
+	c := good
+	c.Options = map[string]float64{"no-such-option": 1}
+	rejects = append(rejects, bad{"unknown option no-such-option", c})
+	for _, o := range info.Options {
+		for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			c := good
+			c.Options = map[string]float64{o.Name: v}
+			rejects = append(rejects, bad{fmt.Sprintf("option %s = %v", o.Name, v), c})
+		}
+	}
+	for _, r := range rejects {
+		s, err := newStrategy(info.Name, r.cfg)
+		switch {
+		case err != nil && strings.HasPrefix(err.Error(), "panic: "):
+			t.Errorf("%s: New with %s panics instead of returning an error: %v", info.Name, r.what, err)
+		case err == nil || s != nil:
+			t.Errorf("%s: New with %s (%s) gives no error", info.Name, r.what, describeConfig(r.cfg))
+		}
+	}
+	// Out-of-range values and a missing training-set size: an error or a
+	// strategy, never a panic.
+	for _, o := range info.Options {
+		for _, v := range []float64{-1, 0, 0.5, 1e300, -1e300} {
+			c := good
+			c.Options = map[string]float64{o.Name: v}
+			if _, err := newStrategy(info.Name, c); err != nil && strings.HasPrefix(err.Error(), "panic: ") {
+				t.Errorf("%s: New with option %s = %v: %v", info.Name, o.Name, v, err)
+			}
+		}
+	}
+	for _, size := range []int{0, -1} {
+		c := good
+		c.DatasetSize = size
+		if _, err := newStrategy(info.Name, c); err != nil && strings.HasPrefix(err.Error(), "panic: ") {
+			t.Errorf("%s: New with DatasetSize %d: %v", info.Name, size, err)
+		}
+	}
+}
+
+// checkResolve: Resolve and Describe give every option as a finite number,
+// in declaration order, and agree; giving the values explicitly changes
+// nothing but Given.
+func checkResolve(t *testing.T, info strategy.Info, c conformanceConfig) {
+	where := info.Name + " (" + describeConfig(c.cfg) + ")"
+	opts, err := info.Resolve(c.cfg)
+	if err != nil {
+		t.Fatalf("%s: Resolve: %v", where, err)
+	}
+	if len(opts) != len(info.Options) {
+		t.Errorf("%s: Resolve gives %d options for %d declared", where, len(opts), len(info.Options))
+	}
+	for _, o := range info.Options {
+		v, ok := opts[o.Name]
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("%s: option %s resolves to %v (present %v): want a finite number", where, o.Name, v, ok)
+		}
+	}
+	for _, explicit := range []bool{false, true} {
+		cfg := c.cfg
+		if explicit {
+			cfg.Options = opts
+		}
+		vals, err := info.Describe(cfg)
+		if err != nil {
+			t.Fatalf("%s: Describe: %v", where, err)
+		}
+		if len(vals) != len(info.Options) {
+			t.Fatalf("%s: Describe gives %d values for %d options", where, len(vals), len(info.Options))
+		}
+		for i, o := range info.Options {
+			v := vals[i]
+			_, given := cfg.Options[o.Name]
+			wantFormula := ""
+			if !given && o.Derive != nil {
+				wantFormula = o.Formula
+			}
+			if v.Name != o.Name || math.Float64bits(v.Value) != math.Float64bits(opts[o.Name]) || v.Given != given || v.Formula != wantFormula {
+				t.Errorf("%s: Describe (options given: %v) value %d = %+v; want option %s = %v, given %v, formula %q",
+					where, explicit, i, v, o.Name, opts[o.Name], given, wantFormula)
+			}
+		}
+	}
+	if mb := info.MaxBatchOf(c.cfg); mb < 1 {
+		t.Errorf("%s: MaxBatchOf = %d, want ≥ 1", where, mb)
+	}
+}
+
+// step is one event of a simulated run and the actions it caused.
+type step struct {
+	ev   strategy.Event
+	acts []strategy.Action
+}
+
+// cloneAction copies what an action refers to: a strategy's Weights are
+// valid until its next Step.
+func cloneAction(a strategy.Action) strategy.Action {
+	a.Weights = slices.Clone(a.Weights)
+	if r := a.Record; r != nil {
+		c := *r
+		c.BatchSizes, c.LRs, c.Updates, c.Weights = slices.Clone(r.BatchSizes), slices.Clone(r.LRs), slices.Clone(r.Updates), slices.Clone(r.Weights)
+		a.Record = &c
+	}
+	return a
+}
+
+// formatActions writes actions for a failure message, every field.
+func formatActions(acts []strategy.Action) string {
+	var b strings.Builder
+	for _, a := range acts {
+		fmt.Fprintf(&b, "\n    %s  %+v", Format(a), a)
+		if a.Record != nil {
+			fmt.Fprintf(&b, " record %+v", *a.Record)
+		}
+	}
+	if len(acts) == 0 {
+		b.WriteString("\n    nothing")
+	}
+	return b.String()
+}
+
+func eventString(ev strategy.Event) string {
+	switch ev.Kind {
+	case strategy.BatchDone:
+		return fmt.Sprintf("batch-done dev=%d", ev.Device)
+	case strategy.Norms:
+		return fmt.Sprintf("norms %.4g dim=%d", ev.Values, ev.Dim)
+	case strategy.Consensus:
+		return fmt.Sprintf("consensus %.4g norms=%.4g", ev.Values, ev.Norms)
+	}
+	return ev.Kind.String()
+}
+
+// sim is the simulated engine of one run.
+type sim struct {
+	t        *testing.T
+	info     strategy.Info
+	c        conformanceConfig
+	n        int
+	maxBatch int
+	hasDelta bool
+	delta    float64
+	rng      *rand.Rand
+
+	now      float64
+	speed    []float64 // seconds per sample, per device
+	busy     []bool    // a batch under way, which will complete
+	lost     []bool    // a batch dispatched after the budget: it never completes
+	finish   []float64 // when the batch under way completes
+	mode     []strategy.Mode
+	gradient []bool // a Gradient-mode gradient no AllReduce applied yet
+	pulled   []bool // a Pull-mode gradient no Commit applied yet
+	pulledAt []int  // commits when the device's batch was dispatched
+	commits  int
+
+	accepted, asked                int64 // samples dispatched, and asked for including dropped ones
+	answer                         *strategy.Event
+	sinceCollective, sinceQuery    int // batches completed since the last collective, query
+	negativeSent                   bool
+	stepNo                         int
+	ev                             strategy.Event
+	acts                           []strategy.Action
+	lastEvent                      string
+	committed, afterAnswer         bool
+	answerKind                     strategy.ActionKind
+	trace                          []step
+	collectives, queries, dispatch int
+}
+
+func (s *sim) failf(format string, args ...any) {
+	s.t.Helper()
+	var recent strings.Builder
+	for _, st := range s.trace[max(0, len(s.trace)-4):] {
+		fmt.Fprintf(&recent, "\n    %s", eventString(st.ev))
+		for _, a := range st.acts {
+			fmt.Fprintf(&recent, "\n      -> %s", Format(a))
+		}
+	}
+	s.t.Fatalf("%s (%s): step %d (%s): %s\n  last steps:%s", s.info.Name, describeConfig(s.c.cfg), s.stepNo, eventString(s.ev),
+		fmt.Sprintf(format, args...), recent.String())
+}
+
+// simulate runs the strategy of c under the simulated engine, checking
+// every step, and returns the transcript.
+func simulate(t *testing.T, info strategy.Info, c conformanceConfig) []step {
+	t.Helper()
+	st, err := newStrategy(info.Name, c.cfg)
+	if err != nil {
+		t.Fatalf("%s (%s): New: %v", info.Name, describeConfig(c.cfg), err)
+	}
+	n := c.cfg.Devices
+	s := &sim{t: t, info: info, c: c, n: n, maxBatch: info.MaxBatchOf(c.cfg),
+		rng:   rand.New(rand.NewPCG(c.seed, 0x5eed)),
+		speed: make([]float64, n), busy: make([]bool, n), lost: make([]bool, n), finish: make([]float64, n),
+		mode: make([]strategy.Mode, n), gradient: make([]bool, n), pulled: make([]bool, n), pulledAt: make([]int, n)}
+	if opts, err := info.Resolve(c.cfg); err == nil {
+		s.delta, s.hasDelta = opts["delta"]
+	}
+	for d := range s.speed {
+		s.speed[d] = 0.5 + 1.5*s.rng.Float64()
+	}
+	// Every batch completes at most once and each answer needs a batch
+	// before it (checked below), so a run has fewer steps than this.
+	limit := 4*int(c.budget) + 100
+	s.ev = strategy.Event{Kind: strategy.Start}
+	for s.stepNo = 0; ; s.stepNo++ {
+		if s.stepNo > limit {
+			s.failf("the run does not end: %d events for a budget of %d samples", s.stepNo, c.budget)
+		}
+		s.acts = st.Step(s.ev, s.acts[:0])
+		rec := step{ev: s.ev}
+		for _, a := range s.acts {
+			rec.acts = append(rec.acts, cloneAction(a))
+		}
+		s.trace = append(s.trace, rec)
+		s.committed, s.afterAnswer = false, false
+		for i := range rec.acts {
+			s.apply(rec.acts[i])
+		}
+		if !s.next() {
+			break
+		}
+	}
+	if s.dispatch == 0 {
+		t.Fatalf("%s (%s): no batch was ever dispatched", info.Name, describeConfig(c.cfg))
+	}
+	return s.trace
+}
+
+// next picks the next event; false when nothing is under way.
+func (s *sim) next() bool {
+	if s.answer != nil {
+		s.ev, s.answer = *s.answer, nil
+		return true
+	}
+	d := -1
+	for i, b := range s.busy {
+		if b && (d < 0 || s.finish[i] < s.finish[d]) {
+			d = i
+		}
+	}
+	if d < 0 {
+		if s.accepted < s.c.budget {
+			s.failf("the run stalls: no batch, collective or query under way, and %d of the budget's %d samples left", s.c.budget-s.accepted, s.c.budget)
+		}
+		return false
+	}
+	s.now = s.finish[d]
+	s.busy[d] = false
+	switch s.mode[d] {
+	case strategy.Gradient:
+		s.gradient[d] = true
+	case strategy.Pull:
+		s.pulled[d] = true
+	}
+	s.sinceCollective++
+	s.sinceQuery++
+	s.ev = strategy.Event{Kind: strategy.BatchDone, Device: d}
+	return true
+}
+
+func (s *sim) allIdle() (int, bool) {
+	for d := range s.busy {
+		if s.busy[d] || s.lost[d] {
+			return d, false
+		}
+	}
+	return -1, true
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// apply checks one action and carries it out.
+func (s *sim) apply(a strategy.Action) {
+	if s.afterAnswer {
+		s.failf("%s follows %s in the same step: a collective or query is answered before anything else happens", Format(a), s.answerKind)
+	}
+	switch a.Kind {
+	case strategy.Dispatch:
+		s.dispatch++
+		d := a.Device
+		switch {
+		case d < 0 || d >= s.n:
+			s.failf("%s: no device %d of %d", Format(a), d, s.n)
+		case s.busy[d]:
+			s.failf("%s: device %d is busy with a batch", Format(a), d)
+		case s.lost[d]:
+			s.failf("%s: device %d was given a batch after the budget ran out, which never completed (the strategy should still be waiting for it)", Format(a), d)
+		case a.Batch < 1 || a.Batch > s.maxBatch:
+			s.failf("%s: batch %d outside [1, MaxBatchOf = %d]", Format(a), a.Batch, s.maxBatch)
+		case !finite(a.LR) || !(a.LR > 0):
+			s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
+		case a.Mode > strategy.Pull:
+			s.failf("%s: unknown mode %d", Format(a), a.Mode)
+		case s.gradient[d]:
+			s.failf("%s: device %d holds a Gradient-mode gradient that no AllReduce or CenterSync WithGradient applied", Format(a), d)
+		case s.pulled[d]:
+			s.failf("%s: device %d holds a Pull-mode gradient that no Commit applied", Format(a), d)
+		}
+		s.asked += int64(a.Batch)
+		if limit := s.c.budget + int64((s.n+1)*s.maxBatch); s.asked > limit {
+			s.failf("%s: %d samples asked for, more than the budget %d plus one batch per device and the batch that crossed it (%d)", Format(a), s.asked, s.c.budget, limit)
+		}
+		s.mode[d] = a.Mode
+		s.pulledAt[d] = s.commits
+		if s.accepted >= s.c.budget {
+			s.lost[d] = true // dropped, as the engine drops work past its budget
+			return
+		}
+		s.accepted += int64(a.Batch)
+		s.busy[d] = true
+		jitter := 0.7 + 0.6*s.rng.Float64()
+		if s.rng.IntN(20) == 0 {
+			jitter *= 5 // a straggler
+		}
+		s.finish[d] = s.now + float64(a.Batch)*s.speed[d]*jitter
+	case strategy.AllReduce, strategy.Merge, strategy.CenterSync:
+		s.collectives++
+		if d, ok := s.allIdle(); !ok {
+			s.failf("%s while device %d is busy: collectives need every device idle", Format(a), d)
+		}
+		if s.sinceCollective == 0 {
+			s.failf("%s with no batch completed since the previous collective", Format(a))
+		}
+		s.sinceCollective = 0
+		s.checkCollective(a)
+		s.answer = &strategy.Event{Kind: strategy.CollectiveDone}
+		s.afterAnswer, s.answerKind = true, a.Kind
+	case strategy.QueryNorms, strategy.QueryConsensus:
+		s.queries++
+		if d, ok := s.allIdle(); !ok {
+			s.failf("%s while device %d is busy: the engine reads every device", Format(a), d)
+		}
+		if s.sinceQuery == 0 {
+			s.failf("%s with no batch completed since the previous query", Format(a))
+		}
+		s.sinceQuery = 0
+		ev := strategy.Event{Kind: strategy.Norms, Values: make([]float64, s.n)}
+		if a.Kind == strategy.QueryNorms {
+			ev.Dim = 1000
+			for i := range ev.Values {
+				ev.Values[i] = 1 + 129*s.rng.Float64() // ‖w‖/|w| in [0.001, 0.13]: around pert-thr 0.1
+			}
+		} else {
+			s.needGradients(a)
+			ev.Kind = strategy.Consensus
+			ev.Norms = make([]float64, s.n)
+			for i := range ev.Values {
+				ev.Norms[i] = 0.1 + 10*s.rng.Float64()
+				switch r := s.rng.IntN(20); {
+				case s.c.negative && !s.negativeSent && i == s.n-1:
+					// The first answer of a run with negative coefficients has
+					// one, so that AdaCons's momentum starts below 0.
+					ev.Values[i] = -0.3
+					s.negativeSent = true
+				case r == 0:
+					ev.Values[i], ev.Norms[i] = math.NaN(), 0 // a zero gradient
+				case r < 3 && s.c.negative:
+					ev.Values[i] = -0.5 * s.rng.Float64()
+					s.negativeSent = true
+				default:
+					ev.Values[i] = 0.5 + s.rng.Float64()
+				}
+			}
+		}
+		s.answer = &ev
+		s.afterAnswer, s.answerKind = true, a.Kind
+	case strategy.Commit:
+		d := a.Device
+		switch {
+		case !s.info.Async:
+			s.failf("%s: only Async strategies (parameter servers) commit", Format(a))
+		case s.ev.Kind != strategy.BatchDone || s.ev.Device != d:
+			s.failf("%s: a device commits in the answer to its own batch-done", Format(a))
+		case s.committed:
+			s.failf("%s: a second commit for one batch", Format(a))
+		case !s.pulled[d]:
+			s.failf("%s: device %d's batch was not in Pull mode", Format(a), d)
+		case !finite(a.LR) || !(a.LR > 0):
+			s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
+		case a.Tau != s.commits-s.pulledAt[d]:
+			s.failf("%s: tau %d, but %d commits happened since device %d pulled", Format(a), a.Tau, s.commits-s.pulledAt[d], d)
+		case a.Rule > strategy.GEM:
+			s.failf("%s: unknown rule %d", Format(a), a.Rule)
+		case a.Rule == strategy.GEM && !(a.Mu >= 0 && a.Mu < 1 && a.Kappa > 0 && finite(a.Kappa) && a.Eps > 0 && finite(a.Eps) && a.Clip > 0 && finite(a.Clip)):
+			s.failf("%s: GEM parameters out of range", Format(a))
+		}
+		s.committed = true
+		s.pulled[d] = false
+		s.commits++
+	default:
+		s.failf("unknown action kind %d", a.Kind)
+	}
+}
+
+// needGradients checks that every device holds a Gradient-mode gradient
+// not yet applied.
+func (s *sim) needGradients(a strategy.Action) {
+	for d, ok := range s.gradient {
+		if !ok {
+			s.failf("%s: device %d holds no Gradient-mode gradient that is not yet applied", Format(a), d)
+		}
+	}
+}
+
+func (s *sim) checkCollective(a strategy.Action) {
+	if a.Kind == strategy.CenterSync {
+		if !(a.A > 0 && a.A <= 1) || !(a.Gamma >= 0 && a.Gamma < 1) {
+			s.failf("%s: want A in (0, 1] and momentum in [0, 1)", Format(a))
+		}
+		if a.WithGradient {
+			s.needGradients(a)
+			clear(s.gradient)
+			if !finite(a.LR) || !(a.LR > 0) {
+				s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
+			}
+		}
+		return
+	}
+	w := a.Weights
+	if len(w) != s.n {
+		s.failf("%s: %d weights for %d devices", Format(a), len(w), s.n)
+	}
+	var sum, abs float64
+	for d, v := range w {
+		if !finite(v) {
+			s.failf("%s: weight %d is %v", Format(a), d, v)
+		}
+		if v < 0 && !(a.Kind == strategy.AllReduce && s.negativeSent) {
+			s.failf("%s: weight %d is negative (%v)", Format(a), d, v)
+		}
+		sum += v
+		abs += math.Abs(v)
+	}
+	tol := 1e-9 * max(1, abs)
+	if a.Kind == strategy.Merge && s.hasDelta {
+		tol += s.delta // the paper's perturbation: 1 ± δ(α_max − α_min)
+	}
+	if math.Abs(sum-1) > tol {
+		s.failf("%s: weights sum to %.17g, want 1 within %g", Format(a), sum, tol)
+	}
+	switch a.Kind {
+	case strategy.AllReduce:
+		s.needGradients(a)
+		clear(s.gradient)
+		if !finite(a.LR) || !(a.LR > 0) {
+			s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
+		}
+	case strategy.Merge:
+		if !(a.Gamma >= 0 && a.Gamma < 1) {
+			s.failf("%s: momentum %v, want [0, 1)", Format(a), a.Gamma)
+		}
+		if r := a.Record; r != nil {
+			if len(r.BatchSizes) != s.n || len(r.LRs) != s.n || len(r.Updates) != s.n || len(r.Weights) != s.n {
+				s.failf("%s: merge record %+v: want one entry per device", Format(a), *r)
+			}
+			for i := range r.LRs {
+				if !finite(r.LRs[i]) || !finite(r.Weights[i]) {
+					s.failf("%s: merge record %+v is not finite", Format(a), *r)
+				}
+			}
+		}
+	}
+}
+
+// checkDeterminism replays the events of tr to a strategy built from the
+// same config, and to one built with every option given at its resolved
+// value; both must answer with the same actions.
+func checkDeterminism(t *testing.T, info strategy.Info, c conformanceConfig, tr []step) {
+	opts, err := info.Resolve(c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit := c.cfg
+	explicit.Options = opts
+	for _, v := range []struct {
+		what string
+		cfg  strategy.Config
+	}{{"a second strategy from the same config", c.cfg}, {"a strategy with every option given at its default", explicit}} {
+		s, err := newStrategy(info.Name, v.cfg)
+		if err != nil {
+			t.Fatalf("%s (%s): New: %v", info.Name, describeConfig(v.cfg), err)
+		}
+		var out []strategy.Action
+		for i, st := range tr {
+			ev := st.ev
+			ev.Values, ev.Norms = slices.Clone(ev.Values), slices.Clone(ev.Norms)
+			out = s.Step(ev, out[:0])
+			// Every field, now and later ones; the floats compare with ==,
+			// the run having checked that they are numbers.
+			if len(out) != len(st.acts) || (len(out) > 0 && !reflect.DeepEqual(out, st.acts)) {
+				t.Fatalf("%s (%s): not deterministic: at step %d (%s) %s answers%s\nwhere the first answered%s",
+					info.Name, describeConfig(c.cfg), i, eventString(st.ev), v.what, formatActions(out), formatActions(st.acts))
+			}
+		}
+	}
+}
+
+// checkOneDevice asserts plain SGD on one device for the strategies of
+// plainSGD.
+func checkOneDevice(t *testing.T, info strategy.Info) {
+	want, ok := plainSGD[info.Name]
+	if !ok {
+		t.Skipf("%s does not say it is plain SGD on one device (see plainSGD)", info.Name)
+	}
+	for i, b := range []struct {
+		b  int
+		lr float64
+	}{{8, 0.1}, {20, 0.05}, {info.Defaults.Batch, info.Defaults.LR}} {
+		c := conformanceConfig{name: "plain", seed: uint64(900 + i), budget: int64(500 * b.b),
+			cfg: strategy.Config{Devices: 1, Batch: b.b, LR: b.lr, DatasetSize: 10 * b.b, Options: cloneOptions(want.options)}}
+		tr := simulate(t, info, c)
+		where := info.Name + " (" + describeConfig(c.cfg) + ")"
+		sameLR := func(lr float64) bool { return math.Abs(lr-b.lr) <= 1e-12*b.lr }
+		for k, st := range tr {
+			for _, a := range st.acts {
+				bad := ""
+				switch a.Kind {
+				case strategy.Dispatch:
+					if a.Device != 0 || a.Batch != b.b || !sameLR(a.LR) || a.Mode != want.mode {
+						bad = fmt.Sprintf("want device 0, batch %d, lr %g, mode %s", b.b, b.lr, [...]string{"step", "gradient", "pull"}[want.mode])
+					}
+				case strategy.AllReduce:
+					if len(a.Weights) != 1 || a.Weights[0] != 1 || !sameLR(a.LR) {
+						bad = fmt.Sprintf("want weights [1] and lr %g", b.lr)
+					}
+				case strategy.Merge:
+					if len(a.Weights) != 1 || a.Weights[0] != 1 || a.Gamma != 0 {
+						bad = "want weights [1] and no momentum (strategy.IdentityMerge)"
+					}
+				case strategy.CenterSync:
+					bad = "want no centre synchronisation on one device"
+				case strategy.Commit:
+					if a.Tau != 0 || (a.Rule != strategy.Downpour && a.Rule != strategy.Staleness) || !sameLR(a.LR) {
+						bad = fmt.Sprintf("want a Downpour or Staleness commit with tau 0 at lr %g", b.lr)
+					}
+				}
+				if bad != "" {
+					t.Fatalf("%s: one device should be plain SGD, but at step %d (%s) it does %s: %s", where, k, eventString(st.ev), Format(a), bad)
+				}
+			}
+		}
+	}
+}
