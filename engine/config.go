@@ -81,14 +81,11 @@ func (c Config) WithDefaults() (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	d := info.Defaults
+	d := info.SettingsFor(c.Paper)
 	if c.Paper {
 		p := info.Paper
 		if p == nil {
 			return c, fmt.Errorf("engine: --paper: %s's defaults are its paper's", c.Strategy)
-		}
-		if p.Settings.Optimizer != "" {
-			d = p.Settings
 		}
 		opts := make(map[string]float64, len(c.Options)+len(p.Options))
 		for k, v := range p.Options {
@@ -104,6 +101,9 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.Optimizer.Name == "" {
 		c.Optimizer = optim.Config{Name: d.Optimizer, Momentum: d.Momentum, WeightDecay: d.WeightDecay}
+	}
+	if c.Optimizer.Name == "momentum" && c.Optimizer.Momentum == 0 {
+		c.Optimizer.Momentum = optim.DefaultMomentum // said once, here, for the log and the help
 	}
 	if c.Batch == 0 {
 		c.Batch = d.Batch

@@ -44,6 +44,19 @@ func mustOnRanks(t testing.TB, cfg Config, ranks int, w Workload) *Result {
 	return res
 }
 
+// syncReference runs sync on 4 devices in one process under the real
+// clock, the run Layered SGD must equal, and returns its settings.
+func syncReference(t testing.TB, w Workload) (Config, *Result) {
+	t.Helper()
+	cfg := base("sync", 4, Real)
+	cfg.Epochs, cfg.EvalEvery = 0.5, 0.25
+	res, err := Run(context.Background(), cfg, w, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, res
+}
+
 // maxRelDiff is max |a−b| over max |b|.
 func maxRelDiff(a, b []float32) float64 {
 	var d, s float64
@@ -97,12 +110,7 @@ func TestDistributedEqualsInProcess(t *testing.T) {
 // preparation, broadcast back — computes what sync computes.
 func TestDistributedLSGDEqualsSync(t *testing.T) {
 	w := xml(t, 0)
-	cfg := base("sync", 4, Real)
-	cfg.Epochs, cfg.EvalEvery = 0.5, 0.25
-	want, err := Run(context.Background(), cfg, w, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, want := syncReference(t, w)
 	for _, groups := range []int{2, 1, 4} {
 		cfg := cfg
 		cfg.Strategy = "lsgd"

@@ -590,26 +590,42 @@ func TestTimingOnly(t *testing.T) {
 	}
 }
 
-// The AdaCons paper's linear regression: sync and AdaCons with either step
-// rule lower the exact loss from its starting point; each rule's step is the
-// minimum of its own objective along the direction.
+// The AdaCons paper's linear regression: sync, AdaCons and AdaCons with
+// its eq. 13 as printed, with either step rule, lower the exact loss from
+// its starting point without falling back to averaging (eq. 13 ending
+// elsewhere than the default); each rule's step is the minimum of its own
+// objective along the direction.
 func TestRegressionWorkload(t *testing.T) {
 	for _, rule := range []string{RuleDistance, RuleLoss} {
 		w := &Regression{D: 50, Points: 1000, Rule: rule}
 		p := make([]float32, 50)
 		w.Init(p, 3)
 		start0 := w.Evaluate(p).Loss
-		for _, s := range []string{"sync", "adacons"} {
-			cfg := base(s, 4, Virtual)
+		var adacons [2]float64 // final loss: default, eq. 13
+		for _, c := range []struct {
+			s    string
+			eq13 float64
+		}{{"sync", -1}, {"adacons", 0}, {"adacons", 1}} {
+			cfg := base(c.s, 4, Virtual)
 			cfg.LineSearch, cfg.Batch, cfg.Epochs, cfg.EvalEvery = true, 16, 5, 1
+			if c.eq13 >= 0 {
+				cfg.Options = map[string]float64{"eq13": c.eq13}
+			}
 			res, err := Run(context.Background(), cfg, w, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			last := res.Evals[len(res.Evals)-1].Loss
-			if !(last < start0/100) {
-				t.Fatalf("%s, rule %s: loss %v from %v", s, rule, last, start0)
+			t.Logf("%s (eq13 %v), rule %s: loss %.4g from %.4g", c.s, c.eq13, rule, last, start0)
+			if !(last < start0/100) || res.Notes != 0 {
+				t.Fatalf("%s (eq13 %v), rule %s: loss %v from %v, %d fallbacks", c.s, c.eq13, rule, last, start0, res.Notes)
 			}
+			if c.eq13 >= 0 {
+				adacons[int(c.eq13)] = last
+			}
+		}
+		if adacons[0] == adacons[1] {
+			t.Fatalf("rule %s: eq. 13 and the default end at the same loss %v", rule, adacons[0])
 		}
 	}
 	if err := (&Regression{Rule: "newton"}).CheckRule(); err == nil {

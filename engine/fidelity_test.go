@@ -12,7 +12,6 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/comm/commtest"
-	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
@@ -20,9 +19,9 @@ import (
 
 // fidConfig is a small virtual-clock run of strategy s with plain SGD.
 func fidConfig(s string, devices int, opts map[string]float64) Config {
-	return Config{Strategy: s, Devices: devices, Batch: 8, LR: 0.01, Options: opts,
-		Optimizer: optim.Config{Name: "sgd"}, Clock: Virtual, Epochs: 1, EvalEvery: 10, Seed: 3,
-		Cost: DefaultCost(), Net: comm.DefaultModel}
+	c := base(s, devices, Virtual)
+	c.Batch, c.LR, c.Epochs, c.Options = 8, 0.01, 1, opts
+	return c
 }
 
 func fidRun(t testing.TB, cfg Config, w Workload) *run {
@@ -75,7 +74,7 @@ func vec(v ...float32) []float32 { return v }
 func TestCrossbowOrdersKnownAnswers(t *testing.T) {
 	check := func(what string, x *executor, z, d, w0, w1 []float32) {
 		t.Helper()
-		if !fidNear(x.center, z) || !fidNear(x.dprev, d) || !fidNear(x.devs[0].p, w0) || !fidNear(x.devs[1].p, w1) {
+		if !near(x.center, z) || !near(x.dprev, d) || !near(x.devs[0].p, w0) || !near(x.devs[1].p, w1) {
 			t.Fatalf("%s: z %v D %v replicas %v %v, want %v %v %v %v", what, x.center, x.dprev, x.devs[0].p, x.devs[1].p, z, d, w0, w1)
 		}
 	}
@@ -108,7 +107,7 @@ func TestCrossbowOrdersKnownAnswers(t *testing.T) {
 	if err := x.collective(&command{kind: cmdCenterSync, a: 0.5, gamma: 0.9, lr: 0.5, withGrad: true}); err != nil {
 		t.Fatal(err)
 	}
-	if !fidNear(x.devs[0].p, vec(-0.05, 1.4)) {
+	if !near(x.devs[0].p, vec(-0.05, 1.4)) {
 		t.Fatalf("paper's order with weight decay: w_0 = %v, want (−0.05, 1.4)", x.devs[0].p)
 	}
 
@@ -192,11 +191,11 @@ func TestCrossbowMatchesReference(t *testing.T) {
 				r := fidRun(t, cfg, w)
 				rounds := int(r.done) / (3 * 8 * tau) // 480 samples: whole rounds
 				z, ps := crossbowReference(w, cfg, tau, rounds, after)
-				if d := fidMaxRelDiff(r.x.center, z); d > 1e-5 {
+				if d := maxRelDiff(r.x.center, z); d > 1e-5 {
 					t.Errorf("τ %d, correct-after %v, %s clock: centre differs from the reference by %.2g after %d rounds", tau, after, clock, d, rounds)
 				}
 				for j, dev := range r.x.devs {
-					if d := fidMaxRelDiff(dev.p, ps[j]); d > 1e-5 {
+					if d := maxRelDiff(dev.p, ps[j]); d > 1e-5 {
 						t.Errorf("τ %d, correct-after %v, %s clock: replica %d differs from the reference by %.2g", tau, after, clock, j, d)
 					}
 				}
@@ -206,7 +205,7 @@ func TestCrossbowMatchesReference(t *testing.T) {
 	// The two orders are different algorithms.
 	a := fidRun(t, fidConfig("crossbow", 3, nil), w)
 	b := fidRun(t, fidConfig("crossbow", 3, map[string]float64{"correct-after": 1}), w)
-	if fidMaxRelDiff(a.x.center, b.x.center) < 1e-3 {
+	if maxRelDiff(a.x.center, b.x.center) < 1e-3 {
 		t.Fatalf("the two orders end at the same centre")
 	}
 }
@@ -254,37 +253,9 @@ func TestConsensusNormsAndEq13KnownAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range x.devs {
-			if !fidNear(d.p, vec(k.p0, k.p1)) {
+			if !near(d.p, vec(k.p0, k.p1)) {
 				t.Fatalf("eq13 %v, equal gradients: replica %v, want (%v, %v) (%s)", k.eq13, d.p, k.p0, k.p1, k.meaning)
 			}
-		}
-	}
-}
-
-// Eq. 13 runs end to end on the AdaCons paper's regression, with either step
-// rule, and lowers the exact loss as the default does; it is not the default.
-func TestAdaConsEq13Regression(t *testing.T) {
-	for _, rule := range []string{RuleDistance, RuleLoss} {
-		w := &Regression{D: 50, Points: 1000, Rule: rule}
-		p := make([]float32, 50)
-		w.Init(p, 3)
-		start0 := w.Evaluate(p).Loss
-		var last [2]float64
-		for eq13 := range 2 {
-			cfg := fidConfig("adacons", 4, map[string]float64{"eq13": float64(eq13)})
-			cfg.LineSearch, cfg.LR, cfg.Batch, cfg.Epochs, cfg.EvalEvery = true, 0.1, 16, 5, 1
-			res, err := Run(context.Background(), cfg, w, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			last[eq13] = res.Evals[len(res.Evals)-1].Loss
-			t.Logf("rule %s, eq13 %d: loss %.4g from %.4g", rule, eq13, last[eq13], start0)
-			if !(last[eq13] < start0/100) || res.Notes != 0 {
-				t.Fatalf("rule %s, eq13 %d: loss %v from %v, %d fallbacks", rule, eq13, last[eq13], start0, res.Notes)
-			}
-		}
-		if last[0] == last[1] {
-			t.Fatalf("rule %s: eq. 13 and the default end at the same loss %v", rule, last[0])
 		}
 	}
 }
@@ -295,7 +266,7 @@ func TestAdaConsEq13Regression(t *testing.T) {
 // with τ > 1 the real clock deals the shared stream's batches in the order
 // the devices finish.)
 func TestFidelityOptionsAcrossRanks(t *testing.T) {
-	w := fidXML(t)
+	w := xml(t, 0)
 	for _, c := range []struct {
 		strategy string
 		opts     map[string]float64
@@ -325,7 +296,7 @@ func TestFidelityOptionsAcrossRanks(t *testing.T) {
 				t.Fatalf("%s %v, rank %d: %v", c.strategy, c.opts, r, err)
 			}
 		}
-		if d := fidMaxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples {
+		if d := maxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples {
 			t.Errorf("%s %v on 2 ranks: difference %g to one process, samples %d/%d", c.strategy, c.opts, d, got.Samples, want.Samples)
 		}
 	}
@@ -333,7 +304,7 @@ func TestFidelityOptionsAcrossRanks(t *testing.T) {
 
 // The options keep the training loop free of allocations.
 func TestFidelityOptionsDoNotAllocatePerBatch(t *testing.T) {
-	w := fidXML(t)
+	w := xml(t, 0)
 	for _, c := range []struct {
 		strategy string
 		opts     map[string]float64
@@ -358,37 +329,4 @@ func TestFidelityOptionsDoNotAllocatePerBatch(t *testing.T) {
 			t.Errorf("%s %v: %.2f allocations per batch", c.strategy, c.opts, per)
 		}
 	}
-}
-
-// fidXML is Bibtex with one hidden layer of 16, no dropout.
-func fidXML(t testing.TB) *XML {
-	t.Helper()
-	train, test, err := data.Bundled("bibtex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewXML(train, test, []int{16}, 0, 0, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// fidMaxRelDiff is max |a−b| over max |b|.
-func fidMaxRelDiff(a, b []float32) float64 {
-	var d, s float64
-	for i := range b {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		s = math.Max(s, math.Abs(float64(b[i])))
-	}
-	return d / s
-}
-
-func fidNear(a, b []float32) bool {
-	for i := range a {
-		if math.Abs(float64(a[i]-b[i])) > 1e-6 {
-			return false
-		}
-	}
-	return len(a) == len(b)
 }

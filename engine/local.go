@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/metric"
@@ -23,29 +24,22 @@ func layeredInProcess(cfg Config, groups bool) bool {
 // timings. Rank 0 drives, writes the log and returns the result.
 func runRanks(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
 	var res *Result
-	var rootErr error
 	errs := make([]error, cfg.Devices)
-	done := make(chan struct{})
-	world := comm.Mem(cfg.Devices)
-	for r, c := range world {
-		go func() {
-			defer func() { done <- struct{}{} }()
+	var wg sync.WaitGroup
+	for r, c := range comm.Mem(cfg.Devices) {
+		wg.Go(func() {
 			defer c.Close()
 			rc := cfg
 			rc.World = c
 			if r == 0 {
-				res, rootErr = Run(ctx, rc, w, log, obs)
-				return
+				res, errs[0] = Run(ctx, rc, w, log, obs)
+			} else {
+				_, errs[r] = Run(ctx, rc, w, nil, nil)
 			}
-			_, errs[r] = Run(ctx, rc, w, nil, nil)
-		}()
+		})
 	}
-	for range world {
-		<-done
-	}
-	if rootErr != nil {
-		return res, rootErr
-	}
+	wg.Wait()
+	// Rank 0's error says most; another rank's says why rank 0 could not go on.
 	for _, e := range errs {
 		if e != nil {
 			return res, e

@@ -13,12 +13,7 @@ import (
 // computes what sync computes; without nodes it is sync's flat all-reduce.
 func TestLayeredInProcessEqualsSync(t *testing.T) {
 	w := xml(t, 0)
-	cfg := base("sync", 4, Real)
-	cfg.Epochs, cfg.EvalEvery = 0.5, 0.25
-	want, err := Run(context.Background(), cfg, w, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, want := syncReference(t, w)
 	for _, c := range []struct {
 		groupSize int
 		layered   bool

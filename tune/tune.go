@@ -16,10 +16,10 @@ import (
 
 // Grid is what to run: every strategy at every rate, batch and seed.
 type Grid struct {
-	Strategies []string
-	LRs        []float64
-	Batches    []int
-	Seeds      []uint64
+	Strategies []string  `json:"strategies"`
+	LRs        []float64 `json:"lrs"`
+	Batches    []int     `json:"batches"`
+	Seeds      []uint64  `json:"seeds"`
 }
 
 // Size is the number of runs of the grid.
@@ -118,6 +118,33 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 		}
 	}
 	return out, nil
+}
+
+// The records of a tune log, in order: one ConfigRecord, a RunRecord per
+// run, the Summary.
+
+// ConfigRecord is the first record: the grid and the settings every run
+// shares.
+type ConfigRecord struct {
+	Event      string    `json:"event"` // "tune-config"
+	Version    string    `json:"version"`
+	Data       string    `json:"data"`
+	Grid       Grid      `json:"grid"`
+	Optimizer  string    `json:"optimizer"` // or "strategy": each strategy's own
+	Devices    int       `json:"devices"`
+	Speeds     []float64 `json:"speeds,omitempty"`
+	Clock      string    `json:"clock"`
+	Epochs     float64   `json:"epochs"`
+	TimeBudget float64   `json:"time_budget"`
+	EvalEvery  float64   `json:"eval_every"`
+	Hidden     []int     `json:"hidden"`
+	Dropout    float64   `json:"dropout"`
+}
+
+// RunRecord is one run of the grid.
+type RunRecord struct {
+	Event string `json:"event"` // "tune-run"
+	Result
 }
 
 // Point is a strategy at one rate and batch, over its seeds.

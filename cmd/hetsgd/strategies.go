@@ -82,22 +82,14 @@ func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int,
 	if info.OwnUpdate {
 		optNote += "; the commits' own update Δ = −lr·g, no local optimizer runs"
 	} else if opt == "momentum" {
-		m := cfg.Optimizer.Momentum
-		if m == 0 {
-			m = 0.9
-		}
-		opt += fmt.Sprintf(" %g", m)
+		opt += fmt.Sprintf(" %g", cfg.Optimizer.Momentum)
 	}
 	if cfg.Optimizer.WeightDecay != 0 {
 		opt += fmt.Sprintf(", weight decay %g", cfg.Optimizer.WeightDecay)
 	}
 	lr := strconv.FormatFloat(cfg.LR, 'g', 6, 64)
-	d := info.Defaults
-	if cfg.Paper && info.Paper != nil && info.Paper.Settings.Optimizer != "" {
-		d = info.Paper.Settings
-	}
 	if asked.LR == 0 {
-		if _, formula := d.RateFor(cfg.Batch, cfg.Devices); formula != "" {
+		if _, formula := info.SettingsFor(cfg.Paper).RateFor(cfg.Batch, cfg.Devices); formula != "" {
 			lr = formula + " = " + lr
 		}
 	}

@@ -486,9 +486,6 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	// The flags now hold the run's effective settings, for the run log.
 	f.batch, f.lr, f.optimizer = cfg.Batch, cfg.LR, cfg.Optimizer.Name
 	f.momentum, f.weightDecay = cfg.Optimizer.Momentum, cfg.Optimizer.WeightDecay
-	if f.optimizer == "momentum" && f.momentum == 0 {
-		f.momentum = optim.DefaultMomentum
-	}
 	cfg.Cost = engine.DefaultCost()
 	if f.costPath != "" {
 		c, err := engine.LoadCost(f.costPath)
@@ -531,8 +528,8 @@ func checkApplies(info strategy.Info, set map[string]bool, f *trainFlags, ranks 
 			}
 		}
 	}
-	real := f.clock == string(engine.Real)
-	if real && !info.Groups && (set["groups"] || set["topology"]) {
+	realClock := f.clock == string(engine.Real)
+	if realClock && !info.Groups && (set["groups"] || set["topology"]) {
 		return fmt.Errorf("--groups and --topology do nothing for %s under the real clock: nodes shape the virtual clock's network, and Layered SGD's (lsgd) layers", name)
 	}
 	warn := func(format string, args ...any) {
@@ -540,10 +537,10 @@ func checkApplies(info strategy.Info, set map[string]bool, f *trainFlags, ranks 
 			fmt.Fprintf(stderr, "hetsgd train: warning: "+format+"\n", args...)
 		}
 	}
-	if set["overlap"] && (!info.Groups || !real || (ranks == 1 && f.groups == 0 && f.topology == "")) {
+	if set["overlap"] && (!info.Groups || !realClock || (ranks == 1 && f.groups == 0 && f.topology == "")) {
 		warn("--overlap applies to lsgd under the real clock with nodes (--groups, --topology or mpirun) only; ignored")
 	}
-	if real {
+	if realClock {
 		for _, fl := range []string{"noise", "cost", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth", "allreduce"} {
 			if set[fl] {
 				warn("--%s describes the virtual clock; ignored under --time real", fl)

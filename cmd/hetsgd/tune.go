@@ -20,12 +20,6 @@ import (
 	"github.com/hetsgd/hetsgd/tune"
 )
 
-// tuneRunRecord is one run of the grid in the tune log.
-type tuneRunRecord struct {
-	Event string `json:"event"` // "tune-run"
-	tune.Result
-}
-
 func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tune", "tune [--data DIR] [--strategies LIST] [--lrs A:B|LIST] [--batches LIST] [--seeds LIST] [flags]", stderr)
 	dataDir := fs.String("data", "", "dataset `dir` (train.txt and test.txt); with no data flag, the bundled "+bundledDefault)
@@ -136,10 +130,9 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "hetsgd tune: %s — %d strategies × %d rates × %d batches × %d seeds = %d runs; %d devices, %s time, %g epochs; %s\n",
 		source, len(g.Strategies), len(g.LRs), len(g.Batches), len(g.Seeds), g.Size(), *devices, *clock, *epochs, opt)
-	if err := log.Write(map[string]any{"event": "tune-config", "data": source, "strategies": g.Strategies, "lrs": g.LRs,
-		"batches": g.Batches, "seeds": g.Seeds, "optimizer": *optimizer, "devices": *devices, "speeds": base.Speeds,
-		"clock": *clock, "epochs": *epochs, "time_budget": *budget, "eval_every": *evalEvery, "hidden": []int(hidden),
-		"dropout": *dropout, "version": version}); err != nil {
+	if err := log.Write(tune.ConfigRecord{Event: "tune-config", Version: version, Data: source, Grid: g, Optimizer: *optimizer,
+		Devices: *devices, Speeds: base.Speeds, Clock: *clock, Epochs: *epochs, TimeBudget: *budget, EvalEvery: *evalEvery,
+		Hidden: hidden, Dropout: *dropout}); err != nil {
 		return err
 	}
 	done, began := 0, time.Now()
@@ -152,7 +145,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stderr, "\r\033[K [%s%s] %d/%d  %s lr %g batch %d: best P@1 %.4f  (%s left)", strings.Repeat("█", full),
 				strings.Repeat("·", width-full), done, g.Size(), r.Strategy, r.LR, r.Batch, r.BestP1, eta.Round(time.Second))
 		}
-		return log.Write(tuneRunRecord{Event: "tune-run", Result: r})
+		return log.Write(tune.RunRecord{Event: "tune-run", Result: r})
 	}
 	results, err := tune.Run(ctx, base, w, g, each)
 	if showProgress {

@@ -45,8 +45,8 @@ import (
 )
 
 // The settings each variant is best run with (BENCHMARKS.md §8): plain SGD,
-// the paper's local update, learns better under Adaptive SGD's merges than
-// Adam, whose per-replica moments the merges do not average.
+// the paper's local update, learns Bibtex better under Adaptive SGD than
+// Adam (best P@1 0.5690 at batch 128 against 0.5340 for the best Adam run).
 var (
 	defaults     = strategy.Settings{Optimizer: "sgd", LR: 1, Batch: 128}
 	codeDefaults = strategy.Settings{Optimizer: "sgd", LR: 3.16, Batch: 128}
