@@ -1,6 +1,9 @@
 package comm
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Network is a latency–bandwidth model of the links between devices.
 type Network struct {
@@ -16,8 +19,8 @@ var DefaultNetwork = Network{Latency: 10e-6, Bandwidth: 10e9}
 
 // Validate reports a model that cannot be used.
 func (n Network) Validate() error {
-	if !(n.Latency >= 0) || !(n.Bandwidth > 0) {
-		return fmt.Errorf("comm: network latency %v s and bandwidth %v B/s must be ≥ 0 and > 0", n.Latency, n.Bandwidth)
+	if !(n.Latency >= 0) || !(n.Bandwidth > 0) || math.IsInf(n.Latency, 0) || math.IsInf(n.Bandwidth, 0) {
+		return fmt.Errorf("comm: network latency %v s and bandwidth %v B/s must be finite, ≥ 0 and > 0", n.Latency, n.Bandwidth)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/optim"
@@ -123,35 +122,25 @@ func (c Config) WithDefaults() (Config, error) {
 	return c, nil
 }
 
-// Validate reports the first setting that cannot work, naming its flag.
+// Validate reports the first setting that cannot work, naming its flag:
+// each numeric one against Ranges, then the combinations.
 func (c *Config) Validate() error {
-	switch {
-	case c.Devices < 1:
-		return fmt.Errorf("engine: --devices %d: need at least 1", c.Devices)
-	case c.Clock != Real && c.Clock != Virtual:
+	if c.Clock != Real && c.Clock != Virtual {
 		return fmt.Errorf("engine: --time %q: want real or virtual", c.Clock)
+	}
+	if err := c.checkRanges(); err != nil {
+		return err
+	}
+	switch {
 	case c.Speeds != nil && len(c.Speeds) != c.Devices:
 		return fmt.Errorf("engine: --speeds has %d values for %d devices", len(c.Speeds), c.Devices)
-	case !(c.Epochs >= 0) || !(c.TimeBudget >= 0) || math.IsInf(c.Epochs, 0) || math.IsInf(c.TimeBudget, 0):
-		return fmt.Errorf("engine: --epochs %v and --time-budget %v must be finite and ≥ 0", c.Epochs, c.TimeBudget)
 	case c.Epochs == 0 && c.TimeBudget == 0:
 		return fmt.Errorf("engine: give --epochs or --time-budget (or both)")
-	case !(c.EvalEvery > 0):
-		return fmt.Errorf("engine: --eval-every %v: need a positive number of epochs", c.EvalEvery)
-	case !(c.Prep >= 0) || math.IsInf(c.Prep, 0):
-		return fmt.Errorf("engine: --prep %v: need a time ≥ 0", c.Prep)
 	case c.TimingOnly && c.Clock != Virtual:
 		return fmt.Errorf("engine: --timing-only needs --time virtual")
-	case !(c.Noise >= 0 && c.Noise < 2):
-		return fmt.Errorf("engine: --noise %v: need σ in [0, 2)", c.Noise)
 	case c.LineSearch && (c.Optimizer.Name != "sgd" || c.Optimizer.WeightDecay != 0):
 		// The step is optimal for the plain update w ← w − η·ψ only.
 		return fmt.Errorf("engine: --line-search needs --optimizer sgd without weight decay (have %s, weight decay %g)", c.Optimizer.Name, c.Optimizer.WeightDecay)
-	}
-	for i, s := range c.Speeds {
-		if !(s > 0 && s <= 1e6) {
-			return fmt.Errorf("engine: --speeds: device %d has speed %v; need a positive factor", i, s)
-		}
 	}
 	if c.Clock == Virtual {
 		if err := c.Net.Validate(); err != nil {
@@ -161,7 +150,15 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	// The strategy's options, before any data is loaded: the training set's
+	// size only changes derived defaults, never whether a given value is
+	// accepted.
+	info, err := strategy.Lookup(c.Strategy)
+	if err != nil {
+		return err
+	}
+	_, err = info.Resolve(strategy.Config{Devices: c.Devices, Batch: c.Batch, LR: c.LR, Options: c.Options})
+	return err
 }
 
 func (c *Config) speed(d int) float64 {

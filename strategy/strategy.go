@@ -284,6 +284,10 @@ type Option struct {
 	// what the paper's value is.
 	Paper string
 	Usage string
+	// Range is the values the option accepts, checked by Resolve for given
+	// and derived values alike; every option declares one. Constraints
+	// between options (b_min ≤ b_max) stay with the constructor.
+	Range Range
 }
 
 // Info describes a registered strategy.
@@ -339,15 +343,12 @@ func (info Info) MaxBatchOf(cfg Config) int {
 
 // Resolve returns every option of the strategy for cfg: the value cfg gives,
 // else its default, derived ones computed in the order they are declared. It
-// rejects an option the strategy does not take and a value that is not a
-// finite number.
+// rejects an option the strategy does not take and a value outside the
+// option's Range, naming the formula of a derived one.
 func (info Info) Resolve(cfg Config) (map[string]float64, error) {
-	for k, v := range cfg.Options {
+	for k := range cfg.Options {
 		if !slices.ContainsFunc(info.Options, func(o Option) bool { return o.Name == k }) {
 			return nil, fmt.Errorf("strategy: --%s does not apply to %s (%s)", k, info.Name, optionNames(info))
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("strategy: --%s %v: need a finite number", k, v)
 		}
 	}
 	out := make(map[string]float64, len(info.Options))
@@ -359,6 +360,12 @@ func (info Info) Resolve(cfg Config) (map[string]float64, error) {
 			v = o.Derive(cfg, out)
 		default:
 			v = o.Default
+		}
+		if err := o.Range.Check(o.Name, v); err != nil {
+			if !ok && o.Derive != nil {
+				return nil, fmt.Errorf("strategy: %s: %w (the default is %s for this run; give --%s)", info.Name, err, o.Formula, o.Name)
+			}
+			return nil, fmt.Errorf("strategy: %s: %w", info.Name, err)
 		}
 		out[o.Name] = v
 	}
@@ -373,6 +380,7 @@ type Value struct {
 	Given   bool    // set by the caller, not a default
 	Paper   string  // where the default departs from the paper
 	Usage   string
+	Range   Range
 }
 
 // Describe returns the effective value of every option of the strategy for
@@ -385,7 +393,7 @@ func (info Info) Describe(cfg Config) ([]Value, error) {
 	out := make([]Value, 0, len(info.Options))
 	for _, o := range info.Options {
 		_, given := cfg.Options[o.Name]
-		v := Value{Name: o.Name, Value: opts[o.Name], Given: given, Paper: o.Paper, Usage: o.Usage}
+		v := Value{Name: o.Name, Value: opts[o.Name], Given: given, Paper: o.Paper, Usage: o.Usage, Range: o.Range}
 		if !given && o.Derive != nil {
 			v.Formula = o.Formula
 		}
@@ -423,6 +431,9 @@ func Register(info Info) {
 	for _, o := range info.Options {
 		if math.IsNaN(o.Default) || (o.Derive != nil) != (o.Formula != "") {
 			panic("strategy: Register " + info.Name + ": option " + o.Name + " needs a number, or Derive with its Formula")
+		}
+		if o.Range.IsZero() || o.Derive == nil && !o.Range.Contains(o.Default) {
+			panic("strategy: Register " + info.Name + ": option " + o.Name + " needs a Range holding its default")
 		}
 	}
 	if _, dup := registry[info.Name]; dup {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -14,9 +16,14 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"stats": runDataStats,
 		"gen":   runDataGen,
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || sub[args[0]] == nil {
-		fmt.Fprintf(stderr, "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE [--scale S] [--seed N] --out DIR\n")
-		if len(args) > 0 && sub[args[0]] == nil && args[0] != "-h" && args[0] != "--help" {
+	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE [--scale S] [--seed N] --out DIR\n\nRun \"hetsgd data stats --help\" or \"hetsgd data gen --help\" for their flags.\n"
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(stdout, usage) // asked for: not an error
+		return flag.ErrHelp
+	}
+	if len(args) == 0 || sub[args[0]] == nil {
+		fmt.Fprint(stderr, usage)
+		if len(args) > 0 {
 			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q\n", args[0])
 		}
 		return errUsage
@@ -30,6 +37,9 @@ func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) er
 	top := fs.Int("top", 5, "labels to list at each end of the frequency ranking")
 	cache := fs.String("cache", "auto", "binary cache of text files of 8 MB or more: auto, refresh or off")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
 		return errUsage
 	}
 	if *top < 0 {

@@ -47,10 +47,92 @@ func main() { os.Exit(mainCode()) }
 // how they run it under mpirun.
 func mainCode() int {
 	kernel.ReexecForBLAS() // an external BLAS may need its environment before it loads
-	// SIGTERM too: it is how mpirun passes on a Ctrl-C to its ranks.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	defer stop()
-	return run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	out := &checkedWriter{w: os.Stdout}
+	code := run(ctx, os.Args[1:], out, os.Stderr)
+	if out.err != nil && code == 0 {
+		fmt.Fprintf(os.Stderr, "hetsgd: writing standard output: %v\n", out.err)
+		code = 1
+	}
+	return code
+}
+
+// stopSignals end a command cleanly: SIGINT is Ctrl-C, SIGTERM is how
+// mpirun and job schedulers pass one on, SIGHUP comes with a closed
+// terminal.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalError is the cause of a context cancelled by a signal.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
+}
+
+// exitCode is the shell's convention for a process ended by sig: 128 + its
+// number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+func (e signalError) exitCode() int {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
+
+// notifyContext returns a context cancelled, with a signalError as its
+// cause, by the first of stopSignals. A second signal ends the process at
+// once, for a user who will not wait for the clean stop; outputs are written
+// atomically or line by line, so even then none is left half-written.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, stopSignals...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(signalError{sig})
+			select {
+			case sig := <-ch:
+				fmt.Fprintf(os.Stderr, "hetsgd: %s again: stopping now\n", signalName(sig))
+				os.Exit(signalError{sig}.exitCode())
+			case <-done:
+			}
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// checkedWriter remembers the first write error of the standard output (a
+// full disk, a closed pipe), so that a command whose results were lost does
+// not exit 0.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
 }
 
 // errUsage marks an error whose message already says how to call the command.
@@ -72,7 +154,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			err = c.run(ctx, args[1:], stdout, stderr)
 		}
+		var sig signalError
 		switch {
+		case err != nil && errors.As(context.Cause(ctx), &sig) &&
+			(errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted)):
+			// Stopped by a signal: say so, and exit as the shell expects of
+			// a process the signal ended.
+			fmt.Fprintf(stderr, "hetsgd %s: %v (%s)\n", c.name, err, sig)
+			return sig.exitCode()
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):

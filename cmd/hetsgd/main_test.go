@@ -5,13 +5,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -103,7 +107,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--batch", "0"}, 1, "--batch 0"},
 		{[]string{"train", "--lr", "abc"}, 2, "invalid value \"abc\" for flag -lr"},
 		{[]string{"train", "--optimizer", "rmsprop"}, 1, "unknown optimizer \"rmsprop\""},
-		{[]string{"train", "--optimizer", "momentum", "--momentum", "0"}, 1, "--momentum 0: need a value in (0, 1)"},
+		{[]string{"train", "--optimizer", "momentum", "--momentum", "0"}, 1, "--momentum 0: need a number in (0, 1)"},
 		{[]string{"train", "--hidden", "12,x"}, 2, "\"x\" is not a positive integer"},
 		{[]string{"train", "--train", bad}, 1, "--train and --test go together"},
 		{[]string{"train", "--train", bad, "--test", bad, "--log", logPath}, 1, "bad.txt:3: feature 9 out of range"},
@@ -127,9 +131,9 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--optimizer", "sgd"}, 1, "--optimizer sgd: give --lr too (sync's default rate 0.001 is for adam)"},
 		{[]string{"train", "--beta", "0.5"}, 1, "--beta does not apply to sync (it takes --warmup"},
 		{[]string{"train", "--strategy", "adacons", "--beta", "x"}, 2, "invalid value \"x\" for flag -beta"},
-		{[]string{"train", "--strategy", "crossbow", "--a", "NaN"}, 1, "--a NaN: need a finite number"},
-		{[]string{"train", "--strategy", "adaptive", "--bmax", "1e300"}, 1, "--bmax 1e+300: need a whole batch size in [1, 1073741824]"},
-		{[]string{"train", "--strategy", "elastic", "--k", "1e300"}, 1, "--k 1e+300: need a whole number of steps"},
+		{[]string{"train", "--strategy", "crossbow", "--a", "NaN"}, 1, "--a NaN: need a number in (0, 1]"},
+		{[]string{"train", "--strategy", "adaptive", "--bmax", "1e300"}, 1, "--bmax 1e+300: need a whole number in [1, 1073741824]"},
+		{[]string{"train", "--strategy", "elastic", "--k", "1e300"}, 1, "--k 1e+300: need a whole number in [1, 1073741824]"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.msg) {
@@ -337,3 +341,44 @@ func TestTuneCommand(t *testing.T) {
 		}
 	}
 }
+
+// Every numeric flag of train and tune has a range in engine.Ranges (the
+// strategy options have theirs in their registrations, the seed takes any
+// value), and every default lies in it.
+func TestNumericFlagsHaveRanges(t *testing.T) {
+	var f trainFlags
+	fs := newFlagSet("train", "train", io.Discard)
+	f.register(fs)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if _, ok := fl.Value.(*optionFlag); ok || fl.Name == "seed" {
+			return
+		}
+		numeric := false
+		switch v := fl.Value.(type) {
+		case *intList, *floatList:
+			numeric = true
+		case flag.Getter:
+			switch v.Get().(type) {
+			case int, int64, uint, uint64, float64:
+				numeric = true
+			}
+		}
+		if !numeric {
+			return
+		}
+		r, ok := engine.Ranges[fl.Name]
+		if !ok {
+			t.Errorf("--%s has no range in engine.Ranges", fl.Name)
+			return
+		}
+		for _, s := range strings.Split(fl.DefValue, ",") {
+			if v, err := strconv.ParseFloat(s, 64); err == nil && !r.Contains(v) && !(v == 0 && zeroMeansDefault(fl.Name)) {
+				t.Errorf("--%s: default %v is not %s", fl.Name, v, r)
+			}
+		}
+	})
+}
+
+// zeroMeansDefault names the flags whose zero default stands for "the
+// strategy's" rather than a value.
+func zeroMeansDefault(name string) bool { return name == "batch" || name == "lr" || name == "momentum" }

@@ -39,14 +39,18 @@ type stepResult struct {
 	ParamsBytes int64              `json:"parameter_bytes"`
 }
 
-func runStep(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("step", "step [--like SHAPE] [--batch N] [--hidden N] [--optimizer NAME] [--steps N]", stderr)
 	like := fs.String("like", "amazon-670k", "shape: amazon-670k, delicious-200k, delicious or bibtex")
 	batch := fs.Int("batch", 256, "batch size")
 	hidden := fs.Int("hidden", 128, "hidden units")
 	optName := fs.String("optimizer", "sgd", "sgd, momentum or adam")
 	steps := fs.Int("steps", 5, "timed steps of each kind (the median is reported)")
+	documentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
 	s, ok := stepShapes[*like]
@@ -79,6 +83,9 @@ func runStep(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	ga, gb, gc := randFloats(r, 256*128), randFloats(r, 128*8192), make([]float32, 256*8192)
 	sgemm := func() {
 		for _, layout := range []string{"NN", "TN", "NT"} {
+			if ctx.Err() != nil {
+				return
+			}
 			ta, tb := layout[0] == 'T', layout[1] == 'T'
 			lda, ldb := 128, 8192
 			if ta {
@@ -94,6 +101,9 @@ func runStep(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	sgemm()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	p, g := make([]float32, n), make([]float32, n)
 	m.Init(p, 1)
@@ -106,6 +116,9 @@ func runStep(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		var u kernel.Update
 		step := func() {
+			if ctx.Err() != nil {
+				return // a step takes well under a second at every shape
+			}
 			if mode == "fused" {
 				u = opt.Fused(1e-3)
 				ws.Step(p, g, &x, &y, &u)
@@ -115,10 +128,16 @@ func runStep(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			opt.Step(p, g, 1e-3)
 		}
 		sec := engine.MedianSeconds(step, *steps)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		res.StepMS[mode] = sec * 1e3
 		fmt.Fprintf(stdout, "step (%s): %.1f ms, %.0f samples/s\n", mode, sec*1e3, float64(*batch)/sec)
 	}
 	sgemm()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "sgemm 256×8192×128: NN %.0f, TN %.0f, NT %.0f GFLOP/s (peak %.0f)\n",
 		res.GemmGFLOPS["NN"], res.GemmGFLOPS["TN"], res.GemmGFLOPS["NT"], res.PeakGFLOPS)
 	// The dense work: forward, input gradient and weight gradient of every

@@ -26,6 +26,9 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return errUsage
 	}
+	if err := checkRanges(fs, engine.Ranges); err != nil {
+		return err
+	}
 	if *devices < 1 || *batch < 0 || *points < 0 {
 		return fmt.Errorf("--devices %d --batch %d --points %d: need at least one device, a batch ≥ 0 and points ≥ 0", *devices, *batch, *points)
 	}
@@ -108,11 +111,12 @@ func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int,
 		case v.Formula != "":
 			val = v.Formula + " = " + val
 		}
+		usage := v.Usage + "; " + v.Range.String()
 		if len(val) > 28 {
-			fmt.Fprintf(w, "%s%-16s %s\n%s%-16s %-28s %s\n", indent, "--"+v.Name, val, indent, "", "", v.Usage)
-			continue
+			fmt.Fprintf(w, "%s%-16s %s\n%s%-16s %-28s %s\n", indent, "--"+v.Name, val, indent, "", "", usage)
+		} else {
+			fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+v.Name, val, usage)
 		}
-		fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+v.Name, val, v.Usage)
 		if v.Paper != "" && !v.Given {
 			fmt.Fprintf(w, "%s%-16s %-28s differs from the paper: %s\n", indent, "", "", v.Paper)
 		}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -235,7 +234,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("train", "train [flags]", stderr)
 	f.register(fs)
 	fs.Usage = func() { trainUsage(&f, fs, stderr) }
+	documentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
 	// Under mpirun every rank runs this command: rank 0 drives, evaluates and
@@ -270,9 +273,6 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 	format, err := data.ParseFormat(f.format)
 	if err != nil {
 		return err
-	}
-	if f.threads < 0 {
-		return fmt.Errorf("--threads %d: need 0 (one per CPU) or more", f.threads)
 	}
 	showProgress, err := progressWanted(f.progress, os.Stderr)
 	if err != nil {
@@ -387,9 +387,6 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 // the engine does not.
 func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.Writer) (engine.Config, error) {
 	set := visited(fs)
-	if f.devicesPerRank < 1 {
-		return engine.Config{}, fmt.Errorf("--devices-per-rank %d: need at least 1", f.devicesPerRank)
-	}
 	if set["devices-per-rank"] || world.Size() > 1 {
 		n := world.Size() * f.devicesPerRank
 		if set["devices"] && f.devices != n {
@@ -456,17 +453,6 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	}
 	cfg.Options = f.givenOptions()
 	cfg.Paper = f.paper
-	if set["batch"] && f.batch < 1 {
-		return cfg, fmt.Errorf("--batch %d: need at least 1", f.batch)
-	}
-	if set["lr"] && (!(f.lr > 0) || math.IsInf(f.lr, 0)) {
-		return cfg, fmt.Errorf("--lr %v: need a positive finite learning rate", f.lr)
-	}
-	// optim.Config reads a zero momentum as "the default"; a 0 given on the
-	// command line would be silently replaced.
-	if set["momentum"] && !(f.momentum > 0 && f.momentum < 1) {
-		return cfg, fmt.Errorf("--momentum %v: need a value in (0, 1) (without momentum, use --optimizer sgd)", f.momentum)
-	}
 	info, err := strategy.Lookup(cfg.Strategy)
 	if err != nil {
 		return cfg, err

@@ -59,8 +59,8 @@ func init() {
 		Summary:   "AdaCons: synchronous aggregation weighted by consensus coefficients with sorted-coefficient momentum",
 		Evaluates: strategy.Replica0,
 		Options: []strategy.Option{
-			{Name: "beta", Default: 0.99, Usage: "momentum β of the sorted coefficients"},
-			{Name: "eq13", Default: 0,
+			{Name: "beta", Default: 0.99, Range: strategy.Unit, Usage: "momentum β of the sorted coefficients"},
+			{Name: "eq13", Default: 0, Range: strategy.Count(0, 1),
 				Paper: "eq. 13 prints λ = 1/Σ⟨g_i,ḡ⟩/‖g_i‖ over unit gradients (--eq13 1); the default follows the paper's text, which eq. 13 contradicts: unbiased, averaging for equal gradients",
 				Usage: "1: the paper's eq. 13 as printed, ψ = λ·Σ(⟨g_i,ḡ⟩/‖g_i‖)·g_i/‖g_i‖, λ = 1/Σ⟨g_j,ḡ⟩/‖g_j‖ (0: weights ⟨g_i,ḡ⟩/‖g_i‖² summing to 1)"},
 		},
@@ -87,12 +87,6 @@ type AdaCons struct {
 // New returns AdaCons; --batch is the batch of each device.
 func New(cfg strategy.Config) (*AdaCons, error) {
 	beta, eq13 := cfg.Opt("beta"), cfg.Opt("eq13")
-	if !(beta >= 0 && beta < 1) {
-		return nil, fmt.Errorf("adacons: --beta %v: need β in [0, 1)", beta)
-	}
-	if eq13 != 0 && eq13 != 1 {
-		return nil, fmt.Errorf("adacons: --eq13 %v: need 0 (sum-one weights) or 1 (eq. 13 as printed)", eq13)
-	}
 	n := cfg.Devices
 	return &AdaCons{n: n, b: cfg.Batch, lr: cfg.LR, beta: beta, eq13: eq13 == 1,
 		M: make([]float64, n), perm: make([]int, n), sorted: make([]float64, n),

@@ -58,15 +58,15 @@ var paper = &strategy.Preset{Source: "Adaptive SGD, Ma et al., §5.1", Options: 
 
 func init() {
 	bmax := strategy.Option{Name: "bmax", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Batch) },
-		Formula: "--batch", Usage: "largest batch size, also the initial one"}
+		Formula: "--batch", Range: strategy.Count(1, strategy.MaxCount), Usage: "largest batch size, also the initial one"}
 	common := []strategy.Option{
 		{Name: "mega-batch", Derive: func(c strategy.Config, o map[string]float64) float64 {
 			return strategy.MegaBatch(c.DatasetSize, int(o["bmax"]))
 		}, Formula: strings.ReplaceAll(strategy.MegaBatchFormula, "2·b", "2·b_max"),
-			Paper: "the paper's mega-batch is 100 batches (--paper)", Usage: "samples between merges, in batches of b_max"},
-		{Name: "pert-thr", Default: 0.1, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
-		{Name: "delta", Default: 0.1, Usage: "perturbation factor δ"},
-		{Name: "gamma", Default: 0.9, Usage: "momentum γ of the global model"},
+			Paper: "the paper's mega-batch is 100 batches (--paper)", Range: strategy.Range{Min: 0, Max: strategy.MaxCount, MinOpen: true}, Usage: "samples between merges, in batches of b_max"},
+		{Name: "pert-thr", Default: 0.1, Range: strategy.NonNegative, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
+		{Name: "delta", Default: 0.1, Range: strategy.Unit, Usage: "perturbation factor δ"},
+		{Name: "gamma", Default: 0.9, Range: strategy.Unit, Usage: "momentum γ of the global model"},
 	}
 	strategy.Register(strategy.Info{
 		Name:      "adaptive",
@@ -76,11 +76,11 @@ func init() {
 		Paper:     paper,
 		Options: append([]strategy.Option{bmax,
 			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return math.Floor(o["bmax"] / 8) },
-				Formula: "b_max/8", Usage: "smallest batch size"},
+				Formula: "b_max/8", Range: strategy.Count(1, strategy.MaxCount), Usage: "smallest batch size"},
 			{Name: "beta", Derive: func(_ strategy.Config, o map[string]float64) float64 { return o["bmin"] / 2 },
-				Formula: "b_min/2", Usage: "batch-size scaling factor β"},
+				Formula: "b_min/2", Range: strategy.NonNegative, Usage: "batch-size scaling factor β"},
 			{Name: "binit", Derive: func(_ strategy.Config, o map[string]float64) float64 { return o["bmax"] },
-				Formula: "b_max", Usage: "initial batch size, in [b_min, b_max] (the paper's Fig. 10a varies it)"},
+				Formula: "b_max", Range: strategy.Count(1, strategy.MaxCount), Usage: "initial batch size, in [b_min, b_max] (the paper's Fig. 10a varies it)"},
 		}, common...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 		MaxBatch: maxBatch,
@@ -93,10 +93,10 @@ func init() {
 		Paper:     paper,
 		Options: append([]strategy.Option{bmax,
 			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return min(32, o["bmax"]) },
-				Formula: "min(32, b_max)", Usage: "smallest batch size (the authors' code: 32)"},
-			{Name: "step", Default: 32, Usage: "batch-size change per merge"},
-			{Name: "warmup", Default: 10, Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
-			{Name: "decay", Default: 0.1, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"},
+				Formula: "min(32, b_max)", Range: strategy.Count(1, strategy.MaxCount), Usage: "smallest batch size (the authors' code: 32)"},
+			{Name: "step", Default: 32, Range: strategy.Count(1, strategy.MaxCount), Usage: "batch-size change per merge"},
+			{Name: "warmup", Default: 10, Range: strategy.Between(0, 1e6), Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
+			{Name: "decay", Default: 0.1, Range: strategy.NonNegative, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"},
 		}, common...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
 		MaxBatch: maxBatch,
@@ -146,45 +146,27 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	}
 	mega := cfg.Opt("mega-batch")
 	switch {
-	case bmax < 1 || bmax != math.Trunc(bmax) || bmax > strategy.MaxCount:
-		return nil, fmt.Errorf("adaptive: --bmax %v: need a whole batch size in [1, %d]", bmax, strategy.MaxCount)
-	case bmin < 1 || bmin != math.Trunc(bmin) || bmin > bmax:
-		return nil, fmt.Errorf("adaptive: --bmin %v: need a whole batch size in [1, b_max=%d] (the default b_max/8 is below 1 when b_max < 8)", bmin, int(bmax))
-	case !(a.beta >= 0):
-		return nil, fmt.Errorf("adaptive: --beta %v: need β ≥ 0", a.beta)
-	case !(mega > 0 && mega*bmax <= strategy.MaxCount):
-		return nil, fmt.Errorf("adaptive: --mega-batch %v: need a positive number of batches, at most %d samples in all", mega, strategy.MaxCount)
-	case !(a.delta >= 0 && a.delta < 1):
-		return nil, fmt.Errorf("adaptive: --delta %v: need δ in [0, 1)", a.delta)
-	case !(a.gamm >= 0 && a.gamm < 1):
-		return nil, fmt.Errorf("adaptive: --gamma %v: need γ in [0, 1)", a.gamm)
-	case !(a.pertThr >= 0):
-		return nil, fmt.Errorf("adaptive: --pert-thr %v: need a threshold ≥ 0", a.pertThr)
+	// Each option's own range was checked by strategy.Resolve; here are the
+	// constraints between them.
+	case bmin > bmax:
+		return nil, fmt.Errorf("adaptive: --bmin %v: need at most b_max=%d", bmin, int(bmax))
+	case mega*bmax > strategy.MaxCount:
+		return nil, fmt.Errorf("adaptive: --mega-batch %v: at most %d samples in all (b_max=%d)", mega, strategy.MaxCount, int(bmax))
 	}
 	a.mega = max(1, int(math.Round(mega*bmax)))
 	a.B, a.LR, a.U = make([]int, a.n), make([]float64, a.n), make([]int, a.n)
 	a.working = make([]bool, a.n)
 	// --lr is the rate for b_max; a smaller initial batch starts at the rate
 	// the linear scaling rule gives it.
-	if binit < bmin || binit > bmax || binit != math.Trunc(binit) {
+	if binit < bmin || binit > bmax {
 		return nil, fmt.Errorf("adaptive: --binit %v: need a whole batch size in [b_min=%d, b_max=%d]", binit, int(bmin), int(bmax))
 	}
 	for i := range a.B {
 		a.B[i], a.LR[i] = int(binit), a.lr*binit/bmax
 	}
 	if code {
-		step := cfg.Opt("step")
-		if !(step >= 1 && step <= strategy.MaxCount) {
-			return nil, fmt.Errorf("adaptive-code: --step %v: need a batch-size change in [1, %d]", step, strategy.MaxCount)
-		}
-		c := &codeRules{step: int(step), warmup: cfg.Opt("warmup"), decay: cfg.Opt("decay")}
+		c := &codeRules{step: int(cfg.Opt("step")), warmup: cfg.Opt("warmup"), decay: cfg.Opt("decay")}
 		switch {
-		case c.step < 1:
-			return nil, fmt.Errorf("adaptive-code: --step %d: need at least 1", c.step)
-		case !(c.warmup >= 0):
-			return nil, fmt.Errorf("adaptive-code: --warmup %v: need ≥ 0 epochs", c.warmup)
-		case !(c.decay >= 0):
-			return nil, fmt.Errorf("adaptive-code: --decay %v: need ≥ 0", c.decay)
 		case cfg.DatasetSize < 1:
 			return nil, fmt.Errorf("adaptive-code: needs the training set size for its epoch-based rules")
 		}

@@ -27,9 +27,6 @@
 package crossbow
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -40,11 +37,11 @@ func init() {
 		Evaluates: strategy.Center,
 		Defaults:  strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // BENCHMARKS.md §8
 		Options: []strategy.Option{
-			{Name: "tau", Default: 1, Usage: "local steps between synchronisations (τ)"},
+			{Name: "tau", Default: 1, Range: strategy.Count(1, strategy.MaxCount), Usage: "local steps between synchronisations (τ)"},
 			{Name: "a", Derive: func(c strategy.Config, _ map[string]float64) float64 { return 1 / float64(c.Devices) },
-				Formula: "1/devices", Usage: "averaging coefficient"},
-			{Name: "gamma", Default: 0.9, Usage: "momentum of the centre model's update"},
-			{Name: "correct-after", Default: 0,
+				Formula: "1/devices", Range: strategy.Fraction, Usage: "averaging coefficient"},
+			{Name: "gamma", Default: 0.9, Range: strategy.Unit, Usage: "momentum of the centre model's update"},
+			{Name: "correct-after", Default: 0, Range: strategy.Count(0, 1),
 				Usage: "1: take the τ-th local step first and measure the correction w_j − z after it (0: the paper's order, gradient and correction from the same iterate)"},
 		},
 		New: New,
@@ -62,16 +59,6 @@ type crossbowSGD struct {
 // New returns the crossbow strategy.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
 	tau, a, mu, after := cfg.Opt("tau"), cfg.Opt("a"), cfg.Opt("gamma"), cfg.Opt("correct-after")
-	switch {
-	case tau < 1 || tau != math.Trunc(tau) || tau > strategy.MaxCount:
-		return nil, fmt.Errorf("crossbow: --tau %v: need a whole number of steps ≥ 1", tau)
-	case !(a > 0 && a <= 1):
-		return nil, fmt.Errorf("crossbow: --a %v: need a coefficient in (0, 1]", a)
-	case !(mu >= 0 && mu < 1):
-		return nil, fmt.Errorf("crossbow: --gamma %v: need a momentum in [0, 1)", mu)
-	case after != 0 && after != 1:
-		return nil, fmt.Errorf("crossbow: --correct-after %v: need 0 (the paper's order) or 1", after)
-	}
 	return &crossbowSGD{n: cfg.Devices, b: cfg.Batch, tau: int(tau), lr: cfg.LR, a: a, mu: mu, after: after == 1,
 		steps: make([]int, cfg.Devices)}, nil
 }

@@ -5,7 +5,6 @@
 package elastic
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/hetsgd/hetsgd/strategy"
@@ -20,7 +19,7 @@ func init() {
 			{Name: "k", Derive: func(c strategy.Config, _ map[string]float64) float64 {
 				return math.Ceil(strategy.MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
 			}, Formula: "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points",
-				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: --k ⌈100/devices⌉",
+				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: --k ⌈100/devices⌉", Range: strategy.Count(1, strategy.MaxCount),
 				Usage: "local steps per device between merges (by default a mega-batch shared by the devices)"},
 		},
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // BENCHMARKS.md §8
@@ -39,11 +38,7 @@ type elasticSGD struct {
 
 // New returns the elastic strategy.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
-	k := cfg.Opt("k")
-	if k < 1 || k != math.Trunc(k) || k > strategy.MaxCount {
-		return nil, fmt.Errorf("elastic: --k %v: need a whole number of steps ≥ 1", k)
-	}
-	e := &elasticSGD{n: cfg.Devices, b: cfg.Batch, k: int(k), lr: cfg.LR,
+	e := &elasticSGD{n: cfg.Devices, b: cfg.Batch, k: int(cfg.Opt("k")), lr: cfg.LR,
 		steps: make([]int, cfg.Devices), weights: strategy.Uniform(cfg.Devices), updates: make([]int, cfg.Devices)}
 	return e, nil
 }

@@ -26,10 +26,10 @@ import (
 )
 
 var options = []strategy.Option{
-	{Name: "warmup", Default: 0, Usage: "epochs of linear learning-rate warm-up"},
-	{Name: "warmup-start", Default: 0.1, Usage: "fraction of --lr the warm-up starts from"},
-	{Name: "decay-every", Default: 0, Usage: "epochs between step decays of the learning rate (0: no decay; Layered SGD's paper: 30)"},
-	{Name: "decay-factor", Default: 0.1, Usage: "factor of each step decay"},
+	{Name: "warmup", Default: 0, Range: strategy.Between(0, 1e6), Usage: "epochs of linear learning-rate warm-up"},
+	{Name: "warmup-start", Default: 0.1, Range: strategy.Fraction, Usage: "fraction of --lr the warm-up starts from"},
+	{Name: "decay-every", Default: 0, Range: strategy.Between(0, 1e6), Usage: "epochs between step decays of the learning rate (0: no decay; Layered SGD's paper: 30)"},
+	{Name: "decay-factor", Default: 0.1, Range: strategy.Fraction, Usage: "factor of each step decay"},
 }
 
 // defaults are the settings every synchronous strategy is best run with
@@ -89,16 +89,7 @@ func New(cfg strategy.Config, layered bool) (*Sync, error) {
 	s := &Sync{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, layered: layered, size: cfg.DatasetSize,
 		warmup: cfg.Opt("warmup"), start: cfg.Opt("warmup-start"),
 		every: cfg.Opt("decay-every"), factor: cfg.Opt("decay-factor"), weights: strategy.Uniform(cfg.Devices)}
-	switch {
-	case !(s.warmup >= 0):
-		return nil, fmt.Errorf("sync: --warmup %v: need ≥ 0 epochs", s.warmup)
-	case !(s.start > 0 && s.start <= 1):
-		return nil, fmt.Errorf("sync: --warmup-start %v: need a fraction in (0, 1]", s.start)
-	case !(s.every >= 0):
-		return nil, fmt.Errorf("sync: --decay-every %v: need ≥ 0 epochs", s.every)
-	case !(s.factor > 0 && s.factor <= 1):
-		return nil, fmt.Errorf("sync: --decay-factor %v: need a factor in (0, 1]", s.factor)
-	case (s.warmup > 0 || s.every > 0) && s.size < 1:
+	if (s.warmup > 0 || s.every > 0) && s.size < 1 {
 		return nil, fmt.Errorf("sync: --warmup and --decay-every need the training set size")
 	}
 	return s, nil
