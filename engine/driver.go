@@ -219,6 +219,9 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 			return nil, err
 		}
 	}
+	if err := checkMemory(cfg, info, w, cfg.Devices/world.Size(), info.MaxBatchOf(scfg)); err != nil {
+		return nil, err
+	}
 	x, err := newExecutor(cfg, w, world, info.MaxBatchOf(scfg))
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
@@ -331,7 +332,14 @@ func TestBudgetsAndErrors(t *testing.T) {
 		{func(c *Config) { c.Epochs, c.TimeBudget = 0, 0 }, "--epochs or --time-budget"},
 		{func(c *Config) { c.Clock = "sundial" }, "--time"},
 		{func(c *Config) { c.Options = map[string]float64{"beta": 2} }, "--beta does not apply to elastic"},
-		{func(c *Config) { c.Speeds = []float64{1, 0} }, "device 1 has speed 0"},
+		{func(c *Config) { c.Speeds = []float64{1, 0} }, "--speeds 0: need a number in (0, 1e+06] (device 1)"},
+		{func(c *Config) { c.Epochs = 1e18 }, "--epochs 1e+18: need a number in [0, 1e+06]"},
+		{func(c *Config) { c.EvalEvery = math.Inf(1) }, "--eval-every +Inf"},
+		{func(c *Config) { c.Net.Intra.Latency = math.Inf(1) }, "--net-latency +Inf"},
+		{func(c *Config) { c.Optimizer.WeightDecay = math.Inf(1) }, "--weight-decay +Inf"},
+		{func(c *Config) { c.Devices = 1 << 20 }, "--devices 1048576"},
+		{func(c *Config) { c.Options = map[string]float64{"k": 1e30} }, "--k 1e+30: need a whole number"},
+
 		{func(c *Config) { c.Strategy = "hogwild" }, "unknown strategy"},
 	} {
 		cfg := base("elastic", 2, Virtual)
@@ -339,6 +347,20 @@ func TestBudgetsAndErrors(t *testing.T) {
 		if _, err := newRun(cfg, w, nil, nil); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("error %v, want %q", err, c.msg)
 		}
+	}
+	// More than the process may use is refused before it is allocated,
+	// with the figures: 64 devices with Adam keep 4 copies of the model
+	// each.
+	t.Setenv(memory.EnvLimit, "16M")
+	cfg = base("elastic", 64, Virtual)
+	cfg.Optimizer = optim.Config{Name: "adam"}
+	_, err := newRun(cfg, w, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "this run (64 devices: 261 copies of the model's") || !strings.Contains(err.Error(), "more than the 16.0 MiB available ($HETSGD_MEMORY_LIMIT)") {
+		t.Errorf("a run over the memory limit: %v", err)
+	}
+	cfg.Devices = 2
+	if _, err := newRun(cfg, w, nil, nil); err != nil {
+		t.Errorf("a run within the memory limit: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
@@ -74,6 +75,7 @@ type XML struct {
 	m           *model.MLP
 	dropout     float64
 	eval        *metric.Evaluator
+	evalBytes   int64 // the evaluator's workspace
 	shared      *model.Workspace
 }
 
@@ -91,7 +93,20 @@ func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints
 	if !(dropout >= 0 && dropout < 1) {
 		return nil, fmt.Errorf("engine: --dropout %v: need a probability in [0, 1)", dropout)
 	}
-	return &XML{Train: train, Test: test, m: m, dropout: dropout,
+	// The evaluator's workspace is the first large allocation: the model's
+	// size comes from the data's header, which may claim anything.
+	rows := evalPoints // as metric.NewEvaluator sizes its batches
+	if rows <= 0 || rows > test.Len() {
+		rows = test.Len()
+	}
+	rows = max(1, min(evalBatch, rows))
+	evalBytes := m.WorkspaceBytes(rows, kernel.Default().Workers())
+	params := memory.Mul(4, int64(m.NumParams()))
+	if err := memory.Check(memory.Add(evalBytes, params), fmt.Sprintf("the model of %d features, hidden layers %v and %d labels (%d parameters, %s; evaluation workspace %s)",
+		train.Features(), hidden, train.Labels(), m.NumParams(), memory.Format(params), memory.Format(evalBytes))); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return &XML{Train: train, Test: test, m: m, dropout: dropout, evalBytes: evalBytes,
 		eval: metric.NewEvaluator(m, test, evalBatch, evalPoints)}, nil
 }
 

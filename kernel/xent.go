@@ -165,6 +165,19 @@ func xentWidth(rows, L int) int {
 	return min(xentBlock, max(xentMinWidth, roundUp(ceilDiv(L, xentMinBlocks), xentMinWidth)))
 }
 
+// XentScratchBytes estimates the memory of NewXentScratch(rows, k, L) once
+// its per-part buffers exist (one set per worker thread, threads of them),
+// so that callers can check it before allocating.
+func XentScratchBytes(rows, k, L, threads int) int64 {
+	width := xentWidth(rows, L)
+	blocks := max(1, ceilDiv(L, width))
+	chunks := min(xentChunks, blocks)
+	r, K, W, B, C := int64(rows), int64(k), int64(min(L, width)), int64(blocks), int64(chunks)
+	fixed := 8*r*B + 8*3*C*r + 8*2*r + 4*C*r*K + 4*int64(roundUp(rows, maxMR))*K + 4*int64(roundUp(k, maxMR))*r
+	perThread := 4*r*int64(roundUp(int(W), 32)) + 4*int64(roundUp(rows, maxMR))*W + 4*(K+1)*W
+	return fixed + int64(max(1, threads))*perThread
+}
+
 // XentScratch holds XentLayer's buffers for batches of up to rows rows.
 type XentScratch struct {
 	rows, k, labels int

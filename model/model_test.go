@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -360,6 +361,39 @@ func TestStepEqualsGradientThenUpdate(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// WorkspaceBytes is close to what a workspace allocates once a training
+// step has run (the fused output layer's buffers appear then): never far
+// below, so a run it admits fits, and not wildly above, so it refuses no run
+// that would fit.
+func TestWorkspaceBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		d, h, l, rows int
+	}{{1836, 128, 159, 128}, {500, 256, 983, 256}, {20000, 64, 30000, 64}} {
+		m, _ := New(Config{Inputs: c.d, Hidden: []int{c.h}, Outputs: c.l})
+		p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+		m.Init(p, 1)
+		x, y := randBatch(r, c.rows, c.d, c.l, 20)
+		o, _ := optim.New(optim.Config{Name: "sgd"}, len(p))
+		// The kernels' own buffers, sized on first use at a shape, are not
+		// the workspace's: a first workspace takes them.
+		u := o.Fused(1e-3)
+		m.NewWorkspace(c.rows).Step(p, g, x, y, &u)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		ws := m.NewWorkspace(c.rows)
+		ws.Step(p, g, x, y, &u) // the sparse first layer allocates its marks
+		ws.Gradient(p, g, x, y)
+		runtime.ReadMemStats(&after)
+		got := float64(after.TotalAlloc - before.TotalAlloc)
+		est := float64(m.WorkspaceBytes(c.rows, kernel.Default().Workers()))
+		if !(est >= 0.9*got && est <= 2*got) {
+			t.Errorf("%+v: estimated %.0f bytes, allocated %.0f", c, est, got)
 		}
 	}
 }

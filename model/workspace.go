@@ -32,6 +32,24 @@ type Workspace struct {
 	dropped bool       // the last forward pass applied dropout
 }
 
+// WorkspaceBytes estimates the memory of NewWorkspace(maxRows) in use, with
+// the fused output layer's buffers for threads worker threads, so that a run
+// can be refused before it allocates what the machine does not have.
+func (m *MLP) WorkspaceBytes(maxRows, threads int) int64 {
+	rows := int64(maxRows)
+	hidden := m.layers[:len(m.layers)-1]
+	var b int64
+	for _, l := range hidden {
+		b += 2 * 4 * rows * int64(l.Out) // acts, dact
+	}
+	b += 4 * rows * int64(m.cfg.Outputs) // out
+	if len(hidden) > 0 {
+		last := m.layers[len(m.layers)-1]
+		b += kernel.XentScratchBytes(maxRows, last.In, last.Out, threads)
+	}
+	return b + 8*int64(m.cfg.Inputs) // the sparse step's row marks and list
+}
+
 // NewWorkspace allocates the buffers for batches of up to maxRows rows.
 func (m *MLP) NewWorkspace(maxRows int) *Workspace {
 	w := &Workspace{m: m, max: maxRows}

@@ -38,6 +38,18 @@ const DefaultMomentum = 0.9
 // Names lists the optimizers New accepts.
 var Names = []string{"sgd", "momentum", "adam"}
 
+// StateVectors returns how many parameter-sized vectors of state the
+// optimizer name keeps (momentum 1, Adam 2), for memory estimates.
+func StateVectors(name string) int {
+	switch strings.ToLower(name) {
+	case "momentum":
+		return 1
+	case "adam":
+		return 2
+	}
+	return 0
+}
+
 // New returns the optimizer cfg names for vectors of length n.
 func New(cfg Config, n int) (Optimizer, error) {
 	def := func(v, d float64) float32 {

@@ -1,0 +1,9 @@
+// Package memory knows how much memory this process may use, so that a run
+// is refused with a clear message before it allocates more than that,
+// rather than ended by the Go runtime half-way.
+//
+// The limit is the smallest of the machine's memory (MemTotal), the
+// control group's limit (containers, job schedulers) and the
+// HETSGD_MEMORY_LIMIT environment variable (bytes, with an optional K, M, G
+// or T suffix in powers of 1024), for shared machines and tests.
+package memory

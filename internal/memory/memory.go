@@ -1,0 +1,122 @@
+package memory
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// EnvLimit is the environment variable that lowers the limit.
+const EnvLimit = "HETSGD_MEMORY_LIMIT"
+
+// Limit returns the bytes this process may use and where that figure comes
+// from; ok is false when nothing is known (then nothing is refused).
+func Limit() (bytes int64, source string, ok bool) {
+	bytes = math.MaxInt64
+	consider := func(b int64, s string) {
+		if b > 0 && b < bytes {
+			bytes, source, ok = b, s, true
+		}
+	}
+	if b, found := meminfo("/proc/meminfo", "MemTotal:"); found {
+		consider(b, "the machine's memory")
+	}
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if raw, err := os.ReadFile(p); err == nil {
+			if b, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
+				consider(b, "the control group's limit")
+			}
+		}
+	}
+	if v := os.Getenv(EnvLimit); v != "" {
+		if b, err := ParseBytes(v); err == nil {
+			consider(b, "$"+EnvLimit)
+		}
+	}
+	return bytes, source, ok
+}
+
+// CheckEnv reports a malformed HETSGD_MEMORY_LIMIT, for commands to name
+// before any work.
+func CheckEnv() error {
+	if v := os.Getenv(EnvLimit); v != "" {
+		if _, err := ParseBytes(v); err != nil {
+			return fmt.Errorf("memory: $%s=%q: %w", EnvLimit, v, err)
+		}
+	}
+	return nil
+}
+
+// meminfo reads a kB figure of /proc/meminfo.
+func meminfo(path, key string) (int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
+// ParseBytes reads "1073741824", "512M", "24G" (powers of 1024).
+func ParseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		if i := strings.IndexByte("KMGT", s[n-1]&^0x20); i >= 0 {
+			mult, s = int64(1)<<(10*(i+1)), s[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || v*float64(mult) >= math.MaxInt64 {
+		return 0, fmt.Errorf("want a positive number of bytes, like 512M or 24G")
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// Format prints a byte count for people: "25.6 GiB".
+func Format(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+}
+
+// Check returns an error when need bytes exceed the limit. what says what
+// needs them and how to need less.
+func Check(need int64, what string) error {
+	limit, source, ok := Limit()
+	if !ok || need <= limit {
+		return nil
+	}
+	return fmt.Errorf("memory: %s needs an estimated %s, more than the %s available (%s)", what, Format(need), Format(limit), source)
+}
+
+// Add returns a + b, saturating instead of wrapping round: estimates of
+// absurd settings stay absurd.
+func Add(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// Mul returns a × b for non-negative a and b, saturating.
+func Mul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}

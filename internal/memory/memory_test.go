@@ -1,0 +1,52 @@
+package memory
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestLimitFromEnv(t *testing.T) {
+	t.Setenv(EnvLimit, "1M")
+	b, src, ok := Limit()
+	if !ok || b != 1<<20 || !strings.Contains(src, EnvLimit) {
+		t.Fatalf("Limit() = %d %q %v", b, src, ok)
+	}
+	if err := Check(1<<20, "x"); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+	err := Check(3<<30, "the model")
+	if err == nil || !strings.Contains(err.Error(), "the model needs an estimated 3.0 GiB, more than the 1.0 MiB available ($HETSGD_MEMORY_LIMIT)") {
+		t.Errorf("over the limit: %v", err)
+	}
+}
+
+func TestMachineLimit(t *testing.T) {
+	t.Setenv(EnvLimit, "")
+	if b, _, ok := Limit(); ok && b < 1<<20 {
+		t.Errorf("a machine with %d bytes", b)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for s, want := range map[string]int64{"1024": 1024, "512M": 512 << 20, "24g": 24 << 30, "1.5K": 1536} {
+		if got, err := ParseBytes(s); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "x", "-1", "0", "1e30T", "NaN"} {
+		if _, err := ParseBytes(s); err == nil {
+			t.Errorf("ParseBytes(%q) accepted", s)
+		}
+	}
+	t.Setenv(EnvLimit, "lots")
+	if err := CheckEnv(); err == nil || !strings.Contains(err.Error(), EnvLimit) {
+		t.Errorf("CheckEnv: %v", err)
+	}
+}
+
+func TestSaturating(t *testing.T) {
+	if Mul(1<<40, 1<<40) != math.MaxInt64 || Add(math.MaxInt64, 1) != math.MaxInt64 || Mul(3, 4) != 12 || Add(3, 4) != 7 {
+		t.Error("saturating arithmetic")
+	}
+}
