@@ -336,6 +336,11 @@ func (r *run) do(a *strategy.Action) error {
 		if err := r.collective(a, nil); err != nil {
 			return err
 		}
+		if a.Kind != strategy.AllReduce {
+			if err := r.checkModel(a.Kind, false); err != nil {
+				return err
+			}
+		}
 		if a.Kind == strategy.Merge && a.Record != nil && !r.cfg.TimingOnly {
 			// Timing-only runs compute no merge and record none.
 			ev := MergeEvent{Event: "merge", Time: r.clk.now(), CenterNorm: kernel.Nrm2(r.x.center), MergeRecord: a.Record}
@@ -525,6 +530,9 @@ func (r *run) evaluate(final bool) error {
 		trainLoss = r.lossSum / float64(r.lossRows)
 	}
 	r.lossSum, r.lossRows = 0, 0
+	if err := r.checkModel(0, true); err != nil {
+		return err
+	}
 	rec := metric.NewEvalRecord(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), r.w.Evaluate(r.evaluated()), trainLoss)
 	r.res.Evals = append(r.res.Evals, rec)
 	if r.obs != nil {
@@ -554,10 +562,31 @@ func (r *run) write(rec any) error { return r.log.Write(rec) }
 // finite; Run still returns the results up to that point.
 var ErrDiverged = errors.New("engine: training diverged")
 
+// checkModel reports a run whose evaluated model (the centre, or replica 0)
+// holds a NaN or an infinity. The loss, checked after every batch, sees only
+// the weights the batch touches (the first layer is sparse), so the whole
+// model is checked too: after every merge and before every evaluation —
+// not after every synchronous step or commit, where a pass over the model
+// would cost a tenth of a step at Amazon-670k's shape.
+func (r *run) checkModel(after strategy.ActionKind, eval bool) error {
+	if r.cfg.TimingOnly {
+		return nil
+	}
+	if n := kernel.Nrm2(r.evaluated()); math.IsNaN(n) || math.IsInf(n, 0) {
+		where := "at a " + after.String()
+		if eval {
+			where = "at an evaluation"
+		}
+		return fmt.Errorf("%w: %s's model holds a NaN or infinite weight %s, after %d samples (lower --lr, or check the data for NaN or infinite values)",
+			ErrDiverged, r.cfg.Strategy, where, r.done)
+	}
+	return nil
+}
+
 // check reports a diverged run.
 func (r *run) check(d int) error {
 	if loss := r.slots[d].loss; math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return fmt.Errorf("%w: device %d's loss became %v after %d samples (lower --lr)", ErrDiverged, d, loss, r.done)
+		return fmt.Errorf("%w: %s's device %d had a loss of %v after %d samples (lower --lr)", ErrDiverged, r.cfg.Strategy, d, loss, r.done)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -741,6 +742,46 @@ func TestWorkloadReusedAcrossBatchSizes(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// nanInit is a workload whose initial model holds a NaN in a weight no batch
+// touches: the first-layer row of a feature absent from the data.
+type nanInit struct {
+	*XML
+	at int
+}
+
+func (w nanInit) Init(p []float32, seed uint64) {
+	w.XML.Init(p, seed)
+	p[w.at] = float32(math.NaN())
+}
+
+// A NaN the loss cannot see (the first layer is sparse) still ends the run,
+// naming the strategy and where it was found: at the first merge of a
+// model-averaging strategy, at the first evaluation of a synchronous one.
+func TestNaNWeightsEndTheRun(t *testing.T) {
+	var text strings.Builder
+	text.WriteString("64 10 3\n")
+	for i := range 64 {
+		fmt.Fprintf(&text, "%d %d:1 %d:1\n", i%3, i%5, 5+i%3) // features 8 and 9 never appear
+	}
+	set, err := data.Read(strings.NewReader(text.String()), "tiny", data.XC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := NewXML(set, set, []int{4}, 0, 0, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := nanInit{x, 9 * 4} // feature 9's first weight
+	for strat, where := range map[string]string{"elastic": "at a merge", "sync": "at an evaluation"} {
+		cfg := base(strat, 2, Virtual)
+		cfg.Batch, cfg.Epochs, cfg.EvalEvery = 4, 4, 1
+		_, err := Run(context.Background(), cfg, w, nil, nil)
+		if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), strat+"'s model holds a NaN or infinite weight "+where) {
+			t.Errorf("%s: %v", strat, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -74,6 +75,16 @@ func pickImpl() *impl {
 		}
 	}
 	return impls[0]
+}
+
+// CheckEnv reports a HETSGD_KERNEL that names no implementation this
+// machine can run, which pickImpl would otherwise pass over in silence.
+func CheckEnv() error {
+	name := os.Getenv("HETSGD_KERNEL")
+	if name == "" || slices.ContainsFunc(impls, func(g *impl) bool { return g.name == name }) {
+		return nil
+	}
+	return fmt.Errorf("kernel: $HETSGD_KERNEL=%q: this machine runs %s", name, strings.Join(Impls(), ", "))
 }
 
 // Impl returns the name of the kernel implementation in use.

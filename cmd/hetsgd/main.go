@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
 )
 
@@ -151,6 +152,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := checkLaunch(c.name)
+		if err == nil {
+			err = errors.Join(kernel.CheckEnv(), memory.CheckEnv())
+		}
 		if err == nil {
 			err = c.run(ctx, args[1:], stdout, stderr)
 		}
