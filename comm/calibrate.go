@@ -1,6 +1,7 @@
 package comm
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -83,8 +84,19 @@ var (
 // layer against the transport's own call. Every rank calls it; the report
 // is complete on rank 0.
 func MeasureNetwork(c Comm, linkSizes, allReduceSizes []int) (*NetworkReport, error) {
+	return MeasureNetworkContext(context.Background(), c, linkSizes, allReduceSizes)
+}
+
+// MeasureNetworkContext is MeasureNetwork, stopped once ctx is done on any
+// rank: the ranks agree on it between two timed rounds, so that none is
+// left waiting in a collective the others gave up, and every rank returns
+// an error wrapping context.Canceled (ctx.Err() where its own ctx is done).
+func MeasureNetworkContext(ctx context.Context, c Comm, linkSizes, allReduceSizes []int) (*NetworkReport, error) {
 	if c.Size() < 2 {
 		return nil, fmt.Errorf("comm: measuring the network needs at least 2 ranks (mpirun -np 2 or more)")
+	}
+	if err := agreeGoOn(ctx, c); err != nil {
+		return nil, err
 	}
 	hosts, err := Hosts(c)
 	if err != nil {
@@ -109,7 +121,7 @@ func MeasureNetwork(c Comm, linkSizes, allReduceSizes []int) (*NetworkReport, er
 		if peer < 0 {
 			continue
 		}
-		fit, err := measureLink(c, 0, peer, linkSizes)
+		fit, err := measureLink(ctx, c, 0, peer, linkSizes)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +142,7 @@ func MeasureNetwork(c Comm, linkSizes, allReduceSizes []int) (*NetworkReport, er
 	}
 	rep.Model = m
 	for _, size := range allReduceSizes {
-		t, err := timeAllReduce(c, size)
+		t, err := timeAllReduce(ctx, c, size)
 		if err != nil {
 			return nil, err
 		}
@@ -140,15 +152,38 @@ func MeasureNetwork(c Comm, linkSizes, allReduceSizes []int) (*NetworkReport, er
 	return rep, nil
 }
 
+// agreeGoOn returns nil when no rank's ctx is done, and an error on every
+// rank when one is. Every rank calls it at the same points; it synchronizes
+// them as a barrier does.
+func agreeGoOn(ctx context.Context, c Comm) error {
+	var stop [1]float32
+	if ctx.Err() != nil {
+		stop[0] = 1
+	}
+	if err := c.AllReduce(stop[:]); err != nil {
+		return err
+	}
+	if stop[0] == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("comm: measuring the network: %w", err)
+	}
+	return fmt.Errorf("comm: measuring the network: another rank stopped: %w", context.Canceled)
+}
+
 // measureLink times messages between ranks a and b; every rank takes part
 // (the others only in the barriers).
-func measureLink(c Comm, a, b int, sizes []int) (*LinkFit, error) {
+func measureLink(ctx context.Context, c Comm, a, b int, sizes []int) (*LinkFit, error) {
 	fit := &LinkFit{A: a, B: b, Sizes: sizes}
 	lt, raw := c.(LinkTimer)
 	for _, n := range sizes {
 		iters := min(1000, max(5, (256<<20)/max(n, 1)/8))
 		best := math.Inf(1)
 		for range 3 {
+			if err := agreeGoOn(ctx, c); err != nil {
+				return nil, err
+			}
 			if err := c.Barrier(); err != nil {
 				return nil, err
 			}
@@ -240,7 +275,7 @@ func pingPong(c Comm, a, b, n, iters int) (float64, error) {
 // when it can, through the transport's own call: rounds of a block of each,
 // in alternating order (what runs first in a round pays for whatever the
 // other left in the caches), reporting the median of the rounds.
-func timeAllReduce(c Comm, size int) (AllReduceTiming, error) {
+func timeAllReduce(ctx context.Context, c Comm, size int) (AllReduceTiming, error) {
 	x := make([]float32, size/4)
 	iters := max(3, (64<<20)/size)
 	t := AllReduceTiming{Bytes: size, Ranks: c.Size()}
@@ -266,6 +301,9 @@ func timeAllReduce(c Comm, size int) (AllReduceTiming, error) {
 		clear(x)
 	}
 	for i := range rounds {
+		if err := agreeGoOn(ctx, c); err != nil {
+			return t, err
+		}
 		if raw && i%2 == 1 {
 			timeRaw()
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -21,6 +22,14 @@ import (
 // of model shapes, batch sizes and densities, and fits a CostModel to them.
 // quick measures fewer shapes (for tests). Progress goes to w (may be nil).
 func Calibrate(quick bool, w io.Writer) (CostModel, error) {
+	return CalibrateContext(context.Background(), quick, w)
+}
+
+// CalibrateContext is Calibrate, stopped once ctx is done: between two
+// timed runs (a fraction of a second at the largest shape), with an error
+// wrapping ctx.Err(), so that an interrupted calibration ends at once
+// rather than after the whole grid.
+func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (CostModel, error) {
 	type point struct{ inputs, hidden, outputs, rows, nnz int }
 	var grid []point
 	r := rand.New(rand.NewPCG(1, 2))
@@ -44,7 +53,10 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 	}
 	var xs [][nFeatures]float64
 	var ys []float64
-	for _, p := range grid {
+	for i, p := range grid {
+		if err := ctx.Err(); err != nil {
+			return CostModel{}, fmt.Errorf("engine: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
+		}
 		m, err := model.New(model.Config{Inputs: p.inputs, Hidden: []int{p.hidden}, Outputs: p.outputs})
 		if err != nil {
 			return CostModel{}, err
@@ -53,7 +65,10 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 		m.Init(par, 1)
 		x, y := RandomBatch(r, p.rows, p.inputs, p.outputs, p.nnz)
 		ws := m.NewWorkspace(p.rows)
-		sec := timeIt(func() { ws.Gradient(par, g, &x, &y) }, quick)
+		sec, err := timeIt(ctx, func() { ws.Gradient(par, g, &x, &y) }, quick)
+		if err != nil {
+			return CostModel{}, fmt.Errorf("engine: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
+		}
 		xs = append(xs, mlpShape(m).features(p.rows, x.NNZ()))
 		ys = append(ys, sec)
 	}
@@ -69,7 +84,11 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 	}
 	p, g := make([]float32, n), make([]float32, n)
 	opt, _ := optim.New(optim.Config{Name: "sgd"}, n)
-	perParam := timeIt(func() { opt.Step(p, g, 1e-3) }, quick) / float64(n)
+	sec, err := timeIt(ctx, func() { opt.Step(p, g, 1e-3) }, quick)
+	if err != nil {
+		return CostModel{}, fmt.Errorf("engine: calibration stopped timing the update: %w", err)
+	}
+	perParam := sec / float64(n)
 	c := CostModel{PerBatch: coef[0], PerSparse: coef[1], PerDense: coef[2], PerLogit: coef[3], PerWeight: coef[4], PerParam: perParam,
 		Source: fmt.Sprintf("hetsgd calibrate, %d shapes, %s, kernel %s, %d threads, %s",
 			len(grid), cpuName(), kernel.Impl(), kernel.Default().Workers(), time.Now().UTC().Format("2006-01-02"))}
@@ -91,25 +110,38 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 }
 
 // timeIt returns the median time of f over a few runs, after a warm-up.
-func timeIt(f func(), quick bool) float64 {
+func timeIt(ctx context.Context, f func(), quick bool) (float64, error) {
 	if quick {
-		return MedianSeconds(f, 3)
+		return medianSeconds(ctx, f, 3)
 	}
-	return MedianSeconds(f, 7)
+	return medianSeconds(ctx, f, 7)
 }
 
 // MedianSeconds runs f once to warm up (first-touch page faults, scratch
 // space), then reps times, and returns the median duration in seconds.
 func MedianSeconds(f func(), reps int) float64 {
+	s, _ := medianSeconds(context.Background(), f, reps) // never cancelled
+	return s
+}
+
+// medianSeconds is MedianSeconds, stopped before any run of f once ctx is
+// done, with ctx's error.
+func medianSeconds(ctx context.Context, f func(), reps int) (float64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	f()
 	t := make([]float64, max(1, reps))
 	for i := range t {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		start := time.Now()
 		f()
 		t[i] = time.Since(start).Seconds()
 	}
 	slices.Sort(t)
-	return t[len(t)/2]
+	return t[len(t)/2], nil
 }
 
 // RandomBatch draws a batch of bs rows of nnz distinct features (values in

@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Obser
 // under way), evaluates and writes the log. It runs on rank 0 only and is
 // single-threaded; the clock says when things happen.
 type run struct {
+	ctx        context.Context // the run's, for evaluations
 	cfg        Config
 	info       strategy.Info
 	strat      strategy.Strategy
@@ -235,7 +236,7 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 	if cfg.Epochs > 0 {
 		r.budget = int64(math.Ceil(cfg.Epochs * float64(w.Size())))
 	}
-	r.evalStep = max(1, int64(math.Round(cfg.EvalEvery*float64(w.Size()))))
+	r.evalStep = max(1, int64(min(math.Round(cfg.EvalEvery*float64(w.Size())), 1<<62))) // the range bounds it; min keeps the conversion exact
 	r.nextEval = r.evalStep
 	r.evalDue = func() error { return r.evaluate(false) }
 	r.evalFinal = func() error { return r.evaluate(true) }
@@ -250,6 +251,7 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 // drive is the event loop: the one place where each action gets its
 // meaning.
 func (r *run) drive(ctx context.Context) error {
+	r.ctx = ctx
 	defer r.clk.drain()
 	r.clk.after(nil, strategy.Event{Kind: strategy.Start})
 	for {
@@ -533,7 +535,17 @@ func (r *run) evaluate(final bool) error {
 	if err := r.checkModel(0, true); err != nil {
 		return err
 	}
-	rec := metric.NewEvalRecord(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), r.w.Evaluate(r.evaluated()), trainLoss)
+	var scores metric.Scores
+	if ce, ok := r.w.(ContextEvaluator); ok && r.ctx != nil {
+		// A large test set takes long to score: a Ctrl-C stops it too.
+		var err error
+		if scores, err = ce.EvaluateContext(r.ctx, r.evaluated()); err != nil {
+			return err
+		}
+	} else {
+		scores = r.w.Evaluate(r.evaluated())
+	}
+	rec := metric.NewEvalRecord(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), scores, trainLoss)
 	r.res.Evals = append(r.res.Evals, rec)
 	if r.obs != nil {
 		r.obs.Eval(rec)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -28,6 +29,13 @@ type Workload interface {
 	Evaluate(p []float32) metric.Scores
 	// Shape describes the model for the cost model.
 	Shape() Shape
+}
+
+// ContextEvaluator is implemented by workloads whose evaluation can be
+// stopped part-way: EvaluateContext returns an error wrapping ctx.Err()
+// once ctx is done.
+type ContextEvaluator interface {
+	EvaluateContext(ctx context.Context, p []float32) (metric.Scores, error)
 }
 
 // Worker is one device's compute.
@@ -115,6 +123,11 @@ func (w *XML) Size() int                          { return w.Train.Len() }
 func (w *XML) NumParams() int                     { return w.m.NumParams() }
 func (w *XML) Init(p []float32, seed uint64)      { w.m.Init(p, seed) }
 func (w *XML) Evaluate(p []float32) metric.Scores { return w.eval.Evaluate(p) }
+
+// EvaluateContext implements ContextEvaluator.
+func (w *XML) EvaluateContext(ctx context.Context, p []float32) (metric.Scores, error) {
+	return w.eval.EvaluateContext(ctx, p)
+}
 
 func (w *XML) Shape() Shape { return mlpShape(w.m) }
 

@@ -1,6 +1,8 @@
 package metric
 
 import (
+	"context"
+	"fmt"
 	"math"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -53,7 +55,8 @@ func contains(s []int32, v int32) bool {
 }
 
 // Evaluator scores a model over a test set in batches of its workspace's
-// capacity. It allocates its buffers once; Evaluate does not allocate.
+// capacity. It allocates its buffers once; Evaluate and EvaluateContext do
+// not allocate (but for the error of a cancelled evaluation).
 type Evaluator struct {
 	test    *data.Dataset
 	ws      *model.Workspace
@@ -82,8 +85,19 @@ func (e *Evaluator) Points() int { return e.limit }
 
 // Evaluate scores parameters p.
 func (e *Evaluator) Evaluate(p []float32) Scores {
+	s, _ := e.EvaluateContext(context.Background(), p) // never cancelled
+	return s
+}
+
+// EvaluateContext scores parameters p, or stops between two batches once
+// ctx is done and returns an error wrapping ctx.Err(): scoring a large test
+// set takes minutes, and an interrupted run must not wait for it.
+func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, error) {
 	e.sums, e.labeled = [7]float64{}, 0
 	for lo := 0; lo < e.limit; lo += e.batch.Cap() {
+		if err := ctx.Err(); err != nil {
+			return Scores{}, fmt.Errorf("metric: evaluation stopped after %d of %d test points: %w", lo, e.limit, err)
+		}
 		hi := min(lo+e.batch.Cap(), e.limit)
 		e.batch.Range(e.test, lo, hi)
 		e.ws.Forward(p, &e.batch.X)
@@ -112,7 +126,7 @@ func (e *Evaluator) Evaluate(p []float32) Scores {
 	if e.labeled > 0 {
 		s.Loss = e.sums[6] / float64(e.labeled)
 	}
-	return s
+	return s, nil
 }
 
 // evalChunks is the fixed number of row chunks of a batch, so that sums are

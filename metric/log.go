@@ -1,42 +1,180 @@
 package metric
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 )
 
 // Log writes a run log as JSON Lines: one JSON object per line, each with an
-// "event" field. Every record is flushed as it is written, so a log read
-// while a run is going (or after it crashed) holds whole records only.
+// "event" field. Each record goes to the output in one write, and a write
+// that fails part-way (a full disk) is cut back to the last whole record, so
+// a log read while a run is going, or after it crashed or ran out of space,
+// holds whole records only, and every record written before is kept.
 type Log struct {
 	name string
-	f    *os.File
-	w    *bufio.Writer
+	w    io.Writer
+	f    *os.File // the file CreateLog opened, closed by Close (nil for NewLog)
+	// cut shortens the output to n bytes and writes on from there; nil when
+	// it cannot be done (a pipe, a terminal, an arbitrary writer).
+	cut func(n int64) error
+	// sync makes the records durable at Close; nil when there is nothing to
+	// sync (a pipe, a terminal).
+	sync   func() error
+	end    int64 // bytes of the whole records written
+	buf    bytes.Buffer
+	enc    *json.Encoder // encodes into buf, so a record reaches w in one write
+	err    error         // set when the output ends with part of a record
+	closed bool
+}
+
+func newLog(name string, w io.Writer, cut func(int64) error) *Log {
+	l := &Log{name: name, w: w, cut: cut}
+	l.enc = json.NewEncoder(&l.buf)
+	return l
 }
 
 // CreateLog creates the log file path. An existing file is an error unless
 // overwrite is set, so an earlier run's log is never lost by accident.
-func CreateLog(path string, overwrite bool) (*Log, error) {
-	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if overwrite {
-		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+//
+// A FIFO, a terminal and the standard streams (/dev/stdout, /dev/stderr,
+// /dev/fd/N, as a shell's process substitution names them) are written to
+// as they are: nothing is truncated, with or without overwrite. Any other
+// path that is not a regular file (a folder, a symbolic link, a block
+// device, a socket) is an error: a log never replaces it.
+//
+// inputs are the run's input files: a path that is one of them (through any
+// name or link) is an error, since overwriting it would destroy the data.
+func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
+	if err := atomicfile.Distinct(path, inputs...); err != nil {
+		return nil, fmt.Errorf("metric: %w (name another log file)", err)
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("metric: log file %s already exists (choose another name, or overwrite it with --force)", path)
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// O_EXCL: a file (or link) that appeared since is not followed or
+		// replaced.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			return nil, existsErr(path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("metric: %w", err)
+		}
+		return fileLog(path, f), nil
+	case err != nil:
+		return nil, fmt.Errorf("metric: %w", err)
+	case fi.Mode()&fs.ModeSymlink != 0 && isStream(path):
+		if fi, err = os.Stat(path); err != nil {
+			return nil, fmt.Errorf("metric: %w", err)
+		}
+		if fi.IsDir() {
+			return nil, notFileErr(path, fi.Mode())
+		}
+		return streamLog(path, fi.Mode().IsRegular())
+	case fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0:
+		return streamLog(path, false)
+	case !fi.Mode().IsRegular():
+		return nil, notFileErr(path, fi.Mode())
+	case !overwrite:
+		return nil, existsErr(path)
 	}
+	// Truncate only once the opened file is known to be the regular file
+	// checked above, not whatever replaced it in between.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("metric: %w", err)
 	}
-	return &Log{name: path, f: f, w: bufio.NewWriter(f)}, nil
+	ofi, err := f.Stat()
+	if err == nil && !os.SameFile(fi, ofi) {
+		err = fmt.Errorf("%s was replaced while being opened: not overwriting it", path)
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err != nil {
+		f.Close() // nothing was written: its error would add nothing
+		return nil, fmt.Errorf("metric: log file %s: %w", path, err)
+	}
+	return fileLog(path, f), nil
+}
+
+// fileLog writes to a regular file of CreateLog's, empty and at offset 0.
+func fileLog(path string, f *os.File) *Log {
+	l := newLog(path, f, func(n int64) error {
+		if err := f.Truncate(n); err != nil {
+			return err
+		}
+		_, err := f.Seek(n, io.SeekStart)
+		return err
+	})
+	l.f, l.sync = f, f.Sync
+	return l
+}
+
+// streamLog writes to a pipe, a terminal or a standard stream: appended to,
+// never truncated, since what else writes to it owns the rest of it. A
+// standard stream redirected to a regular file is synced at Close.
+func streamLog(path string, regular bool) (*Log, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("metric: %w", err)
+	}
+	l := newLog(path, f, nil)
+	l.f = f
+	if regular {
+		l.sync = f.Sync
+	}
+	return l, nil
+}
+
+// isStream reports whether path names one of the process's open files
+// (a standard stream, or a shell's process substitution), which are links
+// by nature.
+func isStream(path string) bool {
+	switch path {
+	case "/dev/stdout", "/dev/stderr":
+		return true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if n, ok := strings.CutPrefix(path, dir); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func existsErr(path string) error {
+	return fmt.Errorf("metric: log file %s already exists (choose another name, or overwrite it with --force)", path)
+}
+
+func notFileErr(path string, m fs.FileMode) error {
+	return fmt.Errorf("metric: log file %s is %s, not a regular file: refusing to write a log over it (name a file)", path, kind(m))
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a " + m.Type().String() + " file"
 }
 
 // NewLog writes a log to w (tests, standard output).
-func NewLog(w io.Writer) *Log { return &Log{name: "log", w: bufio.NewWriter(w)} }
+func NewLog(w io.Writer) *Log { return newLog("log", w, nil) }
 
 // Write appends one record: a struct or map that marshals to a JSON object
 // with an "event" field.
@@ -44,34 +182,60 @@ func (l *Log) Write(record any) error {
 	if l == nil {
 		return nil
 	}
-	b, err := json.Marshal(record)
-	if err != nil {
+	if l.err != nil {
+		return l.err
+	}
+	if l.closed {
+		return fmt.Errorf("metric: writing %s: the log is closed", l.name)
+	}
+	l.buf.Reset()
+	if err := l.enc.Encode(record); err != nil { // Encode writes nothing on error
 		return fmt.Errorf("metric: encoding a %T log record: %w", record, err)
 	}
-	b = append(b, '\n')
-	if _, err := l.w.Write(b); err != nil {
-		return fmt.Errorf("metric: writing %s: %w", l.name, err)
+	n, err := l.w.Write(l.buf.Bytes())
+	if err == nil && n < l.buf.Len() {
+		err = io.ErrShortWrite
 	}
-	if err := l.w.Flush(); err != nil {
-		return fmt.Errorf("metric: writing %s: %w", l.name, err)
-	}
-	return nil
-}
-
-// Close flushes and closes the log file.
-func (l *Log) Close() error {
-	if l == nil {
+	if err == nil {
+		l.end += int64(n)
 		return nil
 	}
-	if err := l.w.Flush(); err != nil {
-		return fmt.Errorf("metric: writing %s: %w", l.name, err)
+	err = fmt.Errorf("metric: writing %s: %w", l.name, err)
+	if n <= 0 {
+		return err // nothing reached the output: it still ends on a whole record
 	}
-	if l.f != nil {
-		if err := l.f.Close(); err != nil {
-			return fmt.Errorf("metric: closing %s: %w", l.name, err)
+	if l.cut != nil {
+		cerr := l.cut(l.end)
+		if cerr == nil {
+			return err
+		}
+		err = errors.Join(err, fmt.Errorf("metric: cutting %s back to its last whole record: %w", l.name, cerr))
+	}
+	// The output ends with part of a record: a record appended to it would
+	// be glued to that part, so none is.
+	l.err = fmt.Errorf("%w (%s ends with part of a record; no later record is written)", err, l.name)
+	return l.err
+}
+
+// Close syncs a log file to disk and closes it. (A failed Write has
+// returned its own error already.)
+func (l *Log) Close() error {
+	if l == nil || l.closed {
+		return nil
+	}
+	l.closed = true
+	var err error
+	if l.sync != nil {
+		if serr := l.sync(); serr != nil && err == nil {
+			err = fmt.Errorf("metric: writing %s: %w", l.name, serr)
 		}
 	}
-	return nil
+	if l.f != nil {
+		if cerr := l.f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("metric: closing %s: %w", l.name, cerr)
+		}
+	}
+	return err
 }
 
 // EvalRecord is the "eval" event: the metrics of one evaluation. Later

@@ -3,7 +3,9 @@ package metric
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -138,5 +140,53 @@ func TestBestAndTimeTo(t *testing.T) {
 	l.Write(map[string]any{"event": "x"})
 	if sc := bufio.NewScanner(&buf); !sc.Scan() || sc.Text() != `{"event":"x"}` {
 		t.Fatalf("log line %q", buf.String())
+	}
+}
+
+// stopAfter is a context whose Err turns to Canceled at its n-th call.
+type stopAfter struct {
+	context.Context
+	n int
+}
+
+func (c *stopAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A cancelled evaluation stops between two batches with an error wrapping
+// the context's; an uncancelled one scores what Evaluate does, without
+// allocating.
+func TestEvaluateContext(t *testing.T) {
+	train, test, err := data.Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := model.New(model.Config{Inputs: train.Features(), Hidden: []int{16}, Outputs: train.Labels()})
+	p := make([]float32, m.NumParams())
+	m.Init(p, 1)
+	e := NewEvaluator(m, test, 64, 0)
+	want := e.Evaluate(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if s, err := e.EvaluateContext(ctx, p); err != nil || s != want {
+		t.Fatalf("EvaluateContext = %+v, %v; Evaluate = %+v", s, err, want)
+	}
+	if a := testing.AllocsPerRun(3, func() { e.EvaluateContext(ctx, p) }); a != 0 {
+		t.Fatalf("EvaluateContext allocates %v times", a)
+	}
+	stop := &stopAfter{Context: context.Background(), n: 3}
+	_, err = e.EvaluateContext(stop, p)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "after 192 of 2515 test points") {
+		t.Fatalf("evaluation cancelled after 3 batches: %v", err)
+	}
+	cancel()
+	if _, err := e.EvaluateContext(ctx, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled evaluation: %v", err)
+	}
+	if s := e.Evaluate(p); s != want {
+		t.Fatalf("Evaluate after a cancelled evaluation: %+v, want %+v", s, want)
 	}
 }

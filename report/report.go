@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -34,7 +37,10 @@ var palette = []color.RGBA{
 	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {240, 228, 66, 255},
 }
 
-// Save writes the plot as an SVG file (5×3.5 in).
+// Save writes the plot as an SVG file (5×3.5 in), or in the format its
+// extension names (png, pdf, eps, ...). The file is written under a
+// temporary name and renamed, so an interrupted run leaves no half figure;
+// a path that exists and is not a regular file is an error.
 func (p Plot) Save(path string) error {
 	pl := plot.New()
 	pl.Title.Text = p.Title
@@ -80,8 +86,21 @@ func (p Plot) Save(path string) error {
 	pl.Legend.Padding = vg.Points(1)
 	pl.Legend.TextStyle.Font.Size = vg.Points(8)
 	pl.Legend.YPosition = draw.PosBottom
-	if err := pl.Save(5*vg.Inch, 3.5*vg.Inch, path); err != nil {
-		return fmt.Errorf("report: writing %s: %w", path, err)
+	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	wt, err := pl.WriterTo(5*vg.Inch, 3.5*vg.Inch, format)
+	if err != nil {
+		return fmt.Errorf("report: %s: %w (name a .svg, .png, .pdf or .eps file)", path, err)
+	}
+	f, err := atomicfile.Create(path, true)
+	if err != nil {
+		return fmt.Errorf("report: figure: %w", err)
+	}
+	defer f.Abort()
+	if _, err := wt.WriteTo(f); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }
@@ -131,35 +150,55 @@ func (t *Table) Write(w io.Writer) error {
 	return err
 }
 
-// Dir is a report folder: a Markdown file and its figures.
+// Dir is a report folder: a Markdown file and its figures. report.md is
+// written under a temporary name and appears, whole, only at Close; figures
+// appear as they are made, each whole.
 type Dir struct {
 	Path string
-	md   *os.File
+	md   *atomicfile.File
+	w    io.Writer // md (a test's failing writer in its place)
+	err  error     // the first write error, returned by Close
+	done bool
 }
 
 // Create makes the folder (it must not hold a report already, unless
-// overwrite) and opens report.md in it.
+// overwrite) and starts report.md in it.
 func Create(path string, overwrite bool) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	md := filepath.Join(path, "report.md")
-	if _, err := os.Stat(md); err == nil && !overwrite {
-		return nil, fmt.Errorf("report: %s already exists (choose another folder, or overwrite with --force)", md)
+	name := filepath.Join(path, "report.md")
+	f, err := atomicfile.Create(name, overwrite)
+	if errors.Is(err, atomicfile.ErrExist) {
+		return nil, fmt.Errorf("report: %s already exists (choose another folder, or overwrite it with --force)", name)
 	}
-	f, err := os.Create(md + ".partial")
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	return &Dir{Path: path, md: f}, nil
+	return &Dir{Path: path, md: f, w: f}, nil
 }
 
-// Printf appends Markdown text.
-func (d *Dir) Printf(format string, args ...any) { fmt.Fprintf(d.md, format, args...) }
+// Printf appends Markdown text. A write error is kept for Close, which
+// returns it: the report is written in many small pieces, and a caller
+// checking each would gain nothing over one check at the end.
+func (d *Dir) Printf(format string, args ...any) {
+	if d.err != nil || d.done {
+		return
+	}
+	if _, err := fmt.Fprintf(d.w, format, args...); err != nil {
+		d.err = fmt.Errorf("report: %w", err)
+	}
+}
 
 // Table appends a table followed by a blank line.
 func (d *Dir) Table(t *Table) {
-	t.Write(d.md)
+	if d.err != nil || d.done {
+		return
+	}
+	if err := t.Write(d.w); err != nil {
+		d.err = fmt.Errorf("report: %w", err)
+		return
+	}
 	d.Printf("\n")
 }
 
@@ -172,15 +211,31 @@ func (d *Dir) Figure(name string, p Plot) error {
 	return nil
 }
 
-// Close finishes report.md (written under a temporary name until then, so
-// an interrupted run leaves no half report under the real name).
+// Close finishes report.md: it appears under its name, whole. After a write
+// error it does not, and Close returns that error; a report.md that was
+// there before Create is then left as it was.
 func (d *Dir) Close() error {
-	if err := d.md.Close(); err != nil {
-		return fmt.Errorf("report: %w", err)
+	if d.done {
+		return fmt.Errorf("report: %s already closed or aborted", d.md.Name())
 	}
-	name := strings.TrimSuffix(d.md.Name(), ".partial")
-	if err := os.Rename(d.md.Name(), name); err != nil {
+	d.done = true
+	if d.err != nil {
+		d.md.Abort()
+		return d.err
+	}
+	if err := d.md.Commit(); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// Abort drops the report: no report.md is written (one that was there
+// before Create is left as it was) and no temporary file stays. Figures
+// already saved stay. It does nothing after Close, so it can be deferred.
+func (d *Dir) Abort() {
+	if d.done {
+		return
+	}
+	d.done = true
+	d.md.Abort()
 }

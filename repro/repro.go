@@ -62,14 +62,18 @@ func newRunner(rep *report.Dir, opt Options) (*runner, error) {
 }
 
 // run executes one configuration, writing its log to runs/NAME.jsonl.
-func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Config) (*engine.Result, error) {
+func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Config) (_ *engine.Result, err error) {
 	r.runs++
 	path := filepath.Join(r.rep.Path, "runs", name+".jsonl")
 	log, err := metric.CreateLog(path, true)
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
+	defer func() {
+		if cerr := log.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("repro: run %s: %w", name, cerr)
+		}
+	}()
 	if err := log.Write(runRecord{Event: "config", Name: name, Data: set.Name, Config: cfg}); err != nil {
 		return nil, err
 	}
@@ -79,7 +83,9 @@ func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Confi
 		return nil, fmt.Errorf("repro: run %s: %w", name, err)
 	}
 	if err != nil {
-		log.Write(map[string]any{"event": "diverged", "error": err.Error()})
+		if werr := log.Write(map[string]any{"event": "diverged", "error": err.Error()}); werr != nil {
+			return nil, fmt.Errorf("repro: run %s: %w", name, werr)
+		}
 	}
 	if r.opt.Log != nil {
 		best, _ := metric.Best(res.Evals)

@@ -52,6 +52,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if !studies["adaptive"] {
 			break
 		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped while reading the data: %w", err)
+		}
 		set, err := benchSet(strings.TrimSpace(name), *dataDir, *seed)
 		if err != nil {
 			return err
@@ -62,10 +65,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
 		}
 	}
-	rep, err := report.Create(*out, *force)
-	if err != nil {
-		return err
-	}
+	// Every input is read before the report is started, so that a missing
+	// or bad one stops the bench before it writes anything.
 	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout}
 	if *network != "" {
 		m, err := loadNetwork(*network)
@@ -74,15 +75,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		opt.Network, opt.NetworkSource = &m, *network
 	}
-	delicious, err := benchSet("delicious", *dataDir, *seed)
-	if err != nil {
-		return err
-	}
-	if delicious == nil && (studies["lsgd"] || studies["adacons"]) {
-		fmt.Fprintln(stderr, "hetsgd bench: no --data folder holds delicious/: the studies skip their Delicious sections")
+	var delicious *repro.Set
+	if studies["lsgd"] || studies["adacons"] {
+		var err error
+		if delicious, err = benchSet("delicious", *dataDir, *seed); err != nil {
+			return err
+		}
+		if delicious == nil {
+			fmt.Fprintln(stderr, "hetsgd bench: no --data folder holds delicious/: the studies skip their Delicious sections")
+		}
 	}
 	var mnist *repro.Set
 	if studies["gem"] {
+		var err error
 		if mnist, err = mnistSet(*dataDir); err != nil {
 			return err
 		}
@@ -90,33 +95,42 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("--study gem needs MNIST: a --data folder holding mnist/")
 		}
 	}
-	run := func(name string, f func() error) error {
-		if !studies[name] {
-			return nil
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stopped while reading the data: %w", err)
+	}
+	rep, err := report.Create(*out, *force)
+	if err != nil {
+		return err
+	}
+	// Every way out but the end drops report.md: a bench that failed or was
+	// interrupted leaves no report (a complete one from before stays).
+	defer rep.Abort()
+	for _, st := range []struct {
+		name string
+		run  func() error
+	}{
+		{"adaptive", func() error { return repro.AdaptiveSGD(ctx, rep, list, opt) }},
+		{"lsgd", func() error { return repro.LayeredSGD(ctx, rep, delicious, opt) }},
+		{"gem", func() error { return repro.GEM(ctx, rep, *mnist, opt) }},
+		{"adacons", func() error { return repro.AdaCons(ctx, rep, delicious, opt) }},
+	} {
+		if !studies[st.name] {
+			continue
 		}
-		if err := f(); err != nil {
-			rep.Close()
+		// A study checks ctx only at its runs' events: one stopped before
+		// it starts writes nothing.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped before the %s study: %w", st.name, err)
+		}
+		if err := st.run(); err != nil {
 			return err
 		}
-		return nil
-	}
-	if err := run("adaptive", func() error { return repro.AdaptiveSGD(ctx, rep, list, opt) }); err != nil {
-		return err
-	}
-	if err := run("lsgd", func() error { return repro.LayeredSGD(ctx, rep, delicious, opt) }); err != nil {
-		return err
-	}
-	if err := run("gem", func() error { return repro.GEM(ctx, rep, *mnist, opt) }); err != nil {
-		return err
-	}
-	if err := run("adacons", func() error { return repro.AdaCons(ctx, rep, delicious, opt) }); err != nil {
-		return err
 	}
 	if err := rep.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "report.md"))
-	return nil
+	_, err = fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "report.md"))
+	return err
 }
 
 // benchSet loads one of the benchmark datasets; nil when it is not available.

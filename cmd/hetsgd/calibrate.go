@@ -1,18 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 )
 
-func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("calibrate", "calibrate [--out FILE] [--quick] | mpirun -np N hetsgd calibrate --network [--out FILE]", stderr)
 	out := fs.String("out", "", "write the cost model (with --network: the network model) to `file` (default: print it)")
 	quick := fs.Bool("quick", false, "measure a few shapes (message sizes) only")
@@ -21,34 +22,58 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *out != "" && !*force {
-		if _, err := os.Stat(*out); err == nil {
-			return fmt.Errorf("%s already exists (choose another name, or overwrite it with --force)", *out)
-		}
-	}
 	if *network {
-		return calibrateNetwork(*quick, *out, stdout)
+		return calibrateNetwork(ctx, *quick, *out, *force, stdout)
+	}
+	if err := checkOut(*out, *force); err != nil {
+		return err
 	}
 	if how := comm.Launched(); how != "" {
 		return fmt.Errorf("the cost model is measured in one process: start it without mpirun, or measure the network with --network (started by a process manager: %s)", how)
 	}
-	c, err := engine.Calibrate(*quick, stdout)
+	// The fit's table is printed at the end of the measurement: buffered,
+	// its write is checked once.
+	var table bytes.Buffer
+	c, err := engine.CalibrateContext(ctx, *quick, &table)
 	if err != nil {
 		return err
 	}
-	b, _ := json.MarshalIndent(c, "", "  ")
-	if err := writeResult(*out, append(b, '\n'), stdout); err != nil {
+	if _, err := stdout.Write(table.Bytes()); err != nil {
+		return fmt.Errorf("writing the fit: %w", err)
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the cost model: %w", err)
+	}
+	if err := writeResult(*out, append(b, '\n'), *force, stdout); err != nil {
 		return err
 	}
 	if *out != "" {
-		fmt.Fprintf(stdout, "wrote %s; use it with hetsgd train --time virtual --cost %s\n", *out, *out)
+		if _, err := fmt.Fprintf(stdout, "wrote %s; use it with hetsgd train --time virtual --cost %s\n", *out, *out); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// checkOut fails at once where writing --out at the end would fail (it
+// exists without --force, it is not a regular file, its folder cannot be
+// written), rather than after minutes of measuring.
+func checkOut(path string, force bool) error {
+	if path == "" {
+		return nil
+	}
+	f, err := atomicfile.Create(path, force)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	f.Abort()
 	return nil
 }
 
 // calibrateNetwork measures the links of the MPI job this process is a rank
 // of; rank 0 reports and writes the model.
-func calibrateNetwork(quick bool, out string, stdout io.Writer) error {
+func calibrateNetwork(ctx context.Context, quick bool, out string, force bool, stdout io.Writer) error {
 	world, err := comm.OpenWorld()
 	if err != nil {
 		return err
@@ -60,24 +85,72 @@ func calibrateNetwork(quick bool, out string, stdout io.Writer) error {
 	if quick {
 		links, reductions = []int{8, 64 << 10, 1 << 20, 4 << 20}, []int{4 << 20}
 	}
-	rep, err := comm.MeasureNetwork(world, links, reductions)
-	if err != nil {
+	if err := agreeOut(world, out, force); err != nil {
 		return rankErr(world, err)
 	}
-	if world.Rank() == 0 {
-		printNetwork(stdout, rep, world.Size())
-		b, _ := json.MarshalIndent(rep.Model, "", "  ")
-		if err := writeResult(out, append(b, '\n'), stdout); err != nil {
-			return err
+	rep, err := comm.MeasureNetworkContext(ctx, world, links, reductions)
+	// Every rank got through the measurement, or all agreed to stop: MPI
+	// may be finalized (a rank that failed alone leaves that to mpirun).
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if err == nil && world.Rank() == 0 {
+			err = reportNetwork(rep, world.Size(), out, force, stdout)
 		}
-		if out != "" {
-			fmt.Fprintf(stdout, "wrote %s; use it with hetsgd train --time virtual --network %s\n", out, out)
+		if cerr := world.Close(); err == nil {
+			err = cerr
 		}
 	}
-	return world.Close()
+	return rankErr(world, err)
 }
 
-func printNetwork(w io.Writer, rep *comm.NetworkReport, ranks int) {
+// agreeOut checks --out on rank 0, which writes it, and stops every rank
+// (closing the world) when it cannot be written: the others must not wait
+// in a measurement rank 0 has left, and their hosts may not even have its
+// folder.
+func agreeOut(world comm.Comm, out string, force bool) error {
+	var err error
+	var bad [1]float32
+	if world.Rank() == 0 {
+		if err = checkOut(out, force); err != nil {
+			bad[0] = 1
+		}
+	}
+	if aerr := world.AllReduce(bad[:]); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	if bad[0] == 0 {
+		return nil
+	}
+	if err == nil {
+		err = errors.New("rank 0 cannot write --out")
+	}
+	// Every rank got here: MPI may be finalized.
+	return errors.Join(err, world.Close())
+}
+
+// reportNetwork prints what MeasureNetwork found and writes the model.
+func reportNetwork(rep *comm.NetworkReport, ranks int, out string, force bool, stdout io.Writer) error {
+	if err := printNetwork(stdout, rep, ranks); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rep.Model, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the network model: %w", err)
+	}
+	if err := writeResult(out, append(b, '\n'), force, stdout); err != nil {
+		return err
+	}
+	if out != "" {
+		if _, err := fmt.Fprintf(stdout, "wrote %s; use it with hetsgd train --time virtual --network %s\n", out, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printNetwork writes what MeasureNetwork found, in one write whose error
+// it returns.
+func printNetwork(stdout io.Writer, rep *comm.NetworkReport, ranks int) error {
+	w := new(bytes.Buffer)
 	fmt.Fprintf(w, "%d ranks on %d host(s)\n", ranks, rep.Hosts)
 	for _, l := range []struct {
 		name string
@@ -103,22 +176,21 @@ func printNetwork(w io.Writer, rep *comm.NetworkReport, ranks int) {
 		}
 		fmt.Fprintf(w, "%10.1f MB             %12.3f  %12.3f  %9s  %14.3f\n", float64(t.Bytes)/(1<<20), t.Go*1e3, t.Raw*1e3, over, t.Model*1e3)
 	}
-	fmt.Fprintln(w)
+	w.WriteString("\n")
+	_, err := stdout.Write(w.Bytes())
+	return err
 }
 
-// writeResult prints b, or writes it to path beside the target and renames
-// it, so that a failed write never leaves a truncated file under the name.
-func writeResult(path string, b []byte, stdout io.Writer) error {
+// writeResult prints b, or writes it to path atomically: a failed write
+// leaves neither a truncated file under the name nor a temporary one, and
+// what is at path is replaced only if it is a regular file (and force).
+func writeResult(path string, b []byte, force bool, stdout io.Writer) error {
 	if path == "" {
 		_, err := stdout.Write(b)
 		return err
 	}
-	tmp := path + ".partial"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return errors.Join(err, os.Remove(tmp))
+	if err := atomicfile.WriteFile(path, b, force); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }

@@ -261,7 +261,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // errInterrupted ends a run stopped by a signal.
 var errInterrupted = errors.New("interrupted")
 
-func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm, stdout, stderr io.Writer) error {
+func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm, stdout, stderr io.Writer) (err error) {
 	root := world.Rank() == 0
 	if !root {
 		stdout = io.Discard
@@ -297,10 +297,15 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 	// mistyped flag never leaves an empty or truncated log behind.
 	var log *metric.Log
 	if f.logPath != "" && root {
-		if log, err = metric.CreateLog(f.logPath, f.force); err != nil {
+		if log, err = metric.CreateLog(f.logPath, f.force, inputFiles(f.trainPath, f.testPath, f.dataDir)...); err != nil {
 			return err
 		}
-		defer log.Close()
+		defer func() {
+			// The last records are on disk only once the log is closed.
+			if cerr := log.Close(); err == nil || errors.Is(err, errInterrupted) {
+				err = errors.Join(err, cerr)
+			}
+		}()
 	}
 	if err := log.Write(rec); err != nil {
 		return err
@@ -337,7 +342,9 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
 		if res != nil && errors.Is(err, engine.ErrDiverged) {
-			log.Write(doneRecord{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Diverged: true})
+			if werr := log.Write(doneRecord{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Diverged: true}); werr != nil {
+				return errors.Join(err, werr)
+			}
 		}
 		return err
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/hetsgd/hetsgd/tune"
 )
 
-func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("tune", "tune [--data DIR] [--strategies LIST] [--lrs A:B|LIST] [--batches LIST] [--seeds LIST] [flags]", stderr)
 	dataDir := fs.String("data", "", "dataset `dir` (train.txt and test.txt); with no data flag, the bundled "+bundledDefault)
 	trainPath := fs.String("train", "", "training set `file`")
@@ -63,7 +63,6 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			g.Strategies = append(g.Strategies, strings.TrimSpace(s))
 		}
 	}
-	var err error
 	if g.LRs, err = tune.ParseRates(*lrs); err != nil {
 		return err
 	}
@@ -123,10 +122,14 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var log *metric.Log
 	if *logPath != "" {
-		if log, err = metric.CreateLog(*logPath, *force); err != nil {
+		if log, err = metric.CreateLog(*logPath, *force, inputFiles(*trainPath, *testPath, *dataDir)...); err != nil {
 			return err
 		}
-		defer log.Close()
+		defer func() {
+			if cerr := log.Close(); err == nil || errors.Is(err, errInterrupted) {
+				err = errors.Join(err, cerr)
+			}
+		}()
 	}
 	opt := *optimizer
 	if opt == "strategy" {

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -46,4 +47,20 @@ func documentRanges(fs *flag.FlagSet, ranges map[string]strategy.Range) {
 			f.Usage += "; " + r.String()
 		}
 	})
+}
+
+// inputFiles lists a command's input files: --train, --test and every file
+// of the --data folder, so that no output is written over one of them.
+func inputFiles(trainPath, testPath, dataDir string) []string {
+	files := []string{trainPath, testPath}
+	if dataDir == "" {
+		return files
+	}
+	entries, _ := os.ReadDir(dataDir)
+	for _, e := range entries {
+		if !e.IsDir() {
+			files = append(files, filepath.Join(dataDir, e.Name()))
+		}
+	}
+	return files
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// cancelOnWrite cancels a context at its first write: a Ctrl-C as the
+// first run ends.
+type cancelOnWrite struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	cancel context.CancelFunc
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cancel()
+	return w.buf.Write(p)
+}
+
+// An interrupted bench stops at its next run with an error wrapping the
+// context's, and leaves no report.md of its own and no temporary file: a
+// complete report from before stays as it was.
+func TestBenchInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "report.md")
+	os.WriteFile(md, []byte("# An earlier, complete report\n"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout := &cancelOnWrite{cancel: cancel}
+	err := runBench(ctx, []string{"--out", dir, "--force", "--quick", "--sets", "bibtex", "--study", "adaptive"}, stdout, new(bytes.Buffer))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted bench: %v, want an error wrapping context.Canceled", err)
+	}
+	if n := strings.Count(stdout.buf.String(), "\n"); n != 1 {
+		t.Errorf("%d runs reported after the interruption at the first:\n%s", n, stdout.buf.String())
+	}
+	if b, _ := os.ReadFile(md); string(b) != "# An earlier, complete report\n" {
+		t.Fatalf("report.md after an interrupted bench: %q", b)
+	}
+	for _, name := range folderNames(t, dir) {
+		if strings.HasPrefix(name, ".") || strings.Contains(name, "partial") {
+			t.Errorf("an interrupted bench left %s", name)
+		}
+	}
+}
+
+// A bench that fails on its input fails before it writes anything.
+func TestBenchBadInputWritesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	err := runBench(context.Background(), []string{"--out", dir, "--quick", "--sets", "bibtex", "--network", filepath.Join(t.TempDir(), "missing.json")}, new(bytes.Buffer), new(bytes.Buffer))
+	if err == nil {
+		t.Fatal("a missing --network file was accepted")
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed bench made its folder: %v %v", folderNames(t, dir), err)
+	}
+}
