@@ -2,9 +2,11 @@ package data
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +46,64 @@ func FuzzReadLibSVM(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := ReadLibSVM(bytes.NewReader(in), "fuzz", LibSVMOptions{})
 		checkFuzzResult(t, d, err)
+	})
+}
+
+// Format detection and the XC header: whatever the first line, Auto reads
+// it as XC or libSVM and reports a bad header at line 1 as a header error.
+func FuzzRead(f *testing.F) {
+	for _, s := range []string{
+		"2 4 3\n0,1 0:1 3:0.5\n 2:1\n", "0,1 1:1 4:0.5\n2 3:1\n", "4880 1836\n0 1:1\n",
+		"4880 -3 159\n", "1 0 3\n", "3\n1 2:1\n", "\n1 1:1\n", "1,2 3\n", " 1 2 3\r\n0 1:1\r\n",
+		"99999999999999999999 1 1\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, format, err := read(context.Background(), bytes.NewReader(in), "fuzz", Auto, sizes{})
+		checkFuzzResult(t, d, err)
+		first, _, _ := bytes.Cut(in, []byte{'\n'})
+		if !bytes.HasPrefix(in, gzipMagic) && len(first) < 1<<12 && headerLike(first) {
+			var pe *ParseError
+			if err == nil && format != XC || errors.As(err, &pe) && pe.Line == 1 && strings.Contains(pe.Msg, "id:value") {
+				t.Fatalf("header-like first line %q read as libSVM: %v", first, err)
+			}
+		}
+	})
+}
+
+// The bounded line reader yields the lines of its input, CRs before the
+// newline dropped, and fails exactly at the first line longer than its
+// bound, whatever the bound and the buffer size.
+func FuzzLineReader(f *testing.F) {
+	f.Add([]byte("abcd\nef\r\n\n"), uint8(4), uint8(16))
+	f.Add([]byte("abcdefghijklmnopqrstuvwxyz0123456789\nab"), uint8(30), uint8(16))
+	f.Fuzz(func(t *testing.T, in []byte, bound, buf uint8) {
+		max := int(bound)
+		tr := newLineReaderSize(context.Background(), bytes.NewReader(in), "f", 16+int(buf), max)
+		want := bytes.Split(in, []byte{'\n'})
+		if len(want[len(want)-1]) == 0 {
+			want = want[:len(want)-1] // a final newline ends a line, not starts one
+		}
+		for i := 0; ; i++ {
+			line, ok, err := tr.next()
+			if i == len(want) {
+				if ok || err != nil {
+					t.Fatalf("after the %d lines: %q, %v, %v", len(want), line, ok, err)
+				}
+				return
+			}
+			if len(want[i]) > max {
+				var pe *ParseError
+				if !errors.As(err, &pe) || pe.Line != i+1 || !strings.Contains(pe.Msg, "line longer than") {
+					t.Fatalf("line %d of %d bytes, bound %d: %q, %v", i+1, len(want[i]), max, line, err)
+				}
+				return
+			}
+			if err != nil || !ok || !bytes.Equal(line, bytes.TrimSuffix(want[i], []byte{'\r'})) {
+				t.Fatalf("line %d: %q, %v, %v, want %q", i+1, line, ok, err, want[i])
+			}
+		}
 	})
 }
 

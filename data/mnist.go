@@ -1,6 +1,8 @@
 package data
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -18,47 +20,87 @@ var mnistFiles = [4]string{
 
 // LoadMNIST loads the MNIST train and test sets from a folder holding the
 // four idx files (gzipped or not).
-func LoadMNIST(dir string) (train, test *Dataset, err error) {
+func LoadMNIST(dir string) (train, test *Dataset, err error) { return Loader{}.loadMNIST(dir) }
+
+func (l Loader) loadMNIST(dir string) (train, test *Dataset, err error) {
 	var paths [4]string
 	for i, n := range mnistFiles {
 		if paths[i], err = findFile(dir, n); err != nil {
 			return nil, nil, err
 		}
 	}
-	if train, err = loadMNISTPair(paths[0], paths[1], "mnist-train"); err != nil {
+	if train, err = l.loadMNISTPair(paths[0], paths[1], "mnist-train"); err != nil {
 		return nil, nil, err
 	}
-	if test, err = loadMNISTPair(paths[2], paths[3], "mnist-test"); err != nil {
+	if test, err = l.loadMNISTPair(paths[2], paths[3], "mnist-test"); err != nil {
 		return nil, nil, err
 	}
 	return train, test, nil
 }
 
-func loadMNISTPair(images, labels, name string) (*Dataset, error) {
-	fi, err := os.Open(images)
+func (l Loader) loadMNISTPair(images, labels, name string) (*Dataset, error) {
+	ctx := l.context()
+	fi, _, doneI, err := openInput(ctx, images)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
-	defer fi.Close()
-	fl, err := os.Open(labels)
+	defer doneI()
+	fl, _, doneL, err := openInput(ctx, labels)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
-	defer fl.Close()
-	return ReadMNIST(fi, images, fl, labels, name)
+	defer doneL()
+	ds, err := readMNIST(ctx, fi, images, fl, labels, name)
+	return ds, stoppedOr(ctx, images, err)
 }
 
 // ReadMNIST reads an idx3 image file and its idx1 label file (either may be
 // gzipped) into a dataset: pixels scaled to [0,1] as features (zero pixels are
 // not stored), one label per image.
+//
+// The header's counts are checked against the bytes the input holds when
+// that is known (an uncompressed file, or a reader with a Len method, such
+// as bytes.Reader) before anything is allocated. Otherwise (gzip, a pipe)
+// no buffer is sized from the header beyond what has been read.
 func ReadMNIST(images io.Reader, imagesName string, labels io.Reader, labelsName string, name string) (*Dataset, error) {
-	ir, err := decompress(images, imagesName)
+	return readMNIST(context.Background(), images, imagesName, labels, labelsName, name)
+}
+
+// remaining returns how many bytes r has left, or -1 when that is unknown.
+// It never seeks anything but a regular file, and that only to ask where it is.
+func remaining(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len())
+	case *os.File:
+		fi, err := r.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return -1
+		}
+		at, err := r.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return -1
+		}
+		return max(fi.Size()-at, 0)
+	}
+	return -1
+}
+
+func readMNIST(ctx context.Context, images io.Reader, imagesName string, labels io.Reader, labelsName string, name string) (*Dataset, error) {
+	isize, lsize := remaining(images), remaining(labels)
+	ir, gz, err := decompress(images, imagesName)
 	if err != nil {
 		return nil, err
 	}
-	lr, err := decompress(labels, labelsName)
+	if gz {
+		isize = -1
+	}
+	lr, gz, err := decompress(labels, labelsName)
 	if err != nil {
 		return nil, err
+	}
+	if gz {
+		lsize = -1
 	}
 	idims, err := idxHeader(ir, imagesName, 0x803, 3)
 	if err != nil {
@@ -73,18 +115,44 @@ func ReadMNIST(images io.Reader, imagesName string, labels io.Reader, labelsName
 		return nil, &ParseError{File: labelsName, Msg: fmt.Sprintf("%d labels for the %d images of %s", ldims[0], n, imagesName)}
 	}
 	const maxPixels = 1 << 24
-	if uint64(rows)*uint64(cols) > maxPixels || n > 1<<28 {
-		return nil, &ParseError{File: imagesName, Msg: fmt.Sprintf("implausible shape %d×%d×%d", n, rows, cols)}
+	if rows == 0 || cols == 0 || uint64(rows)*uint64(cols) > maxPixels || n > 1<<28 {
+		return nil, &ParseError{File: imagesName, Msg: fmt.Sprintf("idx header: implausible shape %d×%d×%d (want at most 2^28 images of 1 to 2^24 pixels)", n, rows, cols)}
 	}
 	d := rows * cols
-	// Sizes come from an untrusted header: hint, but let the data decide.
-	hint := min(n, 1<<16)
-	x := sparse.NewBuilder(d, false, hint, min(hint*d/5, 1<<22))
-	y := sparse.NewBuilder(10, true, hint, hint)
-	img := make([]byte, d)
+	// Both bounds fit in an int64: n ≤ 2^28 and d ≤ 2^24.
+	if need := int64(n) * int64(d); isize >= 0 && need > isize-16 {
+		return nil, &ParseError{File: imagesName, Msg: fmt.Sprintf("idx header announces %d images of %d×%d pixels (%d bytes) but the file holds %d bytes after its header",
+			n, rows, cols, need, max(isize-16, 0))}
+	}
+	if lsize >= 0 && int64(n) > lsize-8 {
+		return nil, &ParseError{File: labelsName, Msg: fmt.Sprintf("idx header announces %d labels but the file holds %d bytes after its header", n, max(lsize-8, 0))}
+	}
+	// The header sizes the buffers only when the input was seen to hold
+	// that much; otherwise they start small and grow with what is read.
+	rowsHint, nnzHint := min(n, streamRows), 0
+	if isize >= 0 {
+		rowsHint, nnzHint = n, int(int64(n)*int64(d)/5) // a digit covers about a fifth of its image
+	}
+	x := sparse.NewBuilder(d, false, rowsHint, nnzHint)
+	y := sparse.NewBuilder(10, true, rowsHint, rowsHint)
+	var img []byte
 	var lab [1]byte
 	for i := 0; i < n; i++ {
-		if _, err := io.ReadFull(ir, img); err != nil {
+		if i%checkLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("data: %s: loading stopped at image %d of %d: %w", imagesName, i, n, err)
+			}
+		}
+		if img == nil {
+			// The first image is read into a buffer that grows with the
+			// bytes that arrive: a header announcing 2^24 pixels over a
+			// short stream costs the stream, not 16 MB.
+			var buf bytes.Buffer
+			if _, err := io.CopyN(&buf, ir, int64(d)); err != nil {
+				return nil, &ParseError{File: imagesName, Msg: fmt.Sprintf("truncated at image %d of %d: %v", i, n, err)}
+			}
+			img = buf.Bytes()[:d]
+		} else if _, err := io.ReadFull(ir, img); err != nil {
 			return nil, &ParseError{File: imagesName, Msg: fmt.Sprintf("truncated at image %d of %d: %v", i, n, err)}
 		}
 		if _, err := io.ReadFull(lr, lab[:]); err != nil {

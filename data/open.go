@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -36,49 +37,57 @@ func ParseFormat(s string) (Format, error) {
 var gzipMagic = []byte{0x1f, 0x8b}
 
 // decompress returns r, or a gzip reader over it when its content starts with
-// the gzip magic bytes.
-func decompress(r io.Reader, name string) (io.Reader, error) {
+// the gzip magic bytes, and whether it was gzip.
+func decompress(r io.Reader, name string) (io.Reader, bool, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(2)
 	if !bytes.Equal(head, gzipMagic) {
-		return br, nil
+		return br, false, nil
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
-		return nil, &ParseError{File: name, Msg: fmt.Sprintf("bad gzip stream: %v", err)}
+		return nil, true, &ParseError{File: name, Msg: fmt.Sprintf("bad gzip stream: %v", err)}
 	}
-	return zr, nil
+	return zr, true, nil
 }
 
 // Read parses a dataset from r in the given format (Auto: XC when the first
-// line is an "N D L" header, libSVM otherwise). gzip input is detected and
-// decompressed.
-func Read(r io.Reader, name string, f Format) (*Dataset, error) { return read(r, name, f, sizes{}) }
+// line is meant as an "N D L" header — no ':' and at least two tokens —
+// libSVM otherwise). gzip input is detected and decompressed.
+func Read(r io.Reader, name string, f Format) (*Dataset, error) {
+	ds, _, err := read(context.Background(), r, name, f, sizes{})
+	return ds, err
+}
 
-func read(r io.Reader, name string, f Format, hint sizes) (*Dataset, error) {
-	r, err := decompress(r, name)
+// read is Read under a context, returning the format it read.
+func read(ctx context.Context, r io.Reader, name string, f Format, hint sizes) (*Dataset, Format, error) {
+	r, _, err := decompress(r, name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if f == Auto {
-		br := bufio.NewReaderSize(r, 1<<16)
+		// The same buffer size as the line reader's, which then reads
+		// through this reader rather than stacking another buffer on it.
+		br := bufio.NewReaderSize(r, 1<<20)
 		first, _ := br.Peek(1 << 12)
-		if nl := bytes.IndexByte(first, '\n'); nl >= 0 {
-			first = first[:nl]
-		}
 		f = LibSVM
-		if _, _, _, msg := parseHeader(bytes.TrimSuffix(first, []byte{'\r'})); msg == "" {
+		// A header is a few dozen bytes: a first line longer than the peek
+		// is data.
+		if nl := bytes.IndexByte(first, '\n'); nl >= 0 && headerLike(first[:nl]) || nl < 0 && len(first) < 1<<12 && headerLike(first) {
 			f = XC
 		}
 		r = br
 	}
+	var ds *Dataset
 	switch f {
 	case XC:
-		return readXC(r, name, hint)
+		ds, err = readXC(ctx, r, name, hint)
 	case LibSVM:
-		return readLibSVM(r, name, LibSVMOptions{}, hint)
+		ds, err = readLibSVM(ctx, r, name, LibSVMOptions{}, hint)
+	default:
+		return nil, "", fmt.Errorf("data: %s: unknown format %q", name, f)
 	}
-	return nil, fmt.Errorf("data: %s: unknown format %q", name, f)
+	return ds, f, err
 }
 
 // Load reads a dataset file; see Read. It is Loader{Format: f}.Load.
@@ -91,6 +100,11 @@ func LoadPair(trainPath, testPath string, f Format) (train, test *Dataset, err e
 
 // Loader loads dataset files. The zero value reads every file in full with
 // format detection and no cache.
+//
+// Each input is opened once. A regular file is read twice through that one
+// descriptor (a counting pass sizes the buffers, then the parse); anything
+// else — a FIFO, /dev/stdin, a process substitution — is read once, as a
+// stream, and never cached.
 type Loader struct {
 	Format Format
 	// Cache keeps a binary copy of each parsed text file of at least
@@ -101,6 +115,18 @@ type Loader struct {
 	// Log, when set, receives a line per cache decision (hit, written,
 	// rebuilt and why).
 	Log io.Writer
+	// Context, when set, stops a load when it ends (an interrupt, say):
+	// the load returns an error wrapping Context.Err() after at most a few
+	// MB more of reading, a read blocked on a pipe included. nil means
+	// context.Background().
+	Context context.Context
+}
+
+func (l Loader) context() context.Context {
+	if l.Context == nil {
+		return context.Background()
+	}
+	return l.Context
 }
 
 // CacheMode says what a Loader does with binary caches.
@@ -129,17 +155,50 @@ const CacheMinBytes = 8 << 20
 
 // Load reads one dataset file.
 func (l Loader) Load(path string) (*Dataset, error) {
+	ds, _, err := l.load(path)
+	return ds, err
+}
+
+// openInput opens path for one pass under ctx. The returned stop must be
+// called when done: until then the end of ctx closes the file, so that a
+// read blocked on a pipe or a terminal returns.
+func openInput(ctx context.Context, path string) (*os.File, os.FileInfo, func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, stopped(path, 0, err)
+	}
 	file, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, nil, nil, fmt.Errorf("data: %w", err)
 	}
-	defer file.Close()
 	fi, err := file.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		file.Close()
+		return nil, nil, nil, fmt.Errorf("data: %w", err)
+	}
+	if fi.IsDir() {
+		file.Close()
+		return nil, nil, nil, fmt.Errorf("data: %s is a folder, not a dataset file (a dataset folder, holding train.txt and test.txt, is loaded as a whole)", path)
+	}
+	unclose := context.AfterFunc(ctx, func() { file.Close() })
+	return file, fi, func() { unclose(); file.Close() }, nil
+}
+
+// load reads one dataset file and returns the format it was read in.
+func (l Loader) load(path string) (*Dataset, Format, error) {
+	ctx := l.context()
+	file, fi, done, err := openInput(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer done()
+	if !fi.Mode().IsRegular() {
+		// A stream: one pass, no counting, no cache (there is no file whose
+		// identity a cache could record).
+		ds, f, err := read(ctx, file, path, l.Format, sizes{})
+		return ds, f, stoppedOr(ctx, path, err)
 	}
 	var cache string
-	if l.Cache != CacheOff && fi.Mode().IsRegular() && fi.Size() >= CacheMinBytes && littleEndian {
+	if l.Cache != CacheOff && fi.Size() >= CacheMinBytes && littleEndian {
 		dir := l.CacheDir
 		if dir == "" {
 			if dir, err = DefaultCacheDir(); err != nil {
@@ -150,30 +209,52 @@ func (l Loader) Load(path string) (*Dataset, error) {
 			cache, _ = cachePath(dir, path, l.Format)
 		}
 	}
+	src := sourceOf(fi)
 	if cache != "" && l.Cache == CacheAuto {
-		ds, err := openCache(cache, path, sourceOf(fi))
+		ds, f, err := openCache(cache, path, src)
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, "", stopped(path, 0, cerr) // checking a large cache takes a moment
+		}
 		if err == nil {
 			l.logf("data: %s: loaded from the cache %s", path, cache)
-			return ds, nil
+			return ds, f, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			l.logf("data: %s: cache %s unusable (%v): parsing the source again", path, cache, err)
 		}
 	}
-	ds, err := readSized(file, fi, path, l.Format)
-	if err != nil || cache == "" {
-		return ds, err
+	ds, f, err := readSized(ctx, file, path, l.Format)
+	if err != nil {
+		return nil, "", stoppedOr(ctx, path, err)
+	}
+	if cache == "" {
+		return ds, f, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
 		l.logf("data: %s: no cache: %v", path, err)
-		return ds, nil
+		return ds, f, nil
 	}
-	if err := writeCache(cache, ds, sourceOf(fi)); err != nil {
+	if err := writeCache(ctx, cache, ds, f, src); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, "", stopped(path, 0, cerr)
+		}
 		l.logf("data: %s: could not write the cache %s: %v", path, cache, err)
-		return ds, nil
+		return ds, f, nil
 	}
 	l.logf("data: %s: wrote the cache %s", path, cache)
-	return ds, nil
+	return ds, f, nil
+}
+
+// stoppedOr returns err, or the context's error when the context ended: a
+// read cut short by the file's closing is a stop, not bad input.
+func stoppedOr(ctx context.Context, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return stopped(path, 0, cerr)
+	}
+	return err
 }
 
 func (l Loader) logf(format string, args ...any) {
@@ -182,29 +263,36 @@ func (l Loader) logf(format string, args ...any) {
 	}
 }
 
-// readSized parses an open file, first counting its lines, ':' and ','
-// bytes when it is an uncompressed regular file: upper bounds on its points,
-// feature entries and label entries, so the CSR buffers are allocated once.
-func readSized(file *os.File, fi os.FileInfo, name string, f Format) (*Dataset, error) {
-	var hint sizes
-	if fi.Mode().IsRegular() {
-		var err error
-		if hint, err = countSizes(file); err != nil {
-			return nil, &ParseError{File: name, Msg: fmt.Sprintf("read error: %v", err)}
+// readSized parses a regular file, first counting its lines, ':' and ','
+// bytes when it is uncompressed: upper bounds on its points, feature entries
+// and label entries, so the CSR buffers are allocated once.
+func readSized(ctx context.Context, file *os.File, name string, f Format) (*Dataset, Format, error) {
+	hint, err := countSizes(ctx, file)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, "", stopped(name, 0, cerr)
 		}
-		if _, err := file.Seek(0, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("data: %w", err)
-		}
+		return nil, "", &ParseError{File: name, Msg: fmt.Sprintf("read error: %v", err)}
 	}
-	return read(file, name, f, hint)
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return nil, "", fmt.Errorf("data: %w", err)
+	}
+	return read(ctx, file, name, f, hint)
 }
 
-// countSizes scans an uncompressed file for sizes (zero for gzip).
-func countSizes(r io.Reader) (sizes, error) {
+// countSizes scans an uncompressed file for sizes (zero for gzip), checking
+// ctx at every buffer. It gives up (zero sizes, no error) at a line longer
+// than maxLineBytes, so that a file with no line ending fails as soon as
+// the parse reaches the bound, not after a pass over all of it.
+func countSizes(ctx context.Context, r io.Reader) (sizes, error) {
 	var s sizes
 	buf := make([]byte, 1<<20)
 	first := true
+	run := 0 // bytes since the last newline
 	for {
+		if err := ctx.Err(); err != nil {
+			return sizes{}, err
+		}
 		n, err := r.Read(buf)
 		b := buf[:n]
 		if first && n >= 2 {
@@ -216,6 +304,11 @@ func countSizes(r io.Reader) (sizes, error) {
 		s.lines += bytes.Count(b, []byte{'\n'})
 		s.features += bytes.Count(b, []byte{':'})
 		s.labels += bytes.Count(b, []byte{','})
+		if nl := bytes.LastIndexByte(b, '\n'); nl >= 0 {
+			run = len(b) - 1 - nl
+		} else if run += len(b); run > maxLineBytes {
+			return sizes{}, nil // the parse reports the line
+		}
 		if err == io.EOF {
 			break
 		}
@@ -231,13 +324,15 @@ func countSizes(r io.Reader) (sizes, error) {
 }
 
 // LoadPair loads a training and a test file and checks that they share their
-// feature and label spaces. libSVM files, which carry no dimensions, get the
-// larger of the two files' dimensions.
+// feature and label spaces. A libSVM file, which carries no dimensions, gets
+// the larger of the two files' dimensions; an XC file keeps its header's.
 func (l Loader) LoadPair(trainPath, testPath string) (train, test *Dataset, err error) {
-	if train, err = l.Load(trainPath); err != nil {
+	train, ftrain, err := l.load(trainPath)
+	if err != nil {
 		return nil, nil, err
 	}
-	if test, err = l.Load(testPath); err != nil {
+	test, ftest, err := l.load(testPath)
+	if err != nil {
 		return nil, nil, err
 	}
 	// Nothing can be trained on, or scored against, an empty set.
@@ -249,27 +344,19 @@ func (l Loader) LoadPair(trainPath, testPath string) (train, test *Dataset, err 
 			return nil, nil, fmt.Errorf("data: %s: no points", s.path)
 		}
 	}
-	if l.Format == LibSVM || (l.Format == Auto && !isXC(trainPath)) {
-		d := max(train.Features(), test.Features())
-		lb := max(train.Labels(), test.Labels())
-		train.X.Cols, test.X.Cols, train.Y.Cols, test.Y.Cols = d, d, lb, lb
+	// Each file's format is the one it was read in, not a second look at
+	// its path: a stream can be read only once.
+	d := max(train.Features(), test.Features())
+	lb := max(train.Labels(), test.Labels())
+	for _, s := range []struct {
+		d *Dataset
+		f Format
+	}{{train, ftrain}, {test, ftest}} {
+		if s.f == LibSVM {
+			s.d.X.Cols, s.d.Y.Cols = d, lb
+		}
 	}
 	return train, test, CheckPair(train, test)
-}
-
-func isXC(path string) bool {
-	file, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer file.Close()
-	r, err := decompress(file, path)
-	if err != nil {
-		return false
-	}
-	line, _ := bufio.NewReader(r).ReadSlice('\n')
-	_, _, _, msg := parseHeader(bytes.TrimSpace(line))
-	return msg == ""
 }
 
 // LoadDir loads the train/test pair of a dataset folder: train.txt and
@@ -277,10 +364,10 @@ func isXC(path string) bool {
 // files.
 func LoadDir(dir string) (train, test *Dataset, err error) { return Loader{}.LoadDir(dir) }
 
-// LoadDir is the package-level LoadDir with l's cache settings.
+// LoadDir is the package-level LoadDir with l's cache settings and context.
 func (l Loader) LoadDir(dir string) (train, test *Dataset, err error) {
 	if _, err := findFile(dir, mnistFiles[0]); err == nil {
-		return LoadMNIST(dir)
+		return l.loadMNIST(dir)
 	}
 	tr, err := findFile(dir, "train.txt")
 	if err != nil {

@@ -41,17 +41,8 @@ func Describe(d *Dataset, ends int) Stats {
 	s := Stats{Name: d.Name, Points: d.Len(), Features: d.Features(), Labels: d.Labels()}
 	s.NNZ, s.EmptyFeatureRows = rowDist(&d.X)
 	s.LabelsPerPoint, s.UnlabeledPoints = rowDist(&d.Y)
-	s.UsedFeatures = countUsed(&d.X)
-	freq := make([]int, d.Labels())
-	for _, l := range d.Y.Indices {
-		freq[l]++
-	}
-	ranked := make([]LabelCount, 0, len(freq))
-	for l, c := range freq {
-		if c > 0 {
-			ranked = append(ranked, LabelCount{int32(l), c})
-		}
-	}
+	s.UsedFeatures = len(columnCounts(&d.X))
+	ranked := columnCounts(&d.Y)
 	s.UsedLabels = len(ranked)
 	slices.SortStableFunc(ranked, func(a, b LabelCount) int { return b.Count - a.Count })
 	k := min(ends, len(ranked))
@@ -81,16 +72,36 @@ func rowDist(m *sparse.CSR) (Dist, int) {
 	}, empty
 }
 
-func countUsed(m *sparse.CSR) int {
-	used := make([]bool, m.Cols)
-	n := 0
-	for _, j := range m.Indices {
-		if !used[j] {
-			used[j] = true
-			n++
+// columnCounts returns, in id order, each column id of m that occurs and
+// its number of entries. Its memory follows the entries, not the column
+// count, which a file's header sets and its size does not bound: one slot
+// per column when there are not many more columns than entries (the
+// threshold of sparse.CSR.Validate), otherwise a sorted copy of the ids.
+func columnCounts(m *sparse.CSR) []LabelCount {
+	var out []LabelCount
+	if int64(m.Cols) <= max(1<<20, 4*int64(len(m.Indices))) {
+		freq := make([]int, m.Cols)
+		for _, j := range m.Indices {
+			freq[j]++
 		}
+		for j, c := range freq {
+			if c > 0 {
+				out = append(out, LabelCount{int32(j), c})
+			}
+		}
+		return out
 	}
-	return n
+	ids := slices.Clone(m.Indices)
+	slices.Sort(ids)
+	for i := 0; i < len(ids); {
+		k := i + 1
+		for k < len(ids) && ids[k] == ids[i] {
+			k++
+		}
+		out = append(out, LabelCount{ids[i], k - i})
+		i = k
+	}
+	return out
 }
 
 // Write prints the statistics as aligned text.

@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 )
 
 // Profile gives the statistics a synthetic dataset imitates.
@@ -94,51 +97,69 @@ type GenStats struct {
 // and testW in the XC format. Two runs with the same profile and seed write
 // the same bytes.
 func Generate(p Profile, seed uint64, trainW, testW io.Writer) (train, test GenStats, err error) {
+	return GenerateContext(context.Background(), p, seed, trainW, testW)
+}
+
+// GenerateContext is Generate stopping when ctx ends, with an error that
+// wraps ctx.Err(); the writers then hold part of a set.
+func GenerateContext(ctx context.Context, p Profile, seed uint64, trainW, testW io.Writer) (train, test GenStats, err error) {
 	g := newGenerator(p, seed)
-	if train, err = g.write(trainW, p.Train, 0); err != nil {
+	if train, err = g.write(ctx, trainW, p.Train, 0); err != nil {
 		return
 	}
-	test, err = g.write(testW, p.Test, 1)
+	test, err = g.write(ctx, testW, p.Test, 1)
 	return
 }
 
 // GenerateDir writes train.txt and test.txt into dir (created if needed).
 // Existing files are not overwritten unless overwrite is set.
 func GenerateDir(dir string, p Profile, seed uint64, overwrite bool) (train, test GenStats, err error) {
+	return GenerateDirContext(context.Background(), dir, p, seed, overwrite)
+}
+
+// GenerateDirContext is GenerateDir stopping when ctx ends, with an error
+// that wraps ctx.Err(). A run that fails or is stopped leaves dir as it
+// was: both files are written under temporary names and take their names
+// only once both are whole, so that dir holds no partial file, and a new
+// train.txt beside an old test.txt only if the process dies between the two
+// renames.
+func GenerateDirContext(ctx context.Context, dir string, p Profile, seed uint64, overwrite bool) (train, test GenStats, err error) {
 	if err = os.MkdirAll(dir, 0o755); err != nil {
 		return train, test, fmt.Errorf("data: %w", err)
 	}
-	paths := []string{filepath.Join(dir, "train.txt"), filepath.Join(dir, "test.txt")}
+	paths := [2]string{filepath.Join(dir, "train.txt"), filepath.Join(dir, "test.txt")}
 	if !overwrite {
+		// Both are checked before either is started, so that an existing
+		// test.txt does not cost a written train.txt.
 		for _, path := range paths {
-			if _, err := os.Stat(path); err == nil {
+			if _, err := os.Lstat(path); err == nil {
 				return train, test, fmt.Errorf("data: %s already exists (choose another folder, or overwrite with --force)", path)
 			}
 		}
 	}
-	// Write to temporary names and rename at the end, so an interrupted run
-	// never leaves a truncated file under a dataset name.
-	var files [2]*os.File
+	var files [2]*atomicfile.File
 	for i, path := range paths {
-		if files[i], err = os.Create(path + ".partial"); err != nil {
+		if files[i], err = atomicfile.Create(path, overwrite); err != nil {
 			return train, test, fmt.Errorf("data: %w", err)
 		}
-		defer files[i].Close()
+		defer files[i].Abort() // does nothing after Commit
 	}
-	bw := [2]*bufio.Writer{bufio.NewWriterSize(files[0], 1<<20), bufio.NewWriterSize(files[1], 1<<20)}
-	if train, test, err = Generate(p, seed, bw[0], bw[1]); err != nil {
+	if train, test, err = GenerateContext(ctx, p, seed, files[0], files[1]); err != nil {
 		return train, test, err
 	}
-	for i, path := range paths {
-		if err := bw[i].Flush(); err != nil {
-			return train, test, fmt.Errorf("data: writing %s: %w", path, err)
-		}
-		if err := files[i].Close(); err != nil {
-			return train, test, fmt.Errorf("data: writing %s: %w", path, err)
-		}
-		if err := os.Rename(path+".partial", path); err != nil {
-			return train, test, fmt.Errorf("data: %w", err)
-		}
+	if err := files[0].Commit(); err != nil {
+		return train, test, fmt.Errorf("data: %w", err)
+	}
+	if err := files[1].Commit(); err != nil {
+		// The new train.txt is in place and test.txt is not: remove it
+		// rather than leave a pair that does not belong together.
+		os.Remove(paths[0])
+		return train, test, fmt.Errorf("data: %w (removed the new %s too: the folder holds no half dataset)", err, paths[0])
+	}
+	// Earlier versions wrote through NAME.partial and left it when
+	// stopped; it is ours to remove.
+	for _, path := range paths {
+		os.Remove(path + ".partial")
 	}
 	return train, test, nil
 }
@@ -201,7 +222,11 @@ func mix(a, b uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-func (g *generator) write(w io.Writer, n int, split uint64) (GenStats, error) {
+// genCheck is how many points are generated between checks of the context:
+// milliseconds of work at the largest profiles.
+const genCheck = 1024
+
+func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64) (GenStats, error) {
 	st := GenStats{Profile: g.p, Points: n}
 	freq := make([]int32, g.p.Labels)
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -216,6 +241,11 @@ func (g *generator) write(w io.Writer, n int, split uint64) (GenStats, error) {
 		nlab   int64
 	)
 	for i := 0; i < n; i++ {
+		if i%genCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return st, fmt.Errorf("data: generating %s: stopped at point %d of %d: %w", g.p.Name, i, n, err)
+			}
+		}
 		r := rand.New(rand.NewPCG(g.seed, mix(split+1, uint64(i))))
 		// Labels: 1 + Poisson(avg − 1), distinct, from the power law.
 		k := min(g.p.Labels, 1+poisson(r, g.p.AvgLabels-1))

@@ -2,7 +2,13 @@ package data
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"maps"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -77,5 +83,74 @@ func TestGenerateDirKeepsExistingFiles(t *testing.T) {
 	}
 	if _, err := LookupProfile("imagenet"); err == nil {
 		t.Fatal("unknown profile accepted")
+	}
+}
+
+// A generation that is stopped leaves the folder as it was: no partial
+// file, no new train.txt beside an old test.txt, no temporary file.
+func TestGenerateDirStopped(t *testing.T) {
+	p, _ := LookupProfile("bibtex")
+	p = p.Scaled(0.5) // 2440 training points: the generator checks at 0, 1024 and 2048
+	dir := t.TempDir()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := GenerateDirContext(canceled, dir, p, 1, false); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a cancelled generation left %v", entries)
+	}
+	if _, _, err := GenerateDir(dir, p, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	before := readDir(t, dir)
+	// Stopped in the training set, then in the test set (the training set
+	// whole but not yet in place).
+	for _, stop := range []int64{2, 4} {
+		_, _, err := GenerateDirContext(newStopAfter(stop), dir, p, 2, true)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("stopped at check %d: %v", stop, err)
+		}
+		if after := readDir(t, dir); !maps.Equal(after, before) {
+			t.Fatalf("stopped at check %d: the folder changed: %d files", stop, len(after))
+		}
+	}
+	// Unstopped, it replaces both, and removes what earlier versions left
+	// when stopped.
+	os.WriteFile(filepath.Join(dir, "train.txt.partial"), []byte("1 2 3\n"), 0o644)
+	if _, _, err := GenerateDirContext(context.Background(), dir, p, 2, true); err != nil {
+		t.Fatal(err)
+	}
+	after := readDir(t, dir)
+	if len(after) != 2 || after["train.txt"] == before["train.txt"] || after["test.txt"] == before["test.txt"] {
+		t.Fatalf("seed 2 over seed 1: files %d, changed %v %v", len(after), after["train.txt"] != before["train.txt"], after["test.txt"] != before["test.txt"])
+	}
+}
+
+// readDir returns the names and contents of the files in dir.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[e.Name()] = string(b)
+	}
+	return m
+}
+
+// GenerateContext stops its writers too, and names what it was making.
+func TestGenerateContextStopped(t *testing.T) {
+	p, _ := LookupProfile("bibtex")
+	var tr, te bytes.Buffer
+	_, _, err := GenerateContext(newStopAfter(1), p, 1, &tr, &te)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "bibtex: stopped at point 1024 of 4880") {
+		t.Fatalf("%v", err)
 	}
 }

@@ -3,6 +3,7 @@ package data
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +19,13 @@ import (
 // leading space (" f:v ..."); a first token holding a colon is read the same
 // way. Blank lines at the end of the file are ignored. name is used in
 // errors and as the dataset's name.
+//
+// The header's point count must match the points that follow: fewer or more
+// is an error. A header of 0 points is accepted (an empty set is a
+// well-formed file; LoadPair, which cannot train on it, rejects it by name);
+// 0 features or 0 labels is not.
 func ReadXC(r io.Reader, name string) (*Dataset, error) {
-	return readXC(r, name, sizes{})
+	return readXC(context.Background(), r, name, sizes{})
 }
 
 // sizes are upper bounds on a file's lines, feature entries and label
@@ -30,22 +36,28 @@ type sizes struct {
 	lines, features, labels int
 }
 
-func readXC(r io.Reader, name string, hint sizes) (*Dataset, error) {
-	tr := newLineReader(r, name)
+// streamRows is the row capacity a reader starts with when no counting pass
+// bounded the file's lines: the header's point count is a claim, not a
+// measurement, so it never sizes an allocation by itself (a 40-byte file
+// may announce 10^9 points); the rows then grow as they are read.
+const streamRows = 1 << 12
+
+func readXC(ctx context.Context, r io.Reader, name string, hint sizes) (*Dataset, error) {
+	tr := newLineReader(ctx, r, name)
 	line, ok, err := tr.next()
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, tr.errorf("empty file: missing header \"N D L\"")
+		return nil, tr.errorf("empty file: missing the XC header `points features labels`")
 	}
 	n, d, l, msg := parseHeader(line)
 	if msg != "" {
 		return nil, tr.errorf("%s", msg)
 	}
-	rows := min(n, 1<<20) // a header cannot make the reader allocate without bound
+	rows := min(n, streamRows)
 	if hint.lines > 0 {
-		rows = min(n, hint.lines)
+		rows = min(n, hint.lines) // the counting pass bounds the rows by the file's size
 	}
 	p := newPointParser(name, d, l, false, rows, hint)
 	for {
@@ -87,11 +99,11 @@ type LibSVMOptions struct {
 // lines are points with neither labels nor features, except at the end of the
 // file, where they are ignored.
 func ReadLibSVM(r io.Reader, name string, opt LibSVMOptions) (*Dataset, error) {
-	return readLibSVM(r, name, opt, sizes{})
+	return readLibSVM(context.Background(), r, name, opt, sizes{})
 }
 
-func readLibSVM(r io.Reader, name string, opt LibSVMOptions, hint sizes) (*Dataset, error) {
-	tr := newLineReader(r, name)
+func readLibSVM(ctx context.Context, r io.Reader, name string, opt LibSVMOptions, hint sizes) (*Dataset, error) {
+	tr := newLineReader(ctx, r, name)
 	d, l := opt.Features, opt.Labels
 	bound := func(n int) int {
 		if n == 0 {
@@ -133,26 +145,57 @@ func isBlank(line []byte) bool {
 	return len(bytes.TrimSpace(line)) == 0
 }
 
+// headerLike reports whether the first line of a file of unknown format is
+// meant as an XC header: it holds no ':' (a libSVM point with features
+// does) and at least two tokens (a libSVM point without features has one,
+// its labels). Such a line is read as a header, and reported as a bad one
+// if it is, rather than as a libSVM point whose second token is not id:value.
+func headerLike(line []byte) bool {
+	return bytes.IndexByte(line, ':') < 0 && len(bytes.Fields(line)) >= 2
+}
+
+// parseHeader parses an XC header "points features labels" and returns what
+// is wrong with it, naming the field, or "".
 func parseHeader(line []byte) (n, d, l int, msg string) {
+	const want = "want `points features labels`"
 	f := bytes.Fields(line)
 	if len(f) != 3 {
-		return 0, 0, 0, fmt.Sprintf("missing header \"N D L\" (points, features, labels): found %q", clip(line))
+		msg := fmt.Sprintf("XC header: %s (three integers), got %q (%d tokens)", want, clip(line), len(f))
+		if bytes.IndexByte(line, ':') >= 0 {
+			msg += "; it reads as a libSVM point: a libSVM file has no header (read it as libsvm)"
+		}
+		return 0, 0, 0, msg
 	}
 	var v [3]int
-	for i, tok := range f {
+	for i, what := range []string{"points", "features", "labels"} {
+		tok := f[i]
 		x, ok := parseID(tok)
-		if !ok {
-			return 0, 0, 0, fmt.Sprintf("header \"N D L\": %q is not a non-negative integer", clip(tok))
+		switch {
+		case !ok && len(tok) > 1 && tok[0] == '-' && allDigits(tok[1:]):
+			return 0, 0, 0, fmt.Sprintf("XC header: %s %q is negative (%s, got %q)", what, clip(tok), want, clip(line))
+		case !ok && allDigits(tok):
+			return 0, 0, 0, fmt.Sprintf("XC header: %s %q is too large (%s, got %q)", what, clip(tok), want, clip(line))
+		case !ok:
+			return 0, 0, 0, fmt.Sprintf("XC header: %s %q is not a non-negative integer (%s, got %q)", what, clip(tok), want, clip(line))
+		case i > 0 && x == 0:
+			return 0, 0, 0, fmt.Sprintf("XC header: 0 %s: a dataset has at least one (%s, got %q)", what, want, clip(line))
+		case x > maxID+1:
+			// Points, features and labels are all counted by int32 ids (rows
+			// by the sampler's).
+			return 0, 0, 0, fmt.Sprintf("XC header: %d %s is more than ids can address (%d)", x, what, maxID+1)
 		}
 		v[i] = int(x)
 	}
-	// Features and labels are int32 ids; the point count only sizes hints.
-	for i, what := range []string{"", "features", "labels"} {
-		if i > 0 && v[i] > maxID+1 {
-			return 0, 0, 0, fmt.Sprintf("header \"N D L\": %d %s is more than ids can address (%d)", v[i], what, maxID+1)
+	return v[0], v[1], v[2], ""
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
 		}
 	}
-	return v[0], v[1], v[2], ""
+	return len(b) > 0
 }
 
 // clip shortens a token quoted in an error message.
@@ -163,44 +206,97 @@ func clip(b []byte) string {
 	return string(b)
 }
 
+// maxLineBytes bounds the length of a line of a text dataset. The longest
+// lines of the Extreme Classification sets are some hundreds of KB (a point
+// with thousands of features); the bound is far above any real line, and is
+// there so that input with no line ending — /dev/zero, a binary file, a
+// gzip bomb — fails once it is passed, with a message, instead of growing a
+// buffer until the process runs out of memory.
+const maxLineBytes = 64 << 20
+
+// A load checks its context every checkLines lines and every checkBytes
+// bytes, whichever comes first: a few milliseconds of parsing, so that a
+// cancelled load stops at once while the check costs nothing measurable.
+const (
+	checkLines = 4096
+	checkBytes = 4 << 20
+)
+
 // lineReader yields the lines of a text file without their line ending and
 // keeps the line number for errors.
 type lineReader struct {
-	name string
-	br   *bufio.Reader
-	line int
-	long []byte
+	ctx   context.Context
+	name  string
+	br    *bufio.Reader
+	line  int
+	long  []byte
+	max   int // longest line accepted, without its line ending
+	bytes int // read since the context was last checked
 }
 
-func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{name: name, br: bufio.NewReaderSize(r, 1<<20)}
+func newLineReader(ctx context.Context, r io.Reader, name string) *lineReader {
+	return newLineReaderSize(ctx, r, name, 1<<20, maxLineBytes)
+}
+
+func newLineReaderSize(ctx context.Context, r io.Reader, name string, buf, max int) *lineReader {
+	return &lineReader{ctx: ctx, name: name, br: bufio.NewReaderSize(r, buf), max: max}
 }
 
 // next returns the next line. The slice is valid until the following call.
 func (t *lineReader) next() ([]byte, bool, error) {
+	if t.line%checkLines == 0 || t.bytes >= checkBytes {
+		if err := t.ctx.Err(); err != nil {
+			return nil, false, stopped(t.name, t.line, err)
+		}
+		t.bytes = 0
+	}
 	b, err := t.br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		t.long = append(t.long[:0], b...)
 		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(t.long) > t.max {
+				return nil, false, t.overlong()
+			}
 			b, err = t.br.ReadSlice('\n')
 			t.long = append(t.long, b...)
 		}
 		b = t.long
 	}
+	t.bytes += len(b)
 	if err != nil && err != io.EOF {
+		if cerr := t.ctx.Err(); cerr != nil {
+			return nil, false, stopped(t.name, t.line, cerr) // the file was closed to stop a blocked read
+		}
 		return nil, false, &ParseError{File: t.name, Line: t.line + 1, Msg: fmt.Sprintf("read error: %v", err)}
 	}
 	if len(b) == 0 && err == io.EOF {
 		return nil, false, nil
 	}
-	t.line++
 	b = bytes.TrimSuffix(b, []byte{'\n'})
+	if len(b) > t.max {
+		return nil, false, t.overlong()
+	}
+	t.line++
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	return b, true, nil
 }
 
+func (t *lineReader) overlong() error {
+	return &ParseError{File: t.name, Line: t.line + 1,
+		Msg: fmt.Sprintf("line longer than %d bytes: not a text dataset, or its lines lack their line endings", t.max)}
+}
+
 func (t *lineReader) errorf(format string, args ...any) error {
 	return &ParseError{File: t.name, Line: max(t.line, 1), Msg: fmt.Sprintf(format, args...)}
+}
+
+// stopped is the error of a load whose context ended after line lines of
+// the file name; it wraps the context's error.
+func stopped(name string, line int, err error) error {
+	if line > 0 {
+		return fmt.Errorf("data: %s: loading stopped after line %d: %w", name, line, err)
+	}
+	return fmt.Errorf("data: %s: loading stopped: %w", name, err)
 }
 
 // pointParser turns "labels features" lines into rows of two CSR builders.

@@ -40,9 +40,9 @@ func TestReadXCErrors(t *testing.T) {
 		line int
 		msg  string
 	}{
-		{"", 1, "missing header"},
-		{"0,1 3:1\n", 1, "missing header"},
-		{"2 5 x\n", 1, "not a non-negative integer"},
+		{"", 1, "missing the XC header"},
+		{"0,1 3:1\n", 1, "XC header: want `points features labels`"},
+		{"2 5 x\n", 1, `labels "x" is not a non-negative integer`},
 		{"1 4294967296 3\n0 1:1\n", 1, "more than ids can address"},
 		{"1 5 2147483648\n0 1:1\n", 1, "more than ids can address"},
 		{"2 5 3\n0 1:1\n", 0, "announces 2 points but the file has 1"},

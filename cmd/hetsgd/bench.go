@@ -55,7 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped while reading the data: %w", err)
 		}
-		set, err := benchSet(strings.TrimSpace(name), *dataDir, *seed)
+		set, err := benchSet(ctx, strings.TrimSpace(name), *dataDir, *seed)
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var delicious *repro.Set
 	if studies["lsgd"] || studies["adacons"] {
 		var err error
-		if delicious, err = benchSet("delicious", *dataDir, *seed); err != nil {
+		if delicious, err = benchSet(ctx, "delicious", *dataDir, *seed); err != nil {
 			return err
 		}
 		if delicious == nil {
@@ -88,7 +88,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var mnist *repro.Set
 	if studies["gem"] {
 		var err error
-		if mnist, err = mnistSet(*dataDir); err != nil {
+		if mnist, err = mnistSet(ctx, *dataDir); err != nil {
 			return err
 		}
 		if mnist == nil {
@@ -134,7 +134,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // benchSet loads one of the benchmark datasets; nil when it is not available.
-func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
+func benchSet(ctx context.Context, name, dataDir string, seed uint64) (*repro.Set, error) {
 	switch name {
 	case "bibtex":
 		tr, te, err := data.Bundled("bibtex")
@@ -151,7 +151,7 @@ func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
 		if _, err := os.Stat(dir); err != nil {
 			return nil, nil
 		}
-		tr, te, err := data.LoadDir(dir)
+		tr, te, err := data.Loader{Context: ctx}.LoadDir(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +177,7 @@ func benchSet(name, dataDir string, seed uint64) (*repro.Set, error) {
 }
 
 // mnistSet loads MNIST from dataDir/mnist; nil when absent.
-func mnistSet(dataDir string) (*repro.Set, error) {
+func mnistSet(ctx context.Context, dataDir string) (*repro.Set, error) {
 	if dataDir == "" {
 		return nil, nil
 	}
@@ -185,7 +185,7 @@ func mnistSet(dataDir string) (*repro.Set, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil
 	}
-	tr, te, err := data.LoadDir(dir)
+	tr, te, err := data.Loader{Context: ctx}.LoadDir(dir)
 	if err != nil {
 		return nil, err
 	}

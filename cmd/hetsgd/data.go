@@ -31,7 +31,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return sub[args[0]](ctx, args[1:], stdout, stderr)
 }
 
-func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("data stats", "data stats [flags] FILE|DIR|bundled:NAME ...", stderr)
 	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
 	top := fs.Int("top", 5, "labels to list at each end of the frequency ranking")
@@ -58,7 +58,7 @@ func runDataStats(_ context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("--cache: %w", err)
 	}
 	for _, path := range fs.Args() {
-		sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr}, path)
+		sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}, path)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func loadForStats(l data.Loader, path string) ([]*data.Dataset, error) {
 	return []*data.Dataset{d}, err
 }
 
-func runDataGen(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	names := make([]string, len(data.Profiles))
 	for i, p := range data.Profiles {
 		names[i] = p.Name
@@ -112,7 +112,7 @@ func runDataGen(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--scale %v: need a factor in (0, 1]", *scale)
 	}
 	p = p.Scaled(*scale)
-	train, test, err := data.GenerateDir(*out, p, *seed, *force)
+	train, test, err := data.GenerateDirContext(ctx, *out, p, *seed, *force)
 	if err != nil {
 		return err
 	}

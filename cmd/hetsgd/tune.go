@@ -108,7 +108,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
-	trainSet, testSet, source, err := loadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr}, *trainPath, *testPath, *dataDir)
+	trainSet, testSet, source, err := loadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr, Context: ctx}, *trainPath, *testPath, *dataDir)
 	if err != nil {
 		return err
 	}
