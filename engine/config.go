@@ -33,6 +33,9 @@ type Config struct {
 
 	Speeds []float64 // relative speed per device (nil: all 1)
 	Clock  Clock
+	// Faults are injected into the run (in one process; either clock):
+	// devices that crash, stall or slow down at given times.
+	Faults []Fault
 
 	Epochs     float64 // stop after this many passes over the training set (0: no limit)
 	TimeBudget float64 // stop after this many engine seconds (0: no limit)
@@ -129,6 +132,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: --time %q: want real or virtual", c.Clock)
 	}
 	if err := c.checkRanges(); err != nil {
+		return err
+	}
+	if err := c.checkFaults(); err != nil {
 		return err
 	}
 	switch {

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/hetsgd/hetsgd/kernel"
@@ -26,11 +27,14 @@ type device struct {
 	prepared bool          // its next batch was prepared during a collective
 	prep     float64       // real clock: seconds of simulated decoding per row (Config.Prep)
 	stretch  float64       // real clock: its batches take this many times their compute time (speeds)
-	lr       float32
-	mode     strategy.Mode
-	loss     float64 // mean loss of the last batch
-	rows     int     // rows of the last batch
-	msg      []byte  // ranks other than 0: the report of a finished batch (its own allocation: cgo checks a whole object for Go pointers)
+	// stretchBits is stretch as its goroutine reads it, batch by batch: a
+	// Slow fault changes it while the device works.
+	stretchBits atomic.Uint64
+	lr          float32
+	mode        strategy.Mode
+	loss        float64 // mean loss of the last batch
+	rows        int     // rows of the last batch
+	msg         []byte  // ranks other than 0: the report of a finished batch (its own allocation: cgo checks a whole object for Go pointers)
 }
 
 // compute runs the loaded batch: the gradient, and with LocalStep the
@@ -53,8 +57,9 @@ func (d *device) compute() {
 // work is a device's goroutine under the real clock: compute each batch it
 // is handed, then wait out its injected slowdown — with stretch s the batch
 // takes s times its compute time in all — and report.
-func (d *device) work(stretch float64, report func(*device)) {
+func (d *device) work(report func(*device)) {
 	for range d.jobs {
+		stretch := math.Float64frombits(d.stretchBits.Load())
 		t0 := time.Now()
 		if d.prep > 0 && !d.prepared {
 			busy(time.Duration(d.prep*float64(d.rows)*1e9), nil)
@@ -74,4 +79,12 @@ func (d *device) noiseFactor(sigma float64) float64 {
 		return 1
 	}
 	return math.Exp(sigma*d.noise.NormFloat64() - sigma*sigma/2)
+}
+
+// slowDown makes the device factor times slower from now on: under the
+// virtual clock its speed, under the real clock its goroutine's stretch.
+func (d *device) slowDown(factor float64) {
+	d.speed /= factor
+	d.stretch *= factor
+	d.stretchBits.Store(math.Float64bits(d.stretch))
 }

@@ -66,6 +66,8 @@ type Result struct {
 	// Layered is where rank 0's time went in Layered SGD's all-reduces
 	// across ranks (nil when there were none).
 	Layered *LayeredTiming
+	// Faults are the injected faults as they struck and as devices left.
+	Faults []FaultEvent
 }
 
 // Run trains workload w with cfg's strategy, evaluates it, and writes
@@ -140,6 +142,8 @@ type run struct {
 	works      []work
 	weights    []float64 // a layered all-reduce's weights, kept across the strategy's next Step
 	async      asyncStats
+	silent     []bool // devices whose reports are lost (stalled or gone)
+	faultErr   error  // a log write error while noting a fault
 	// The evaluations, as functions made once: a method value made per
 	// call would allocate.
 	evalDue, evalFinal func() error
@@ -228,7 +232,7 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 		return nil, err
 	}
 	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * w.NumParams(), world: world, x: x,
-		slots: make([]slot, cfg.Devices), log: log, obs: obs,
+		slots: make([]slot, cfg.Devices), silent: make([]bool, cfg.Devices), log: log, obs: obs,
 		res: &Result{Strategy: info}, budget: math.MaxInt64}
 	if world.Size() > 1 {
 		r.cl = newCluster(world, cfg.Devices)
@@ -256,6 +260,9 @@ func (r *run) drive(ctx context.Context) error {
 	r.clk.after(nil, strategy.Event{Kind: strategy.Start})
 	for {
 		ev, ok, err := r.clk.next(ctx)
+		if err == nil {
+			err = r.faultErr
+		}
 		if err != nil {
 			return err
 		}
@@ -424,7 +431,13 @@ func (r *run) layered(a *strategy.Action) error {
 // evaluated returns the model whose accuracy the strategy reports.
 func (r *run) evaluated() []float32 {
 	if r.info.Evaluates == strategy.Replica0 {
-		return r.x.devs[0].p
+		// Replica 0, or the first replica still in the run: they are equal
+		// in every strategy that evaluates a replica.
+		for _, d := range r.x.devs {
+			if !r.x.gone[d.id] {
+				return d.p
+			}
+		}
 	}
 	return r.x.center
 }
@@ -441,6 +454,9 @@ func (r *run) begin(a *strategy.Action) (work, bool) {
 	s := &r.slots[a.Device]
 	if s.busy {
 		panic(fmt.Sprintf("engine: %s dispatched to device %d while it is busy", r.cfg.Strategy, a.Device))
+	}
+	if r.x.gone[a.Device] {
+		panic(fmt.Sprintf("engine: %s dispatched to device %d, which left the run", r.cfg.Strategy, a.Device))
 	}
 	if r.exhausted() {
 		return work{}, false
@@ -468,8 +484,8 @@ func (r *run) finish(d int) {
 }
 
 func (r *run) allIdle() bool {
-	for _, s := range r.slots {
-		if s.busy {
+	for i, s := range r.slots {
+		if s.busy && !r.x.gone[i] {
 			return false
 		}
 	}

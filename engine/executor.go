@@ -26,12 +26,16 @@ import (
 // (w̄_p, CROSSBOW's D_prev) is computed identically on every rank from
 // all-reduced values, so any rank holds it.
 type executor struct {
-	cfg       Config
-	w         Workload
-	world     comm.Comm
-	n         int       // devices in the job
-	first     int       // id of devs[0]
-	devs      []*device // this rank's devices
+	cfg   Config
+	w     Workload
+	world comm.Comm
+	n     int       // devices in the job
+	first int       // id of devs[0]
+	devs  []*device // this rank's devices
+	// gone marks the devices that left the run (faults; in-process runs
+	// only): every collective and query leaves them out, and nothing
+	// touches their replicas, which a lost batch may still be computing on.
+	gone      []bool
 	stream    *data.Sampler
 	center    []float32 // w̄, z or the parameter server's θ (rank 0's)
 	prev      []float32 // w̄_p
@@ -75,7 +79,7 @@ type LayeredTiming struct {
 
 func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*executor, error) {
 	k := cfg.Devices / world.Size()
-	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k,
+	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k, gone: make([]bool, cfg.Devices),
 		stream: data.NewSampler(w.Size(), samplerSeed(cfg.Seed)),
 		part:   make([]float64, k), partNorms: make([]float64, k), dots: make([]float64, k),
 		values: make([]float64, cfg.Devices), gradNorms: make([]float64, cfg.Devices),
@@ -128,7 +132,8 @@ func (x *executor) startDevices(report func(*device)) {
 	for _, d := range x.devs {
 		d.jobs = make(chan struct{}, 1)
 		d.stretch = fastest / d.speed
-		go d.work(d.stretch, report)
+		d.stretchBits.Store(math.Float64bits(d.stretch))
+		go d.work(report)
 	}
 }
 
@@ -187,7 +192,10 @@ func (x *executor) loadPolled(d *device, w work, poll func()) {
 func (x *executor) localGrads(w []float64) ([]float32, [][]float32) {
 	x.weights, x.vecs = x.weights[:0], x.vecs[:0]
 	for _, d := range x.devs {
-		wi := 1 / float32(x.n)
+		if x.gone[d.id] {
+			continue
+		}
+		wi := 1 / float32(x.live())
 		if w != nil {
 			wi = float32(w[d.id])
 		}
@@ -249,7 +257,9 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 		step = float32(x.w.(LineSearcher).Step(x.devs[0].p, g))
 	}
 	for _, d := range x.devs {
-		d.opt.Step(d.p, g, step)
+		if !x.gone[d.id] {
+			d.opt.Step(d.p, g, step)
+		}
 	}
 	for _, wk := range next {
 		x.run(x.local(wk.dev))
@@ -390,15 +400,19 @@ func (x *executor) merge(weights []float64, gamma float64) error {
 		x.vecs = append(x.vecs, x.center, x.prev)
 	}
 	for _, d := range x.devs {
-		x.weights = append(x.weights, float32(weights[d.id]))
-		x.vecs = append(x.vecs, d.p)
+		if !x.gone[d.id] {
+			x.weights = append(x.weights, float32(weights[d.id]))
+			x.vecs = append(x.vecs, d.p)
+		}
 	}
 	if err := comm.WeightedAllReduce(x.world, x.scratch, x.weights, x.vecs); err != nil {
 		return fmt.Errorf("engine: merging the replicas: %w", err)
 	}
 	x.prev, x.center, x.scratch = x.center, x.scratch, x.prev
 	for _, d := range x.devs {
-		copy(d.p, x.center)
+		if !x.gone[d.id] {
+			copy(d.p, x.center)
+		}
 	}
 	return nil
 }
@@ -425,6 +439,9 @@ func (x *executor) sma(a, gamma, lr float64, withGrad bool) error {
 		clear(x.dprev)
 	}
 	for _, d := range x.devs {
+		if x.gone[d.id] {
+			continue
+		}
 		copy(x.scratch, d.p)
 		kernel.Axpy(-1, x.center, x.scratch) // d_i = w_i − z
 		kernel.Axpy(float32(a), x.scratch, x.dprev)
@@ -443,6 +460,32 @@ func (x *executor) sma(a, gamma, lr float64, withGrad bool) error {
 	}
 	kernel.Axpy(1, x.dprev, x.center)
 	return nil
+}
+
+// live returns the number of devices still in the run.
+func (x *executor) live() int {
+	n := x.n
+	for _, g := range x.gone {
+		if g {
+			n--
+		}
+	}
+	return n
+}
+
+// spreadLive moves values computed for the live devices, in order, to those
+// devices' places in v, with NaN for the devices that left (in place, from
+// the end, so nothing is overwritten before it is moved).
+func (x *executor) spreadLive(v []float64) {
+	j := x.live() - 1
+	for i := len(x.devs) - 1; i >= 0; i-- {
+		if x.gone[x.devs[i].id] {
+			v[i] = math.NaN()
+			continue
+		}
+		v[i] = v[j]
+		j--
+	}
 }
 
 // gather all-gathers the local values x.part into x.values.
@@ -492,7 +535,10 @@ func (x *executor) query(kind cmdKind) (values, norms []float64, err error) {
 func (x *executor) norms() ([]float64, error) {
 	for i, d := range x.devs {
 		x.part[i] = 0
-		if d.p != nil {
+		switch {
+		case x.gone[d.id]:
+			x.part[i] = math.NaN()
+		case d.p != nil:
 			x.part[i] = kernel.Nrm2(d.p)
 		}
 	}
@@ -515,6 +561,8 @@ func (x *executor) consensus() ([]float64, []float64, error) {
 	mean, grads := x.localGrads(nil)
 	if x.world.Size() == 1 {
 		kernel.Consensus(x.dots, x.part, grads)
+		x.spreadLive(x.dots)
+		x.spreadLive(x.part)
 	} else {
 		if err := comm.WeightedAllReduce(x.world, x.scratch, mean, grads); err != nil {
 			return nil, nil, fmt.Errorf("engine: the mean gradient of the consensus: %w", err)

@@ -43,7 +43,7 @@ func fidExecutor(center []float32, opt optim.Optimizer, ps, gs [][]float32) *exe
 	n := len(ps)
 	x := &executor{world: comm.Self(), n: n, part: make([]float64, n), partNorms: make([]float64, n), dots: make([]float64, n),
 		values: make([]float64, n), gradNorms: make([]float64, n), pairs: make([]float64, 2*n), pairsAll: make([]float64, 2*n),
-		center: center, prev: make([]float32, len(center)), scratch: make([]float32, len(center))}
+		center: center, prev: make([]float32, len(center)), scratch: make([]float32, len(center)), gone: make([]bool, n)}
 	for i := range ps {
 		x.devs = append(x.devs, &device{id: i, p: ps[i], g: gs[i], opt: opt})
 	}

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/hetsgd/hetsgd/strategy"
@@ -20,6 +22,16 @@ type realClock struct {
 	queue    []strategy.Event // events raised by the driver, in order
 	head     int
 	inflight int
+	// Faults still to strike, in order, and stalled devices to give up on
+	// (by fault, with the time).
+	faults  []Fault
+	giveUps []giveUp
+	timer   *time.Timer
+}
+
+type giveUp struct {
+	at    float64
+	fault Fault
 }
 
 // doneMsg is a finished batch: its device and mean loss.
@@ -29,7 +41,8 @@ type doneMsg struct {
 }
 
 func newRealClock(r *run) *realClock {
-	c := &realClock{r: r, t0: time.Now(), done: make(chan doneMsg, r.cfg.Devices+1), queue: make([]strategy.Event, 0, 4)}
+	c := &realClock{r: r, t0: time.Now(), done: make(chan doneMsg, r.cfg.Devices+1), queue: make([]strategy.Event, 0, 4),
+		faults: sortedFaults(r.cfg.Faults)}
 	r.x.startDevices(func(d *device) { c.done <- doneMsg{dev: d.id, loss: d.loss} })
 	if r.cl != nil {
 		go r.cl.receive(c.done)
@@ -70,16 +83,80 @@ func (c *realClock) next(ctx context.Context) (strategy.Event, bool, error) {
 		}
 		return ev, true, nil
 	}
-	if c.inflight == 0 {
-		return strategy.Event{}, false, nil
+	for {
+		if ev, ok := c.fault(); ok {
+			return ev, true, nil
+		}
+		// Live work, or a stalled device a barrier may be waiting for, keeps
+		// the run going; faults yet to strike do not.
+		if c.inflight == 0 && len(c.giveUps) == 0 {
+			return strategy.Event{}, false, nil
+		}
+		var wake <-chan time.Time
+		if at, ok := c.nextFault(); ok {
+			if c.timer == nil {
+				c.timer = time.NewTimer(0)
+				<-c.timer.C
+			}
+			c.timer.Reset(time.Duration((at - c.now()) * 1e9))
+			wake = c.timer.C
+		}
+		select {
+		case m := <-c.done:
+			c.inflight--
+			if c.r.silent[m.dev] {
+				continue // a stalled or departed device's batch never reports
+			}
+			c.r.slots[m.dev].loss = m.loss
+			return strategy.Event{Kind: strategy.BatchDone, Device: m.dev}, true, nil
+		case <-wake:
+		case <-ctx.Done():
+			return strategy.Event{}, false, ctx.Err()
+		}
 	}
-	select {
-	case m := <-c.done:
-		c.inflight--
-		c.r.slots[m.dev].loss = m.loss
-		return strategy.Event{Kind: strategy.BatchDone, Device: m.dev}, true, nil
-	case <-ctx.Done():
-		return strategy.Event{}, false, ctx.Err()
+}
+
+// nextFault returns when the next fault strikes or the next stalled device
+// is given up on.
+func (c *realClock) nextFault() (float64, bool) {
+	at, ok := 0.0, false
+	if len(c.faults) > 0 {
+		at, ok = c.faults[0].At, true
+	}
+	if len(c.giveUps) > 0 && (!ok || c.giveUps[0].at < at) {
+		at, ok = c.giveUps[0].at, true
+	}
+	return at, ok
+}
+
+// fault strikes what is due and returns the strategy's news of a departure.
+func (c *realClock) fault() (strategy.Event, bool) {
+	for {
+		at, ok := c.nextFault()
+		if !ok || at > c.now() {
+			return strategy.Event{}, false
+		}
+		if len(c.giveUps) > 0 && c.giveUps[0].at == at {
+			g := c.giveUps[0]
+			c.giveUps = c.giveUps[1:]
+			if c.r.leave(g.fault.Device, g.fault.Kind, c.now()) {
+				return leaveEvent(g.fault.Device), true
+			}
+			continue
+		}
+		f := c.faults[0]
+		c.faults = c.faults[1:]
+		if c.r.x.gone[f.Device] {
+			continue
+		}
+		leave, giveUpAt := c.r.strike(f, c.now())
+		if giveUpAt > 0 {
+			c.giveUps = append(c.giveUps, giveUp{at: giveUpAt, fault: f})
+			slices.SortStableFunc(c.giveUps, func(a, b giveUp) int { return cmp.Compare(a.at, b.at) })
+		}
+		if leave && c.r.leave(f.Device, f.Kind, c.now()) {
+			return leaveEvent(f.Device), true
+		}
 	}
 }
 

@@ -12,6 +12,11 @@ type vevent struct {
 	t   float64
 	seq int64
 	ev  strategy.Event
+	// fault, when not zero, makes this the strike of r.faults[fault−1]
+	// (giveUp: the end of a stalled device's timeout) rather than news for
+	// the strategy.
+	fault  int
+	giveUp bool
 }
 
 // vqueue is a binary min-heap of events by (t, seq), typed so that pushing
@@ -75,14 +80,27 @@ type virtualClock struct {
 	seq        int64
 	q          vqueue
 	serverFree float64 // when the parameter server's link frees up
+	// pending counts the queued events that are work or news; strikes of
+	// faults are not, so a run whose work is done ends without waiting for
+	// a fault that would come later.
+	pending int
+	faults  []Fault
 }
 
-func newVirtualClock(r *run) *virtualClock { return &virtualClock{r: r} }
+func newVirtualClock(r *run) *virtualClock {
+	v := &virtualClock{r: r, faults: sortedFaults(r.cfg.Faults)}
+	for i, f := range v.faults {
+		v.seq++
+		v.q.push(vevent{t: f.At, seq: v.seq, fault: i + 1})
+	}
+	return v
+}
 
 func (v *virtualClock) now() float64 { return v.t }
 
 func (v *virtualClock) schedule(at float64, ev strategy.Event) {
 	v.seq++
+	v.pending++
 	v.q.push(vevent{t: at, seq: v.seq, ev: ev})
 }
 
@@ -171,15 +189,45 @@ func (v *virtualClock) next(ctx context.Context) (strategy.Event, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return strategy.Event{}, false, err
 	}
-	if len(v.q) == 0 {
-		return strategy.Event{}, false, nil
+	for v.pending > 0 {
+		e := v.q.pop()
+		v.t = e.t
+		if e.fault > 0 {
+			if ev, ok := v.fault(e); ok {
+				return ev, true, nil
+			}
+			continue
+		}
+		v.pending--
+		if e.ev.Kind == strategy.BatchDone {
+			if v.r.silent[e.ev.Device] {
+				continue // a stalled or departed device's batch never reports
+			}
+			v.r.slots[e.ev.Device].loss = v.r.x.local(e.ev.Device).loss
+		}
+		return e.ev, true, nil
 	}
-	e := v.q.pop()
-	v.t = e.t
-	if e.ev.Kind == strategy.BatchDone {
-		v.r.slots[e.ev.Device].loss = v.r.x.local(e.ev.Device).loss
+	return strategy.Event{}, false, nil
+}
+
+// fault strikes the fault of e, or gives up on a stalled device, and returns
+// the strategy's news of a departure.
+func (v *virtualClock) fault(e vevent) (strategy.Event, bool) {
+	f := v.faults[e.fault-1]
+	if e.giveUp {
+		v.pending-- // the give-up was work: a barrier may wait for it
+		return leaveEvent(f.Device), v.r.leave(f.Device, f.Kind, v.t)
 	}
-	return e.ev, true, nil
+	if v.r.x.gone[f.Device] {
+		return strategy.Event{}, false
+	}
+	leave, giveUpAt := v.r.strike(f, v.t)
+	if giveUpAt > 0 {
+		v.seq++
+		v.pending++
+		v.q.push(vevent{t: giveUpAt, seq: v.seq, fault: e.fault, giveUp: true})
+	}
+	return leaveEvent(f.Device), leave && v.r.leave(f.Device, f.Kind, v.t)
 }
 
 func (v *virtualClock) pause(f func() error) error { return f() }

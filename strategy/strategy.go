@@ -34,10 +34,26 @@ const (
 	// ḡ the mean of the devices' gradients, and NaN where ‖g_i‖ = 0;
 	// Norms[i] is ‖g_i‖₂.
 	Consensus
+	// Leave: Device failed and left the run for good (a fault: a crash, or
+	// a stall the engine gave up on). It is idle — a batch it was computing
+	// is lost and never reported — and takes no more work. The strategy
+	// stops waiting for it, dispatches nothing more to it and gives it
+	// weight 0 in every collective (Members keeps the account); the engine
+	// leaves it out of collectives (it never multiplies it by 0: its replica
+	// may be stale) and of the mean gradient of Consensus, and answers NaN
+	// for it in Norms and Consensus. No BatchDone of it ever follows. A
+	// Leave may come before Start's dispatches are answered, and between a
+	// collective or query and its answer (which then comes as issued). The
+	// lost batch's samples count as dispatched towards the run's budget. One
+	// device at least always remains. A strategy may emit actions in
+	// answer: a collective it was waiting for only on the device that left.
+	// Merge records show a departed device with batch, rate, updates and
+	// weight 0.
+	Leave
 )
 
 func (k EventKind) String() string {
-	return [...]string{"start", "batch-done", "collective-done", "norms", "consensus"}[k]
+	return [...]string{"start", "batch-done", "collective-done", "norms", "consensus", "leave"}[k]
 }
 
 // Event is the input of a strategy.

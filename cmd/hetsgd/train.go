@@ -88,6 +88,26 @@ func (l *floatList) Set(v string) error {
 	return nil
 }
 
+// faultList is the repeatable --fault flag.
+type faultList []engine.Fault
+
+func (l *faultList) String() string {
+	s := make([]string, len(*l))
+	for i, f := range *l {
+		s[i] = f.String()
+	}
+	return strings.Join(s, " ")
+}
+
+func (l *faultList) Set(v string) error {
+	f, err := engine.ParseFault(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, f)
+	return nil
+}
+
 // optionFlag is a strategy option's flag: it reaches the strategy only when
 // given, and prints no default of its own (the strategy's is in the help).
 type optionFlag struct {
@@ -134,6 +154,7 @@ type trainFlags struct {
 	devices        int
 	devicesPerRank int
 	speeds         floatList
+	faults         faultList
 	clock          string
 	noise          float64
 	costPath       string
@@ -189,6 +210,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.devices, "devices", 1, "number of devices (model replicas); under mpirun, ranks × --devices-per-rank")
 	fs.IntVar(&f.devicesPerRank, "devices-per-rank", 1, "under mpirun: devices each rank holds (a node of K devices)")
 	fs.Var(&f.speeds, "speeds", "relative `speed` of each device, comma-separated (default all 1)")
+	fs.Var(&f.faults, "fault", "inject a fault, e.g. device=2,at=30s,kind=crash (kinds: crash; stall, given up after timeout=SECONDS, default 2s; slow=FACTOR); repeat the flag for more; seconds of the run's clock; one process only")
 	fs.StringVar(&f.clock, "time", "real", "clock: real (goroutines, wall time) or virtual (deterministic simulation)")
 	fs.Float64Var(&f.noise, "noise", 0.05, "virtual clock: σ of the log-normal noise on each batch's cost")
 	fs.StringVar(&f.costPath, "cost", "", "virtual clock: cost model `file` from hetsgd calibrate (default: the built-in one)")
@@ -280,7 +302,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 	}
 
 	loadStart := time.Now()
-	w, source, err := f.buildWorkload(format, stderr)
+	w, source, err := f.buildWorkload(ctx, format, stderr)
 	if err != nil {
 		return err
 	}
@@ -458,6 +480,7 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	if len(f.speeds) > 0 {
 		cfg.Speeds = f.speeds
 	}
+	cfg.Faults = f.faults
 	cfg.Options = f.givenOptions()
 	cfg.Paper = f.paper
 	info, err := strategy.Lookup(cfg.Strategy)
@@ -588,7 +611,7 @@ func visited(fs *flag.FlagSet) map[string]bool {
 }
 
 // buildWorkload loads the data and builds what the devices train.
-func (f *trainFlags) buildWorkload(format data.Format, stderr io.Writer) (engine.Workload, string, error) {
+func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, stderr io.Writer) (engine.Workload, string, error) {
 	switch f.workload {
 	case "regression":
 		if f.dim < 1 {
@@ -607,7 +630,7 @@ func (f *trainFlags) buildWorkload(format data.Format, stderr io.Writer) (engine
 	if err != nil {
 		return nil, "", fmt.Errorf("--cache: %w", err)
 	}
-	l := data.Loader{Format: format, Cache: mode, Log: stderr}
+	l := data.Loader{Format: format, Cache: mode, Log: stderr, Context: ctx}
 	trainSet, testSet, source, err := loadData(l, f.trainPath, f.testPath, f.dataDir)
 	if err != nil {
 		return nil, "", err
@@ -666,6 +689,7 @@ type configRecordT struct {
 	Ranks        int                `json:"ranks,omitempty"`
 	PerRank      int                `json:"devices_per_rank,omitempty"`
 	Speeds       []float64          `json:"speeds"`
+	Faults       []engine.Fault     `json:"faults,omitempty"`
 	Clock        string             `json:"clock"`
 	Noise        float64            `json:"noise,omitempty"`
 	Cost         *engine.CostModel  `json:"cost,omitempty"`
@@ -699,7 +723,7 @@ func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workl
 		Hidden: append([]int{}, f.hidden...), Dropout: f.dropout, Batch: f.batch, LR: f.lr, Optimizer: cfg.Optimizer.Name,
 		Momentum: f.momentum, WeightDecay: f.weightDecay, Epochs: f.epochs, TimeBudget: f.timeBudget,
 		EvalEvery: f.evalEvery, EvalPoints: f.evalPoints, Seed: f.seed,
-		Strategy: cfg.Strategy, Options: cfg.Options, Devices: cfg.Devices, Speeds: speeds, Clock: string(cfg.Clock), LineSearch: cfg.LineSearch,
+		Strategy: cfg.Strategy, Options: cfg.Options, Devices: cfg.Devices, Speeds: speeds, Faults: cfg.Faults, Clock: string(cfg.Clock), LineSearch: cfg.LineSearch,
 		Threads: kernel.Default().Workers(), Kernel: kernel.Impl(), BLAS: kernel.BLAS(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
 		TrainSecNote: "train_seconds counts training steps only (batch preparation, forward, backward, update, merges) in the engine's clock; loading and evaluation are excluded",
 	}

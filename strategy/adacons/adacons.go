@@ -18,6 +18,14 @@
 // or not finite the step falls back to plain averaging and says so in the
 // run log. With equal gradients every c_i is 1 and AdaCons is averaging.
 //
+// When a device leaves the run (strategy.Leave) the step waits only for the
+// devices still in it (a step that waited only for the device that left
+// queries at once), the gone device's coefficient — NaN, as the engine
+// answers for it — gets weight 0, and the sort, the momentum and the
+// normalization run over the live devices alone. The momentum of the sorted
+// coefficients restarts, as at the start of the run, from the first step's
+// coefficients after the leave: its ranks were those of more devices.
+//
 // # Eq. 13 as printed
 //
 // The paper's text asks for an unbiased estimator, the weights constrained
@@ -75,10 +83,12 @@ type AdaCons struct {
 	lr      float64
 	beta    float64
 	eq13    bool      // the paper's eq. 13 as printed
-	M       []float64 // smoothed sorted coefficients
+	M       []float64 // smoothed sorted coefficients, one per live device
 	started bool      // M holds a first step's coefficients
-	pending int
-	perm    []int
+	members strategy.Members
+	waiting []bool // devices whose gradient the step still waits for
+	pending int    // how many
+	perm    []int  // the live devices, sorted by coefficient
 	sorted  []float64
 	weights []float64 // the step's weights (the action's, valid until the next Step)
 	next    []float64 // the momentum's next value
@@ -89,18 +99,33 @@ func New(cfg strategy.Config) (*AdaCons, error) {
 	beta, eq13 := cfg.Opt("beta"), cfg.Opt("eq13")
 	n := cfg.Devices
 	return &AdaCons{n: n, b: cfg.Batch, lr: cfg.LR, beta: beta, eq13: eq13 == 1,
-		M: make([]float64, n), perm: make([]int, n), sorted: make([]float64, n),
+		members: strategy.NewMembers(n), waiting: make([]bool, n),
+		M: make([]float64, n), perm: make([]int, 0, n), sorted: make([]float64, 0, n),
 		weights: make([]float64, n), next: make([]float64, 0, n)}, nil
 }
 
 func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
-		a.pending = a.n
-		return strategy.DispatchAll(out, a.n, a.b, a.lr, strategy.Gradient)
+		a.pending = a.members.Live()
+		for d := range a.waiting {
+			a.waiting[d] = a.members.In(d)
+		}
+		return a.members.Dispatch(out, a.b, a.lr, strategy.Gradient)
 	case strategy.BatchDone:
-		if a.pending--; a.pending == 0 {
-			out = append(out, strategy.Action{Kind: strategy.QueryConsensus})
+		d := ev.Device
+		if d < 0 || d >= a.n || !a.waiting[d] {
+			panic(fmt.Sprintf("adacons: BatchDone from device %d, which has no batch", d))
+		}
+		out = a.arrived(out, d)
+	case strategy.Leave:
+		if !a.members.Leave(ev.Device) {
+			return out // already gone, or no device
+		}
+		a.started = false // the momentum's ranks were those of more devices
+		if a.waiting[ev.Device] {
+			// Its batch is lost: the step goes on without it.
+			out = a.arrived(out, ev.Device)
 		}
 	case strategy.Consensus:
 		w, note := a.Weights(ev.Values, ev.Norms)
@@ -109,15 +134,29 @@ func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Acti
 	return out
 }
 
+// arrived takes device d off the step's wait list and asks for the
+// consensus once no device is left on it.
+func (a *AdaCons) arrived(out []strategy.Action, d int) []strategy.Action {
+	a.waiting[d] = false
+	if a.pending--; a.pending == 0 {
+		out = append(out, strategy.Action{Kind: strategy.QueryConsensus})
+	}
+	return out
+}
+
 // Weights turns the step's consensus coefficients c_i = ⟨g_i, ḡ⟩/‖g_i‖² and
 // the gradients' norms (needed by eq. 13 only) into aggregation weights,
 // updating the momentum, and returns a note when it fell back to averaging.
+// Only the devices in the run take part; the others get weight 0.
 func (a *AdaCons) Weights(c, norms []float64) ([]float64, string) {
 	if a.eq13 && len(norms) < a.n {
 		panic("adacons: eq. 13 needs the gradients' norms in the Consensus event")
 	}
-	for i := range a.perm {
-		a.perm[i] = i
+	a.perm = a.perm[:0]
+	for i := range a.n {
+		if a.members.In(i) {
+			a.perm = append(a.perm, i)
+		}
 	}
 	// A zero gradient (NaN coefficient) contributes nothing.
 	coef := func(i int) float64 {
@@ -131,10 +170,12 @@ func (a *AdaCons) Weights(c, norms []float64) ([]float64, string) {
 		return v
 	}
 	slices.SortStableFunc(a.perm, func(x, y int) int { return cmp.Compare(coef(x), coef(y)) })
-	for r, i := range a.perm {
-		a.sorted[r] = coef(i)
+	a.sorted = a.sorted[:0]
+	for _, i := range a.perm {
+		a.sorted = append(a.sorted, coef(i))
 	}
 	w, m := a.weights, a.next[:0]
+	clear(w) // the devices out of the run keep 0
 	var sum float64
 	for r := range a.sorted {
 		v := a.sorted[r]
@@ -146,14 +187,12 @@ func (a *AdaCons) Weights(c, norms []float64) ([]float64, string) {
 		sum += v
 	}
 	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
-		for i := range w {
-			w[i] = 1 / float64(a.n)
-		}
+		a.members.Uniform(w)
 		return w, fmt.Sprintf("consensus weights sum to %v: this step falls back to averaging", sum)
 	}
-	copy(a.M, m)
+	a.M = append(a.M[:0], m...) // one per rank among the live devices
 	a.started = true
-	for i := range w {
+	for _, i := range a.perm {
 		w[i] /= sum
 		if a.eq13 {
 			// λ·m_r/‖g_i‖: the weight of the unit gradient, moved onto

@@ -138,3 +138,105 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+func weightsNear(t *testing.T, what string, acts []strategy.Action, want []float64) {
+	t.Helper()
+	if len(acts) != 1 || acts[0].Kind != strategy.AllReduce {
+		t.Fatalf("%s: %+v, want one all-reduce", what, acts)
+	}
+	for i := range want {
+		if got := acts[0].Weights[i]; math.Abs(got-want[i]) > 1e-12 {
+			t.Fatalf("%s: weights %v, want %v", what, acts[0].Weights, want)
+		}
+	}
+}
+
+// A device that leaves is waited for no more; its coefficient comes as NaN
+// and gets weight 0, the others' weights are their coefficients normalized
+// over the live devices, and the momentum of the sorted coefficients starts
+// again from the first step after the leave.
+func TestLeave(t *testing.T) {
+	nan := math.NaN()
+	s, _, err := strategy.New("adacons", strategy.Config{Devices: 4, Batch: 8, LR: 0.1, Options: map[string]float64{"beta": 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(ev strategy.Event) []strategy.Action { return s.Step(ev, nil) }
+	done := func(ds ...int) (acts []strategy.Action) {
+		for _, d := range ds {
+			acts = step(strategy.Event{Kind: strategy.BatchDone, Device: d})
+		}
+		return acts
+	}
+	// Step 1, every device: c = [1 2 3 4], weights c/10.
+	step(strategy.Event{Kind: strategy.Start})
+	done(0, 1, 2, 3)
+	weightsNear(t, "four devices", step(strategy.Event{Kind: strategy.Consensus, Values: []float64{1, 2, 3, 4}}), []float64{0.1, 0.2, 0.3, 0.4})
+	// Step 2: device 2, the last one pending, leaves: the query comes at once.
+	if acts := step(strategy.Event{Kind: strategy.CollectiveDone}); len(acts) != 4 {
+		t.Fatalf("step 2 dispatches %+v", acts)
+	}
+	if acts := done(3, 0, 1); len(acts) != 0 {
+		t.Fatalf("three of four done: %+v", acts)
+	}
+	acts := step(strategy.Event{Kind: strategy.Leave, Device: 2})
+	if len(acts) != 1 || acts[0].Kind != strategy.QueryConsensus {
+		t.Fatalf("the last pending device left: %+v, want the consensus query", acts)
+	}
+	for _, d := range []int{2, 4, -1} {
+		if acts := step(strategy.Event{Kind: strategy.Leave, Device: d}); len(acts) != 0 {
+			t.Fatalf("Leave %d answered %+v, want nothing", d, acts)
+		}
+	}
+	// The momentum starts again: c = [1 3 nan 2] gives [1 3 0 2]/6.
+	weightsNear(t, "device 2 gone", step(strategy.Event{Kind: strategy.Consensus, Values: []float64{1, 3, nan, 2}}), []float64{1.0 / 6, 0.5, 0, 1.0 / 3})
+	// Step 3: devices 0, 1, 3 only. Sorted c = [2 3 5] with the momentum's
+	// [1 2 3]: m = [1.5 2.5 4], device 0 (rank 0) 1.5, device 3 (rank 1)
+	// 2.5, device 1 (rank 2) 4, over 8.
+	acts = step(strategy.Event{Kind: strategy.CollectiveDone})
+	if len(acts) != 3 || acts[0].Device != 0 || acts[1].Device != 1 || acts[2].Device != 3 {
+		t.Fatalf("step 3 dispatches %+v, want devices 0, 1, 3", acts)
+	}
+	if acts := done(1, 3, 0); len(acts) != 1 || acts[0].Kind != strategy.QueryConsensus {
+		t.Fatalf("the live devices done: %+v", acts)
+	}
+	weightsNear(t, "step 3", step(strategy.Event{Kind: strategy.Consensus, Values: []float64{2, 5, nan, 3}}), []float64{1.5 / 8, 4.0 / 8, 0, 2.5 / 8})
+}
+
+// Eq. 13 with a device gone: its NaN norm and coefficient give weight 0.
+// Devices 0 and 2: g = (1,0), (0,3) as in TestEq13ByHand, weights 1/4 and
+// 1/4 on the raw gradients.
+func TestLeaveEq13(t *testing.T) {
+	s, _, err := strategy.New("adacons", strategy.Config{Devices: 3, Batch: 8, LR: 0.1, Options: map[string]float64{"eq13": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Step(strategy.Event{Kind: strategy.Start}, nil)
+	if acts := s.Step(strategy.Event{Kind: strategy.Leave, Device: 1}, nil); len(acts) != 0 {
+		t.Fatalf("device 1 left while the others work: %+v", acts)
+	}
+	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 0}, nil)
+	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 2}, nil)
+	// ḡ = (1/2, 3/2): c = [1/2 nan 1/2], ‖g‖ = [1 nan 3].
+	acts := s.Step(strategy.Event{Kind: strategy.Consensus, Values: []float64{0.5, math.NaN(), 0.5}, Norms: []float64{1, math.NaN(), 3}}, nil)
+	weightsNear(t, "eq. 13, device 1 gone", acts, []float64{0.25, 0, 0.25})
+}
+
+// With no momentum yet and every live gradient zero, the step averages over
+// the live devices.
+func TestLeaveFallback(t *testing.T) {
+	s, _, err := strategy.New("adacons", strategy.Config{Devices: 3, Batch: 8, LR: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Step(strategy.Event{Kind: strategy.Start}, nil)
+	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 0}, nil)
+	s.Step(strategy.Event{Kind: strategy.Leave, Device: 1}, nil)
+	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 2}, nil)
+	nan := math.NaN()
+	acts := s.Step(strategy.Event{Kind: strategy.Consensus, Values: []float64{nan, nan, nan}}, nil)
+	weightsNear(t, "fallback", acts, []float64{0.5, 0, 0.5})
+	if acts[0].Note == "" {
+		t.Fatal("the fallback to averaging is not noted")
+	}
+}

@@ -27,6 +27,17 @@
 //     all u_i are equal, and then Alg. 1 changes nothing.
 //   - With one device there is nothing to merge: Adaptive SGD is mini-batch
 //     SGD, as the paper notes (§5.2.1).
+//   - A device that leaves the run (strategy.Leave) takes its replica and
+//     its updates of the mega-batch with it; the scheduler goes on with the
+//     others. Its batch under way is lost: its samples were never processed,
+//     so they no longer count towards the mega-batch, and the devices left
+//     deal them again (an idle one that was waiting for the merge takes a
+//     batch). The mega-batch ends when every device in the run is idle; the
+//     merge weights, their perturbation and the batch-size scaling see only
+//     those devices (the gone one has weight 0, and NaN for a norm), and the
+//     merge record lists it with batch, learning rate, updates and weight 0.
+//     Once a single device remains it is mini-batch SGD, as on one device:
+//     each mega-batch ends with the centre taking its replica as it is.
 //
 // The variant "adaptive-code" follows the authors' public HeteroGPU
 // scheduler instead (SPEC §3): a warm-up of a few epochs at b_min with a
@@ -119,11 +130,14 @@ type Adaptive struct {
 	LR []float64 // current learning rate per device
 	U  []int     // updates per device in this mega-batch
 
-	dispatched int    // samples handed out in this mega-batch
+	dispatched int    // samples handed out in this mega-batch, less those lost
 	busy       int    // devices working
 	working    []bool // per device
-	total      int64  // samples handed out since the start
+	running    bool   // a mega-batch is under way: its merge is not yet asked for
+	total      int64  // samples handed out since the start, lost ones too
 	size       int    // training points, for epochs (adaptive-code)
+
+	members strategy.Members // the devices still in the run
 }
 
 type codeRules struct {
@@ -156,6 +170,7 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	a.mega = max(1, int(math.Round(mega*bmax)))
 	a.B, a.LR, a.U = make([]int, a.n), make([]float64, a.n), make([]int, a.n)
 	a.working = make([]bool, a.n)
+	a.members = strategy.NewMembers(a.n)
 	// --lr is the rate for b_max; a smaller initial batch starts at the rate
 	// the linear scaling rule gives it.
 	if binit < bmin || binit > bmax {
@@ -184,10 +199,12 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
-		a.dispatched, a.busy = 0, 0
+		a.dispatched, a.busy, a.running = 0, 0, true
 		clear(a.U)
 		for d := 0; d < a.n; d++ {
-			out = a.dispatch(out, d)
+			if a.members.In(d) {
+				out = a.dispatch(out, d)
+			}
 		}
 	case strategy.BatchDone:
 		d := ev.Device
@@ -200,26 +217,74 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 		if a.dispatched < a.mega {
 			return a.dispatch(out, d)
 		}
-		if a.busy > 0 {
+		return a.end(out)
+	case strategy.Leave:
+		d := ev.Device
+		if !a.members.Leave(d) {
+			return out // already gone, or no device
+		}
+		a.U[d] = 0 // its updates are lost with its replica
+		if a.working[d] {
+			// The batch is lost: its samples were never processed.
+			a.working[d] = false
+			a.busy--
+			a.dispatched -= a.B[d]
+		}
+		if !a.running {
 			return out
 		}
-		// End of the mega-batch: every device is idle.
-		if a.n == 1 {
-			// Nothing to merge: the centre takes the replica as it is.
-			a.scale() // a no-op for Alg. 1; the code variant may end its warm-up
-			return append(out, strategy.IdentityMerge())
+		// The devices left deal what the lost batch did not process: an
+		// idle one was waiting for the end of the mega-batch.
+		for e := 0; e < a.n && a.dispatched < a.mega; e++ {
+			if a.members.In(e) && !a.working[e] {
+				out = a.dispatch(out, e)
+			}
 		}
-		out = append(out, strategy.Action{Kind: strategy.QueryNorms})
+		return a.end(out)
 	case strategy.Norms:
 		weights, perturbed := a.weights(ev.Values, ev.Dim)
 		rec := &strategy.MergeRecord{
 			BatchSizes: append([]int(nil), a.B...), LRs: append([]float64(nil), a.LR...),
 			Updates: append([]int(nil), a.U...), Weights: weights, Perturbed: perturbed,
 		}
+		for d := range a.n {
+			if !a.members.In(d) {
+				rec.BatchSizes[d], rec.LRs[d] = 0, 0
+			}
+		}
 		a.scale()
 		out = append(out, strategy.Action{Kind: strategy.Merge, Weights: weights, Gamma: a.gamm, Record: rec})
 	}
 	return out
+}
+
+// end ends the mega-batch once it is dealt and every device in the run is
+// idle: the replicas' norms are asked for the merge.
+func (a *Adaptive) end(out []strategy.Action) []strategy.Action {
+	if !a.running || a.dispatched < a.mega || a.busy > 0 {
+		return out
+	}
+	a.running = false
+	switch {
+	case a.n == 1:
+		// Nothing to merge: the centre takes the replica as it is.
+		a.scale() // a no-op for Alg. 1; the code variant may end its warm-up
+		return append(out, strategy.IdentityMerge())
+	case a.members.Live() == 1:
+		// One device left: as on one device, the centre takes its replica
+		// as it is (weight 1, no momentum).
+		w := a.members.Uniform(make([]float64, a.n))
+		rec := &strategy.MergeRecord{BatchSizes: make([]int, a.n), LRs: make([]float64, a.n),
+			Updates: append([]int(nil), a.U...), Weights: w}
+		for d := range a.n {
+			if a.members.In(d) {
+				rec.BatchSizes[d], rec.LRs[d] = a.B[d], a.LR[d]
+			}
+		}
+		a.scale()
+		return append(out, strategy.Action{Kind: strategy.Merge, Weights: w, Record: rec})
+	}
+	return append(out, strategy.Action{Kind: strategy.QueryNorms})
 }
 
 func (a *Adaptive) dispatch(out []strategy.Action, d int) []strategy.Action {
@@ -235,40 +300,52 @@ func (a *Adaptive) dispatch(out []strategy.Action, d int) []strategy.Action {
 }
 
 // weights is Alg. 2's normalization and perturbation (or the code variant's
-// batch-count shares). norms are the replicas' ‖w_i‖₂, dim the parameter count.
+// batch-count shares) over the devices in the run; the others get 0. norms
+// are the replicas' ‖w_i‖₂, dim the parameter count.
 func (a *Adaptive) weights(norms []float64, dim int) ([]float64, bool) {
 	w := make([]float64, a.n)
+	first := -1 // the first device in the run
 	equal := true
-	for _, u := range a.U {
-		equal = equal && u == a.U[0]
+	for i, u := range a.U {
+		if !a.members.In(i) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		equal = equal && u == a.U[first]
 	}
+	share := a.U
 	if equal && a.code == nil {
-		sum := 0
-		for _, b := range a.B {
-			sum += b
+		share = a.B
+	}
+	sum := 0
+	for i, v := range share {
+		if a.members.In(i) {
+			sum += v
 		}
-		for i, b := range a.B {
-			w[i] = float64(b) / float64(sum)
+	}
+	for i, v := range share {
+		if a.members.In(i) {
+			w[i] = float64(v) / float64(sum)
 		}
-	} else {
-		sum := 0
-		for _, u := range a.U {
-			sum += u
-		}
-		for i, u := range a.U {
-			w[i] = float64(u) / float64(sum)
-		}
+	}
+	if sum == 0 {
+		a.members.Uniform(w) // no device took a batch: nothing tells them apart
 	}
 	if equal || (a.code != nil && a.code.warm) {
 		return w, false
 	}
-	for _, nrm := range norms {
-		if !(nrm/float64(dim) < a.pertThr) {
+	for i, nrm := range norms {
+		if a.members.In(i) && !(nrm/float64(dim) < a.pertThr) {
 			return w, false
 		}
 	}
-	r, s := 0, 0
+	r, s := first, first
 	for i, u := range a.U {
+		if !a.members.In(i) {
+			continue
+		}
 		if u > a.U[r] {
 			r = i
 		}
@@ -281,18 +358,24 @@ func (a *Adaptive) weights(norms []float64, dim int) ([]float64, bool) {
 	return w, true
 }
 
-// scale is Alg. 1 (or the code variant's fixed steps) for the next mega-batch.
+// scale is Alg. 1 (or the code variant's fixed steps) for the next
+// mega-batch, over the devices in the run.
 func (a *Adaptive) scale() {
 	if a.code != nil {
 		a.code.scale(a)
 		return
 	}
 	mu := 0.0
-	for _, u := range a.U {
-		mu += float64(u)
-	}
-	mu /= float64(a.n)
 	for i, u := range a.U {
+		if a.members.In(i) {
+			mu += float64(u)
+		}
+	}
+	mu /= float64(a.members.Live())
+	for i, u := range a.U {
+		if !a.members.In(i) {
+			continue
+		}
 		dev := float64(u) - mu
 		nb := int(math.Round(float64(a.B[i]) + a.beta*dev))
 		if (dev > 0 && nb <= a.bmax) || (dev < 0 && nb >= a.bmin) {
@@ -328,15 +411,21 @@ func (c *codeRules) scale(a *Adaptive) {
 		return
 	}
 	sum := 0
-	for _, u := range a.U {
-		sum += u
-	}
 	for i, u := range a.U {
+		if a.members.In(i) {
+			sum += u
+		}
+	}
+	even := 1 / float64(a.members.Live())
+	for i, u := range a.U {
+		if !a.members.In(i) || sum == 0 {
+			continue
+		}
 		share := float64(u) / float64(sum)
 		switch {
-		case share < 1/float64(a.n) && a.B[i] > a.bmin:
+		case share < even && a.B[i] > a.bmin:
 			a.B[i] = max(a.bmin, a.B[i]-c.step)
-		case share > 1/float64(a.n) && a.B[i] < a.bmax:
+		case share > even && a.B[i] < a.bmax:
 			a.B[i] = min(a.bmax, a.B[i]+c.step)
 		}
 	}

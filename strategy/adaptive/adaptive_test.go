@@ -157,3 +157,129 @@ func TestInitialBatch(t *testing.T) {
 		t.Fatal("binit below b_min accepted")
 	}
 }
+
+func steps(a *Adaptive, evs ...strategy.Event) []strategy.Action {
+	var out []strategy.Action
+	for _, ev := range evs {
+		out = a.Step(ev, out[:0])
+	}
+	return out
+}
+
+func done(d int) strategy.Event  { return strategy.Event{Kind: strategy.BatchDone, Device: d} }
+func leave(d int) strategy.Event { return strategy.Event{Kind: strategy.Leave, Device: d} }
+
+// A device leaving as the last one working: its batch is lost, so the
+// mega-batch (4 batches of 16) lacks 16 samples, which device 0, idle and
+// waiting for the merge, takes. The merge then sees only the live devices:
+// u = [2 1 · 1], α = [0.5 0.25 0 0.25], perturbed (device 2's NaN norm
+// ignored) to [0.55 0.225 0 0.25].
+func TestLeaveLastWorking(t *testing.T) {
+	a := newPaper(t, 4, map[string]float64{"bmax": 16, "mega-batch": 4})
+	if acts := steps(a, strategy.Event{Kind: strategy.Start}, done(0), done(1), done(3)); len(acts) != 0 {
+		t.Fatalf("the mega-batch is dealt: %+v", acts)
+	}
+	acts := steps(a, leave(2))
+	if len(acts) != 1 || acts[0].Kind != strategy.Dispatch || acts[0].Device != 0 || acts[0].Batch != 16 {
+		t.Fatalf("device 2 left with its batch: %+v, want device 0 to take 16 samples", acts)
+	}
+	for _, d := range []int{2, -1, 4} {
+		if acts := steps(a, leave(d)); len(acts) != 0 {
+			t.Fatalf("Leave %d answered %+v, want nothing", d, acts)
+		}
+	}
+	if acts := steps(a, done(0)); len(acts) != 1 || acts[0].Kind != strategy.QueryNorms {
+		t.Fatalf("the mega-batch is done: %+v, want the norms query", acts)
+	}
+	acts = steps(a, strategy.Event{Kind: strategy.Norms, Values: []float64{1, 1, math.NaN(), 1}, Dim: 100})
+	want := []float64{0.55, 0.225, 0, 0.25}
+	if len(acts) != 1 || acts[0].Kind != strategy.Merge || acts[0].Record == nil || !acts[0].Record.Perturbed {
+		t.Fatalf("norms answered with %+v, want a perturbed merge", acts)
+	}
+	for i := range want {
+		if math.Abs(acts[0].Weights[i]-want[i]) > 1e-15 {
+			t.Fatalf("merge weights %v, want %v", acts[0].Weights, want)
+		}
+	}
+	if r := acts[0].Record; !slices.Equal(r.Updates, []int{2, 1, 0, 1}) || !slices.Equal(r.BatchSizes, []int{16, 16, 0, 16}) || r.LRs[2] != 0 {
+		t.Fatalf("merge record %+v", *r)
+	}
+	acts = steps(a, strategy.Event{Kind: strategy.CollectiveDone})
+	if len(acts) != 3 || acts[0].Device != 0 || acts[1].Device != 1 || acts[2].Device != 3 {
+		t.Fatalf("the next mega-batch dispatches %+v, want devices 0, 1, 3", acts)
+	}
+}
+
+// A device leaving while the others work: the mega-batch goes on without
+// it and ends when the live devices are idle, with weights over them.
+func TestLeaveWhileBusy(t *testing.T) {
+	for _, code := range []bool{false, true} {
+		s, err := build(strategy.Config{Devices: 3, Batch: 16, LR: 0.1, DatasetSize: 1000,
+			Options: map[string]float64{"mega-batch": 4}}, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := s.(*Adaptive)
+		// 3 batches, then device 0's second: the 64 samples are dealt.
+		steps(a, strategy.Event{Kind: strategy.Start}, done(0))
+		// Device 1's batch is lost: 16 samples to deal again, which device
+		// 0, the next one free, takes.
+		if acts := steps(a, leave(1)); len(acts) != 0 {
+			t.Fatalf("code %v: device 1 left while the others work: %+v", code, acts)
+		}
+		if acts := steps(a, done(0)); len(acts) != 1 || acts[0].Device != 0 {
+			t.Fatalf("code %v: device 0 done: %+v, want its third batch", code, acts)
+		}
+		if acts := steps(a, done(2), done(0)); len(acts) != 1 || acts[0].Kind != strategy.QueryNorms {
+			t.Fatalf("code %v: the live devices are idle: %+v, want the norms query", code, acts)
+		}
+		acts := steps(a, strategy.Event{Kind: strategy.Norms, Values: []float64{1, math.NaN(), 1}, Dim: 100})
+		if len(acts) != 1 || acts[0].Kind != strategy.Merge || acts[0].Weights[1] != 0 || math.Abs(acts[0].Weights[0]+acts[0].Weights[2]-1) > 0.1+1e-12 {
+			t.Fatalf("code %v: merge %+v, want weight 0 for device 1", code, acts)
+		}
+	}
+}
+
+// Down to one device, Adaptive SGD is mini-batch SGD, as on one device: the
+// mega-batch ends with the centre taking the survivor's replica, without
+// norms or momentum.
+func TestLeaveDownToOne(t *testing.T) {
+	a := newPaper(t, 2, map[string]float64{"bmax": 16, "mega-batch": 2})
+	acts := steps(a, strategy.Event{Kind: strategy.Start}, done(1), leave(0))
+	if len(acts) != 1 || acts[0].Kind != strategy.Dispatch || acts[0].Device != 1 {
+		t.Fatalf("device 0 left with its batch: %+v, want device 1 to take its samples", acts)
+	}
+	acts = steps(a, done(1))
+	if len(acts) != 1 || acts[0].Kind != strategy.Merge || !slices.Equal(acts[0].Weights, []float64{0, 1}) || acts[0].Gamma != 0 {
+		t.Fatalf("one device left: %+v, want the centre to take replica 1", acts)
+	}
+	if r := acts[0].Record; r == nil || !slices.Equal(r.Updates, []int{0, 2}) {
+		t.Fatalf("merge record %+v", r)
+	}
+}
+
+// Alg. 1 and the code variant's steps see only the live devices: with
+// device 2 gone and u = [3 1 ·], μ = 2 (not 4/3), and device 2's batch
+// stays as it is.
+func TestLeaveScaling(t *testing.T) {
+	a := newPaper(t, 3, map[string]float64{"bmax": 128, "bmin": 16}) // β = 8
+	steps(a, strategy.Event{Kind: strategy.Start}, leave(2))
+	a.B = []int{64, 64, 64}
+	a.U = []int{3, 1, 0}
+	a.scale()
+	if !slices.Equal(a.B, []int{72, 56, 64}) {
+		t.Fatalf("Alg. 1: batch sizes %v, want [72 56 64]", a.B)
+	}
+	s, err := build(strategy.Config{Devices: 3, Batch: 128, LR: 0.1, DatasetSize: 1000, Options: map[string]float64{"warmup": 0}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.(*Adaptive)
+	steps(c, strategy.Event{Kind: strategy.Start}, leave(2))
+	c.B = []int{64, 64, 64}
+	c.U = []int{1, 1, 0} // shares 1/2 each: even over the live devices
+	c.scale()
+	if !slices.Equal(c.B, []int{64, 64, 64}) {
+		t.Fatalf("code variant: batch sizes %v, want [64 64 64]", c.B)
+	}
+}

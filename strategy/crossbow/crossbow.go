@@ -24,9 +24,23 @@
 // With one device there is nothing to average: a = 1 would swap the replica
 // and the centre at every step, which is not a training algorithm, so a
 // single-device CROSSBOW is plain mini-batch SGD on its replica (z follows it).
+//
+// When a device leaves the run (strategy.Leave) the synchronisation waits
+// only for the devices still in it (at once, if only the device that left
+// was still working) and corrects only them. a multiplies each live
+// device's correction, so with fewer devices the centre would be pulled
+// less: a becomes min(1, a·n/live), which keeps the total pull Σ_live a of
+// the n devices (1 with the default a = 1/n, z then moving by the live
+// replicas' mean drift), capped at a = 1, the whole drift. Once a single
+// device remains CROSSBOW is what it is on one device, plain SGD with z
+// following the replica; a round under way when the last but one device
+// left ends with one more synchronisation if the survivor computed its
+// batch for it.
 package crossbow
 
 import (
+	"fmt"
+
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -52,50 +66,102 @@ type crossbowSGD struct {
 	n, b, tau int
 	lr, a, mu float64
 	after     bool // correct after the local step (not the paper's order)
+	members   strategy.Members
 	steps     []int
-	done      int
+	gradient  []bool // the device's τ-th batch of the round is in Gradient mode
+	done      int    // devices in the run that took their τ steps
+	round     bool   // a round is under way: its synchronisation is not yet asked for
 }
 
 // New returns the crossbow strategy.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
 	tau, a, mu, after := cfg.Opt("tau"), cfg.Opt("a"), cfg.Opt("gamma"), cfg.Opt("correct-after")
 	return &crossbowSGD{n: cfg.Devices, b: cfg.Batch, tau: int(tau), lr: cfg.LR, a: a, mu: mu, after: after == 1,
-		steps: make([]int, cfg.Devices)}, nil
+		members: strategy.NewMembers(cfg.Devices), steps: make([]int, cfg.Devices), gradient: make([]bool, cfg.Devices)}, nil
 }
 
 // mode is how a device computes its batch after k of the round's: the last
 // one, in the paper's order, only computes the gradient that the
 // synchronisation applies. One device has no synchronisation: always a step.
 func (c *crossbowSGD) mode(k int) strategy.Mode {
-	if k == c.tau-1 && !c.after && c.n > 1 {
+	if k == c.tau-1 && !c.after && c.members.Live() > 1 {
 		return strategy.Gradient
 	}
 	return strategy.LocalStep
+}
+
+func (c *crossbowSGD) dispatch(out []strategy.Action, d int) []strategy.Action {
+	m := c.mode(c.steps[d])
+	c.gradient[d] = m == strategy.Gradient
+	return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: c.b, LR: c.lr, Mode: m})
 }
 
 func (c *crossbowSGD) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
 		clear(c.steps)
-		c.done = 0
-		return strategy.DispatchAll(out, c.n, c.b, c.lr, c.mode(0))
+		c.done, c.round = 0, true
+		for d := range c.n {
+			if c.members.In(d) {
+				out = c.dispatch(out, d)
+			}
+		}
+		return out
 	case strategy.BatchDone:
 		d := ev.Device
+		if !c.members.In(d) {
+			panic(fmt.Sprintf("crossbow: BatchDone from device %d, which is not in the run", d))
+		}
 		if c.steps[d]++; c.steps[d] < c.tau {
-			return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: c.b, LR: c.lr, Mode: c.mode(c.steps[d])})
+			return c.dispatch(out, d)
 		}
-		if c.done++; c.done < c.n {
-			return out
+		c.done++
+		return c.sync(out)
+	case strategy.Leave:
+		d := ev.Device
+		if !c.members.Leave(d) {
+			return out // already gone, or no device
 		}
-		if c.n == 1 {
-			// Plain SGD: the centre is the replica.
-			return append(out, strategy.IdentityMerge())
+		if c.steps[d] >= c.tau {
+			c.done-- // its replica, done or not, is not synchronised
 		}
-		sync := strategy.Action{Kind: strategy.CenterSync, A: c.a, Gamma: c.mu}
-		if !c.after {
-			sync.LR, sync.WithGradient = c.lr, true
-		}
-		out = append(out, sync)
+		return c.sync(out)
 	}
 	return out
+}
+
+// sync asks for the round's synchronisation once every device in the run
+// took its τ steps.
+func (c *crossbowSGD) sync(out []strategy.Action) []strategy.Action {
+	live := c.members.Live()
+	if !c.round || c.done < live {
+		return out
+	}
+	c.round = false
+	// With more than one device every live one computed its τ-th batch in
+	// the same mode; with one left, the survivor may hold a gradient from
+	// before the others left.
+	gradient := false
+	for d := range c.n {
+		gradient = gradient || c.members.In(d) && c.gradient[d]
+	}
+	switch {
+	case c.n == 1:
+		// Plain SGD: the centre is the replica.
+		return append(out, strategy.IdentityMerge())
+	case live == 1 && !gradient:
+		// The last device left: plain SGD, the centre follows it.
+		return append(out, strategy.Action{Kind: strategy.Merge, Weights: c.members.Uniform(make([]float64, c.n))})
+	}
+	// a weighs each live device's correction: rescaled by n/live it keeps
+	// the total pull Σ_live a that the n devices had (a·n), up to a = 1.
+	a := c.a
+	if live < c.n {
+		a = min(1, c.a*float64(c.n)/float64(live))
+	}
+	sync := strategy.Action{Kind: strategy.CenterSync, A: a, Gamma: c.mu}
+	if gradient {
+		sync.LR, sync.WithGradient = c.lr, true
+	}
+	return append(out, sync)
 }

@@ -2,9 +2,16 @@
 // local SGD steps on its own batches, then the replicas are averaged and
 // every device restarts from the average. Devices wait for the slowest at
 // every merge: the straggler cost that Adaptive SGD removes.
+//
+// When a device leaves the run (strategy.Leave) its replica leaves with it:
+// the round merges once every device still in the run has taken its K
+// steps (at once, if only the device that left was still working), with
+// weights 1/live for them and 0 for the one gone, which the merge record
+// lists with batch, learning rate, updates and weight 0.
 package elastic
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/hetsgd/hetsgd/strategy"
@@ -30,16 +37,17 @@ func init() {
 type elasticSGD struct {
 	n, b, k int
 	lr      float64
+	members strategy.Members
 	steps   []int
-	done    int
+	done    int  // devices in the run that took their K steps
+	round   bool // a round is under way: its merge is not yet asked for
 	weights []float64
-	updates []int
 }
 
 // New returns the elastic strategy.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
 	e := &elasticSGD{n: cfg.Devices, b: cfg.Batch, k: int(cfg.Opt("k")), lr: cfg.LR,
-		steps: make([]int, cfg.Devices), weights: strategy.Uniform(cfg.Devices), updates: make([]int, cfg.Devices)}
+		members: strategy.NewMembers(cfg.Devices), steps: make([]int, cfg.Devices), weights: strategy.Uniform(cfg.Devices)}
 	return e, nil
 }
 
@@ -47,21 +55,46 @@ func (e *elasticSGD) Step(ev strategy.Event, out []strategy.Action) []strategy.A
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
 		clear(e.steps)
-		e.done = 0
-		return strategy.DispatchAll(out, e.n, e.b, e.lr, strategy.LocalStep)
+		e.done, e.round = 0, true
+		return e.members.Dispatch(out, e.b, e.lr, strategy.LocalStep)
 	case strategy.BatchDone:
 		d := ev.Device
+		if !e.members.In(d) {
+			panic(fmt.Sprintf("elastic: BatchDone from device %d, which is not in the run", d))
+		}
 		if e.steps[d]++; e.steps[d] < e.k {
 			return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: e.b, LR: e.lr})
 		}
-		if e.done++; e.done == e.n {
-			bs, lrs := make([]int, e.n), make([]float64, e.n)
-			for i := range bs {
-				bs[i], lrs[i], e.updates[i] = e.b, e.lr, e.k
-			}
-			out = append(out, strategy.Action{Kind: strategy.Merge, Weights: e.weights,
-				Record: &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: append([]int(nil), e.updates...), Weights: e.weights}})
+		e.done++
+		return e.merge(out)
+	case strategy.Leave:
+		d := ev.Device
+		if !e.members.Leave(d) {
+			return out // already gone, or no device
 		}
+		// A new slice: the records already written keep their weights.
+		e.weights = e.members.Uniform(make([]float64, e.n))
+		if e.steps[d] >= e.k {
+			e.done-- // its replica, done or not, is not merged
+		}
+		return e.merge(out)
 	}
 	return out
+}
+
+// merge asks for the round's merge once every device in the run took its
+// K steps.
+func (e *elasticSGD) merge(out []strategy.Action) []strategy.Action {
+	if !e.round || e.done < e.members.Live() {
+		return out
+	}
+	e.round = false
+	bs, lrs, updates := make([]int, e.n), make([]float64, e.n), make([]int, e.n)
+	for i := range bs {
+		if e.members.In(i) {
+			bs[i], lrs[i], updates[i] = e.b, e.lr, e.k
+		}
+	}
+	return append(out, strategy.Action{Kind: strategy.Merge, Weights: e.weights,
+		Record: &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: updates, Weights: e.weights}})
 }

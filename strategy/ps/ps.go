@@ -15,6 +15,10 @@
 //
 // The engine applies the commits (strategy.Commit); this package decides
 // when, with which rule, and counts staleness.
+//
+// A worker that leaves the run (strategy.Leave) gets no more batches; its
+// batch under way, if any, is lost and never committed. Nobody waits for
+// anyone, so nothing else changes.
 package ps
 
 import (
@@ -68,12 +72,13 @@ type Server struct {
 	commits              int
 	pulledAt             []int
 	working              []bool
+	members              strategy.Members
 }
 
 // New returns a parameter-server strategy committing by rule.
 func New(cfg strategy.Config, rule strategy.Rule) (*Server, error) {
 	s := &Server{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, rule: rule,
-		pulledAt: make([]int, cfg.Devices), working: make([]bool, cfg.Devices)}
+		pulledAt: make([]int, cfg.Devices), working: make([]bool, cfg.Devices), members: strategy.NewMembers(cfg.Devices)}
 	if rule != strategy.GEM {
 		return s, nil
 	}
@@ -91,7 +96,9 @@ func (s *Server) Step(ev strategy.Event, out []strategy.Action) []strategy.Actio
 	switch ev.Kind {
 	case strategy.Start:
 		for d := 0; d < s.n; d++ {
-			out = s.dispatch(out, d)
+			if s.members.In(d) {
+				out = s.dispatch(out, d)
+			}
 		}
 	case strategy.BatchDone:
 		d := ev.Device
@@ -103,6 +110,10 @@ func (s *Server) Step(ev strategy.Event, out []strategy.Action) []strategy.Actio
 			Tau: s.commits - s.pulledAt[d], Mu: s.mu, Kappa: s.kappa, Eps: s.eps, Clip: s.clip})
 		s.commits++
 		out = s.dispatch(out, d)
+	case strategy.Leave:
+		if s.members.Leave(ev.Device) {
+			s.working[ev.Device] = false // its batch is lost: nothing to commit
+		}
 	}
 	return out
 }

@@ -96,6 +96,37 @@ import (
 //     later steps), but must still be finite and sum to 1. The other runs
 //     send coefficients ≥ 0 or NaN only, and there every weight must be ≥ 0.
 //
+// # Devices leaving the run
+//
+// With 4 devices the simulated engine also takes devices out of the run
+// (strategy.Leave) at chosen points, one run for each: as the first event
+// after Start; while the device's batch is under way and others' too; while
+// it is idle and others work (it waits at a barrier); while its batch is the
+// only one under way (the last one a barrier waits for, which only the Leave
+// can end); during a collective, before its CollectiveDone (the engine's
+// clock may strike a fault then: the Leave must be answered with nothing,
+// the collective being under way). Device 0 leaves in one run, and in
+// another three devices leave one after the other. The engine then never
+// reports the device's batch, sends no more of its events, and answers NaN
+// for it in Norms (its norm) and Consensus (its coefficient and its
+// gradient's norm). Right after each Leave (after the CollectiveDone of a
+// collective under way) it sends a second Leave for the same device and
+// Leaves for devices -1 and n, which must be answered with nothing. On top
+// of the checks above:
+//
+//   - no Dispatch to a device that left;
+//   - collectives and queries need only the devices in the run idle (and,
+//     where they need gradients, holding one);
+//   - the weights of AllReduce and Merge, and of a MergeRecord, are 0 for
+//     the devices that left, finite for all, and sum to 1 as above;
+//   - the run never stalls and ends as above, the lost batches allowing one
+//     more batch each to be asked for;
+//   - the events replay to the same actions (determinism).
+//
+// A plan that never came about fails the check (nothing was tested), except
+// for Info.Async strategies, which have no collective and whose workers are
+// never idle nor alone at work.
+//
 // # One device
 //
 // With one device, the strategies whose package documentation says they
@@ -135,6 +166,7 @@ func Conformance(t *testing.T, name string) {
 		})
 	}
 	t.Run("one-device", func(t *testing.T) { checkOneDevice(t, info) })
+	t.Run("leave", func(t *testing.T) { checkMembership(t, info) })
 }
 
 // plainSGD lists the strategies whose documentation says that on one device
@@ -177,6 +209,34 @@ type conformanceConfig struct {
 	budget   int64  // samples
 	seed     uint64 // of the simulated engine
 	negative bool   // send negative consensus coefficients now and then
+	leaves   []leavePlan
+}
+
+// leaveWhen says at which point of a run the simulated engine takes a device
+// out of it.
+type leaveWhen uint8
+
+const (
+	atStart   leaveWhen = iota // the first event after Start
+	whileBusy                  // its batch under way, and another device's too
+	whileIdle                  // idle (waiting at a barrier) while another works
+	whenLast                   // its batch the only one under way
+	// during a collective, before its CollectiveDone (the engine's clock may
+	// strike a fault while a collective runs)
+	duringCollective
+)
+
+func (w leaveWhen) String() string {
+	return [...]string{"at start", "while busy", "while idle", "as the last one working", "during a collective"}[w]
+}
+
+// leavePlan is one Leave of a simulated run: device leaves at the first
+// point from step after on where when holds. The plans of a run come about
+// in order.
+type leavePlan struct {
+	device int
+	when   leaveWhen
+	after  int
 }
 
 func conformanceConfigs(info strategy.Info) []conformanceConfig {
@@ -402,6 +462,8 @@ func eventString(ev strategy.Event) string {
 		return fmt.Sprintf("norms %.4g dim=%d", ev.Values, ev.Dim)
 	case strategy.Consensus:
 		return fmt.Sprintf("consensus %.4g norms=%.4g", ev.Values, ev.Norms)
+	case strategy.Leave:
+		return fmt.Sprintf("leave dev=%d", ev.Device)
 	}
 	return ev.Kind.String()
 }
@@ -427,6 +489,12 @@ type sim struct {
 	pulled   []bool // a Pull-mode gradient no Commit applied yet
 	pulledAt []int  // commits when the device's batch was dispatched
 	commits  int
+	gone     []bool           // left the run
+	left     int              // how many
+	planned  int              // the leave plans that came about
+	queue    []strategy.Event // Leaves to ignore, sent before anything else
+	ignored  bool             // the event is one of them: it must cause nothing
+	held     bool             // the event is a Leave during a collective: it must cause nothing
 
 	accepted, asked                int64 // samples dispatched, and asked for including dropped ones
 	answer                         *strategy.Event
@@ -467,7 +535,8 @@ func simulate(t *testing.T, info strategy.Info, c conformanceConfig) []step {
 	s := &sim{t: t, info: info, c: c, n: n, maxBatch: info.MaxBatchOf(c.cfg),
 		rng:   rand.New(rand.NewPCG(c.seed, 0x5eed)),
 		speed: make([]float64, n), busy: make([]bool, n), lost: make([]bool, n), finish: make([]float64, n),
-		mode: make([]strategy.Mode, n), gradient: make([]bool, n), pulled: make([]bool, n), pulledAt: make([]int, n)}
+		mode: make([]strategy.Mode, n), gradient: make([]bool, n), pulled: make([]bool, n), pulledAt: make([]int, n),
+		gone: make([]bool, n)}
 	if opts, err := info.Resolve(c.cfg); err == nil {
 		s.delta, s.hasDelta = opts["delta"]
 	}
@@ -483,6 +552,12 @@ func simulate(t *testing.T, info strategy.Info, c conformanceConfig) []step {
 			s.failf("the run does not end: %d events for a budget of %d samples", s.stepNo, c.budget)
 		}
 		s.acts = st.Step(s.ev, s.acts[:0])
+		if s.ignored && len(s.acts) > 0 {
+			s.failf("answers %s: a Leave for a device that already left, or for no device, is to be ignored", Format(s.acts[0]))
+		}
+		if s.held && len(s.acts) > 0 {
+			s.failf("answers %s while a collective is under way: wait for its CollectiveDone", Format(s.acts[0]))
+		}
 		rec := step{ev: s.ev}
 		for _, a := range s.acts {
 			rec.acts = append(rec.acts, cloneAction(a))
@@ -499,13 +574,68 @@ func simulate(t *testing.T, info strategy.Info, c conformanceConfig) []step {
 	if s.dispatch == 0 {
 		t.Fatalf("%s (%s): no batch was ever dispatched", info.Name, describeConfig(c.cfg))
 	}
+	if s.planned < len(c.leaves) && !info.Async {
+		p := c.leaves[s.planned]
+		t.Fatalf("%s (%s): device %d never left %s after step %d: the run tested nothing", info.Name, describeConfig(c.cfg), p.device, p.when, p.after)
+	}
 	return s.trace
+}
+
+// due reports whether the leave plan p comes about now.
+func (s *sim) due(p leavePlan) bool {
+	if s.stepNo < p.after || s.gone[p.device] {
+		return false
+	}
+	if p.when == duringCollective || s.answer != nil {
+		return p.when == duringCollective && s.answer != nil && s.answer.Kind == strategy.CollectiveDone
+	}
+	others := false // another device's batch is under way
+	for d, b := range s.busy {
+		others = others || b && d != p.device
+	}
+	switch p.when {
+	case whileBusy:
+		return s.busy[p.device] && others
+	case whileIdle:
+		return !s.busy[p.device] && !s.lost[p.device] && others
+	case whenLast:
+		return s.busy[p.device] && !others
+	}
+	return true
+}
+
+// leave takes device d out of the run: its batch, if any, is lost, and the
+// Leaves to ignore follow.
+func (s *sim) leave(d int) {
+	s.ev = strategy.Event{Kind: strategy.Leave, Device: d}
+	s.gone[d] = true
+	s.left++
+	s.busy[d], s.lost[d], s.gradient[d], s.pulled[d] = false, false, false, false
+	for _, e := range []int{d, -1, s.n} {
+		s.queue = append(s.queue, strategy.Event{Kind: strategy.Leave, Device: e})
+	}
 }
 
 // next picks the next event; false when nothing is under way.
 func (s *sim) next() bool {
+	s.ignored, s.held = false, false
 	if s.answer != nil {
+		if s.planned < len(s.c.leaves) && s.due(s.c.leaves[s.planned]) {
+			s.leave(s.c.leaves[s.planned].device)
+			s.planned++
+			s.held = true
+			return true
+		}
 		s.ev, s.answer = *s.answer, nil
+		return true
+	}
+	if len(s.queue) > 0 {
+		s.ev, s.queue, s.ignored = s.queue[0], s.queue[1:], true
+		return true
+	}
+	if s.planned < len(s.c.leaves) && s.due(s.c.leaves[s.planned]) {
+		s.leave(s.c.leaves[s.planned].device)
+		s.planned++
 		return true
 	}
 	d := -1
@@ -536,7 +666,7 @@ func (s *sim) next() bool {
 
 func (s *sim) allIdle() (int, bool) {
 	for d := range s.busy {
-		if s.busy[d] || s.lost[d] {
+		if (s.busy[d] || s.lost[d]) && !s.gone[d] {
 			return d, false
 		}
 	}
@@ -557,6 +687,8 @@ func (s *sim) apply(a strategy.Action) {
 		switch {
 		case d < 0 || d >= s.n:
 			s.failf("%s: no device %d of %d", Format(a), d, s.n)
+		case s.gone[d]:
+			s.failf("%s: device %d left the run", Format(a), d)
 		case s.busy[d]:
 			s.failf("%s: device %d is busy with a batch", Format(a), d)
 		case s.lost[d]:
@@ -573,8 +705,8 @@ func (s *sim) apply(a strategy.Action) {
 			s.failf("%s: device %d holds a Pull-mode gradient that no Commit applied", Format(a), d)
 		}
 		s.asked += int64(a.Batch)
-		if limit := s.c.budget + int64((s.n+1)*s.maxBatch); s.asked > limit {
-			s.failf("%s: %d samples asked for, more than the budget %d plus one batch per device and the batch that crossed it (%d)", Format(a), s.asked, s.c.budget, limit)
+		if limit := s.c.budget + int64((s.n+1+s.left)*s.maxBatch); s.asked > limit {
+			s.failf("%s: %d samples asked for, more than the budget %d plus one batch per device, the batch that crossed it and one per lost batch (%d)", Format(a), s.asked, s.c.budget, limit)
 		}
 		s.mode[d] = a.Mode
 		s.pulledAt[d] = s.commits
@@ -611,10 +743,19 @@ func (s *sim) apply(a strategy.Action) {
 		}
 		s.sinceQuery = 0
 		ev := strategy.Event{Kind: strategy.Norms, Values: make([]float64, s.n)}
+		last := -1 // the last device in the run
+		for d := range s.gone {
+			if !s.gone[d] {
+				last = d
+			}
+		}
 		if a.Kind == strategy.QueryNorms {
 			ev.Dim = 1000
 			for i := range ev.Values {
 				ev.Values[i] = 1 + 129*s.rng.Float64() // ‖w‖/|w| in [0.001, 0.13]: around pert-thr 0.1
+				if s.gone[i] {
+					ev.Values[i] = math.NaN()
+				}
 			}
 		} else {
 			s.needGradients(a)
@@ -623,7 +764,9 @@ func (s *sim) apply(a strategy.Action) {
 			for i := range ev.Values {
 				ev.Norms[i] = 0.1 + 10*s.rng.Float64()
 				switch r := s.rng.IntN(20); {
-				case s.c.negative && !s.negativeSent && i == s.n-1:
+				case s.gone[i]:
+					ev.Values[i], ev.Norms[i] = math.NaN(), math.NaN()
+				case s.c.negative && !s.negativeSent && i == last:
 					// The first answer of a run with negative coefficients has
 					// one, so that AdaCons's momentum starts below 0.
 					ev.Values[i] = -0.3
@@ -672,7 +815,7 @@ func (s *sim) apply(a strategy.Action) {
 // not yet applied.
 func (s *sim) needGradients(a strategy.Action) {
 	for d, ok := range s.gradient {
-		if !ok {
+		if !ok && !s.gone[d] {
 			s.failf("%s: device %d holds no Gradient-mode gradient that is not yet applied", Format(a), d)
 		}
 	}
@@ -700,6 +843,9 @@ func (s *sim) checkCollective(a strategy.Action) {
 	for d, v := range w {
 		if !finite(v) {
 			s.failf("%s: weight %d is %v", Format(a), d, v)
+		}
+		if s.gone[d] && v != 0 {
+			s.failf("%s: weight %d is %v, but device %d left the run", Format(a), d, v, d)
 		}
 		if v < 0 && !(a.Kind == strategy.AllReduce && s.negativeSent) {
 			s.failf("%s: weight %d is negative (%v)", Format(a), d, v)
@@ -732,6 +878,9 @@ func (s *sim) checkCollective(a strategy.Action) {
 			for i := range r.LRs {
 				if !finite(r.LRs[i]) || !finite(r.Weights[i]) {
 					s.failf("%s: merge record %+v is not finite", Format(a), *r)
+				}
+				if s.gone[i] && r.Weights[i] != 0 {
+					s.failf("%s: merge record %+v: weight %d is not 0, but device %d left the run", Format(a), *r, i, i)
 				}
 			}
 		}
@@ -814,6 +963,38 @@ func checkOneDevice(t *testing.T, info strategy.Info) {
 					t.Fatalf("%s: one device should be plain SGD, but at step %d (%s) it does %s: %s", where, k, eventString(st.ev), Format(a), bad)
 				}
 			}
+		}
+	}
+}
+
+// checkMembership runs 4 devices with devices leaving the run (see
+// "Devices leaving the run" in Conformance).
+func checkMembership(t *testing.T, info strategy.Info) {
+	plans := []struct {
+		name   string
+		leaves []leavePlan
+	}{
+		{"start", []leavePlan{{2, atStart, 0}}},
+		{"busy", []leavePlan{{2, whileBusy, 50}}},
+		{"idle", []leavePlan{{1, whileIdle, 50}}},
+		{"last", []leavePlan{{2, whenLast, 50}}},
+		{"collective", []leavePlan{{2, duringCollective, 50}}},
+		{"device-0", []leavePlan{{0, whileBusy, 200}}},
+		{"down-to-one", []leavePlan{{3, atStart, 0}, {1, whileBusy, 100}, {0, whenLast, 300}}},
+	}
+	batches := []struct {
+		b  int
+		lr float64
+	}{{8, 0.1}, {info.Defaults.Batch, info.Defaults.LR}}
+	for i, b := range batches {
+		for j, p := range plans {
+			budget := int64(1000*b.b + b.b/2 + 1)
+			c := conformanceConfig{name: p.name, seed: uint64(500 + 10*i + j), budget: budget, negative: true, leaves: p.leaves,
+				cfg: strategy.Config{Devices: 4, Batch: b.b, LR: b.lr, DatasetSize: int(budget / 40)}}
+			t.Run(fmt.Sprintf("%s,batch=%d", p.name, b.b), func(t *testing.T) {
+				tr := simulate(t, info, c)
+				checkDeterminism(t, info, c, tr)
+			})
 		}
 	}
 }

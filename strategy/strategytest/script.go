@@ -9,8 +9,9 @@
 //
 //	new NAME devices=N batch=B lr=L [size=S] [option=value ...]
 //	start                      the Start event
-//	done D [D ...]              BatchDone for each listed device, in order
+//	done D [D ...]             BatchDone for each listed device, in order
 //	collective                 CollectiveDone
+//	leave D [D ...]            Leave for each listed device, in order
 //	norms V1 V2 ... dim=N      Norms with the replicas' L2 norms
 //	consensus C1 C2 ... [norms=N1,N2,...]
 //	                           Consensus with the AdaCons coefficients (nan
@@ -87,13 +88,17 @@ func Replay(script string) (string, error) {
 			events = append(events, strategy.Event{Kind: strategy.Start})
 		case "collective":
 			events = append(events, strategy.Event{Kind: strategy.CollectiveDone})
-		case "done":
+		case "done", "leave":
+			kind := strategy.BatchDone
+			if f[0] == "leave" {
+				kind = strategy.Leave
+			}
 			for _, a := range f[1:] {
 				d, err := strconv.Atoi(a)
 				if err != nil {
 					return "", fmt.Errorf("line %d: device %q", line, a)
 				}
-				events = append(events, strategy.Event{Kind: strategy.BatchDone, Device: d})
+				events = append(events, strategy.Event{Kind: kind, Device: d})
 			}
 		case "consensus":
 			ev := strategy.Event{Kind: strategy.Consensus}

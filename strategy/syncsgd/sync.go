@@ -16,6 +16,13 @@
 // from --warmup-start·lr), the gradual warm-up of Goyal et al. that Layered
 // SGD uses with the linear scaling rule, and then fall tenfold every
 // --decay-every epochs, the step decay of Layered SGD's paper.
+//
+// When a device leaves the run (strategy.Leave) the step goes on with the
+// others: the all-reduce waits only for the devices still in the run and
+// averages their gradients, 1/live each and 0 for the one gone (the mean
+// gradient of the union of their batches, as before); a step that waited
+// only for the device that left all-reduces at once. Steps then deal
+// live × batch samples.
 package syncsgd
 
 import (
@@ -78,7 +85,9 @@ type Sync struct {
 	size          int
 	samples       int64   // dealt so far
 	current       float64 // rate of the step under way
-	pending       int
+	members       strategy.Members
+	waiting       []bool // devices whose gradient the step still waits for
+	pending       int    // how many
 	weights       []float64
 }
 
@@ -88,7 +97,8 @@ type Sync struct {
 func New(cfg strategy.Config, layered bool) (*Sync, error) {
 	s := &Sync{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, layered: layered, size: cfg.DatasetSize,
 		warmup: cfg.Opt("warmup"), start: cfg.Opt("warmup-start"),
-		every: cfg.Opt("decay-every"), factor: cfg.Opt("decay-factor"), weights: strategy.Uniform(cfg.Devices)}
+		every: cfg.Opt("decay-every"), factor: cfg.Opt("decay-factor"), weights: strategy.Uniform(cfg.Devices),
+		members: strategy.NewMembers(cfg.Devices), waiting: make([]bool, cfg.Devices)}
 	if (s.warmup > 0 || s.every > 0) && s.size < 1 {
 		return nil, fmt.Errorf("sync: --warmup and --decay-every need the training set size")
 	}
@@ -118,16 +128,42 @@ func (s *Sync) rate() float64 {
 func (s *Sync) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
-		s.pending = s.n
-		s.current = s.rate()
-		out = strategy.DispatchAll(out, s.n, s.b, s.current, strategy.Gradient)
-		s.samples += int64(s.n * s.b)
-	case strategy.BatchDone:
-		if s.pending--; s.pending == 0 {
-			// Equal batches: the plain mean of the devices' mean gradients
-			// is the mean gradient of the union batch.
-			out = append(out, strategy.Action{Kind: strategy.AllReduce, LR: s.current, Weights: s.weights, Layered: s.layered})
+		s.pending = s.members.Live()
+		for d := range s.waiting {
+			s.waiting[d] = s.members.In(d)
 		}
+		s.current = s.rate()
+		out = s.members.Dispatch(out, s.b, s.current, strategy.Gradient)
+		s.samples += int64(s.pending * s.b)
+	case strategy.BatchDone:
+		d := ev.Device
+		if d < 0 || d >= s.n || !s.waiting[d] {
+			panic(fmt.Sprintf("sync: BatchDone from device %d, which has no batch", d))
+		}
+		out = s.arrived(out, d)
+	case strategy.Leave:
+		if !s.members.Leave(ev.Device) {
+			return out // already gone, or no device
+		}
+		// Equal batches over the devices left: their plain mean is still the
+		// mean gradient of the union of their batches.
+		s.members.Uniform(s.weights)
+		if s.waiting[ev.Device] {
+			// Its batch is lost: the step goes on without it.
+			out = s.arrived(out, ev.Device)
+		}
+	}
+	return out
+}
+
+// arrived takes device d off the step's wait list and all-reduces once no
+// device is left on it.
+func (s *Sync) arrived(out []strategy.Action, d int) []strategy.Action {
+	s.waiting[d] = false
+	if s.pending--; s.pending == 0 {
+		// Equal batches: the plain mean of the devices' mean gradients
+		// is the mean gradient of the union batch.
+		out = append(out, strategy.Action{Kind: strategy.AllReduce, LR: s.current, Weights: s.weights, Layered: s.layered})
 	}
 	return out
 }

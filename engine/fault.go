@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// FaultKind is what happens to a device.
+type FaultKind string
+
+const (
+	// Crash: the device dies; the engine knows at once (a dead process's
+	// connection closes), its batch under way is lost, and the strategy
+	// goes on without it (strategy.Leave).
+	Crash FaultKind = "crash"
+	// Stall: the device stops answering. Its batch under way never
+	// reports; after Timeout without a word (a heartbeat's deadline) the
+	// engine gives up on it and the strategy goes on without it.
+	Stall FaultKind = "stall"
+	// Slow: the device goes on, Factor times slower (thermal throttling, a
+	// noisy neighbour). Nobody leaves; strategies that schedule by speed
+	// see it in the batch times.
+	Slow FaultKind = "slow"
+)
+
+// DefaultStallTimeout is how long a stalled device is waited for.
+const DefaultStallTimeout = 2.0
+
+// Fault is one fault injected into a run, at a time of the run's clock
+// (training seconds, as in the log).
+type Fault struct {
+	Device  int       `json:"device"`
+	At      float64   `json:"at"`
+	Kind    FaultKind `json:"kind"`
+	Factor  float64   `json:"factor,omitempty"`  // Slow: how many times slower
+	Timeout float64   `json:"timeout,omitempty"` // Stall: seconds before giving up (0: DefaultStallTimeout)
+}
+
+// FaultEvent is the "fault" record of the run log: a fault that struck, and
+// for crashes and stalls the moment the device left the run.
+type FaultEvent struct {
+	Event  string    `json:"event"` // "fault"
+	Time   float64   `json:"time"`
+	Device int       `json:"device"`
+	Kind   FaultKind `json:"kind"`
+	Factor float64   `json:"factor,omitempty"`
+	// Left says the device left the run at Time (for a stall, Timeout after
+	// it stopped); Live is how many devices remain.
+	Left bool `json:"left"`
+	Live int  `json:"live"`
+}
+
+// ParseFault reads a --fault value: "device=2,at=30s,kind=crash",
+// "kind=stall" (with an optional "timeout=5s") or "kind=slow=4". Times are
+// seconds, with or without an "s".
+func ParseFault(s string) (Fault, error) {
+	f := Fault{Device: -1, At: math.NaN()}
+	for _, part := range strings.Split(s, ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return f, fmt.Errorf("engine: --fault %q: %q is not key=value", s, part)
+		}
+		var err error
+		switch key {
+		case "device":
+			f.Device, err = strconv.Atoi(val)
+		case "at":
+			f.At, err = seconds(val)
+		case "timeout":
+			f.Timeout, err = seconds(val)
+		case "kind":
+			kind, factor, hasFactor := strings.Cut(val, "=")
+			f.Kind = FaultKind(kind)
+			if hasFactor {
+				f.Factor, err = strconv.ParseFloat(factor, 64)
+			}
+		default:
+			return f, fmt.Errorf("engine: --fault %q: unknown key %q (want device, at, kind, timeout)", s, key)
+		}
+		if err != nil {
+			return f, fmt.Errorf("engine: --fault %q: %s=%q is not a number", s, key, val)
+		}
+	}
+	if f.Device < 0 || math.IsNaN(f.At) || f.Kind == "" {
+		return f, fmt.Errorf("engine: --fault %q: give device=N, at=SECONDS and kind=crash, stall or slow=FACTOR", s)
+	}
+	return f, nil
+}
+
+func seconds(v string) (float64, error) { return strconv.ParseFloat(strings.TrimSuffix(v, "s"), 64) }
+
+// String is the flag's form of f.
+func (f Fault) String() string {
+	s := fmt.Sprintf("device=%d,at=%gs,kind=%s", f.Device, f.At, f.Kind)
+	if f.Kind == Slow {
+		s += fmt.Sprintf("=%g", f.Factor)
+	}
+	if f.Timeout > 0 {
+		s += fmt.Sprintf(",timeout=%gs", f.Timeout)
+	}
+	return s
+}
+
+// checkFaults validates the faults of c: devices that exist, times and
+// factors in range, at least one device that never leaves.
+func (c *Config) checkFaults() error {
+	leaving := map[int]bool{}
+	for _, f := range c.Faults {
+		switch {
+		case f.Device < 0 || f.Device >= c.Devices:
+			return fmt.Errorf("engine: --fault %s: no device %d among %d", f, f.Device, c.Devices)
+		case !(f.At >= 0 && f.At <= 1e9):
+			return fmt.Errorf("engine: --fault %s: at=%v: need a time in [0, 1e9] seconds", f, f.At)
+		case f.Kind == Slow && !(f.Factor >= 1 && f.Factor <= 1e6):
+			return fmt.Errorf("engine: --fault %s: slow=%v: need a factor in [1, 1e6]", f, f.Factor)
+		case f.Kind != Slow && f.Factor != 0:
+			return fmt.Errorf("engine: --fault %s: only kind=slow takes a factor", f)
+		case f.Kind == Stall && !(f.Timeout >= 0 && f.Timeout <= 1e6):
+			return fmt.Errorf("engine: --fault %s: timeout=%v: need seconds in [0, 1e6]", f, f.Timeout)
+		case f.Kind != Stall && f.Timeout != 0:
+			return fmt.Errorf("engine: --fault %s: only kind=stall takes a timeout", f)
+		case f.Kind != Crash && f.Kind != Stall && f.Kind != Slow:
+			return fmt.Errorf("engine: --fault %s: kind %q: want crash, stall or slow=FACTOR", f, f.Kind)
+		}
+		if f.Kind != Slow {
+			leaving[f.Device] = true
+		}
+	}
+	if len(c.Faults) > 0 && (c.World != nil && c.World.Size() > 1) {
+		return fmt.Errorf("engine: --fault: faults are injected into runs in one process (a rank that fails under mpirun ends the job)")
+	}
+	if len(leaving) >= c.Devices && c.Devices > 0 {
+		return fmt.Errorf("engine: --fault: every device would leave the run; at least one must remain")
+	}
+	return nil
+}
+
+// sortedFaults returns the faults in the order they strike.
+func sortedFaults(fs []Fault) []Fault {
+	out := slices.Clone(fs)
+	slices.SortStableFunc(out, func(a, b Fault) int {
+		switch {
+		case a.At < b.At:
+			return -1
+		case a.At > b.At:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// strike applies a fault as it strikes, at the run's time now: a slow-down
+// takes effect, a crash takes the device out, a stall silences it and
+// returns when to give up on it. leave reports whether the device leaves
+// now.
+func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
+	d := r.x.local(f.Device)
+	switch f.Kind {
+	case Slow:
+		d.slowDown(f.Factor)
+		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Factor: f.Factor, Live: r.liveCount()})
+		return false, 0
+	case Stall:
+		r.silent[f.Device] = true
+		t := f.Timeout
+		if t == 0 {
+			t = DefaultStallTimeout
+		}
+		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Live: r.liveCount()})
+		return false, now + t
+	}
+	return true, 0
+}
+
+// leave takes device d out of the run at time now: its slot is freed (a
+// batch under way is lost), collectives leave it out, and the strategy
+// hears of it. It reports false when d had already left.
+func (r *run) leave(d int, kind FaultKind, now float64) bool {
+	if r.x.gone[d] {
+		return false
+	}
+	r.x.gone[d], r.silent[d] = true, true
+	r.slots[d].busy = false
+	r.noteFault(FaultEvent{Event: "fault", Time: now, Device: d, Kind: kind, Left: true, Live: r.liveCount()})
+	return true
+}
+
+func (r *run) liveCount() int { return r.x.live() }
+
+// noteFault logs a fault; a log write error ends the run at the next event.
+func (r *run) noteFault(ev FaultEvent) {
+	r.res.Faults = append(r.res.Faults, ev)
+	if err := r.write(ev); err != nil && r.faultErr == nil {
+		r.faultErr = err
+	}
+}
+
+// leaveEvent is the strategy's news of a departure.
+func leaveEvent(d int) strategy.Event { return strategy.Event{Kind: strategy.Leave, Device: d} }

@@ -1,0 +1,73 @@
+package strategy
+
+// Members tracks which devices are still in the run: all of them until a
+// Leave event takes one out for good. Strategies that wait for every device
+// or weight every device keep one and ask it.
+type Members struct {
+	gone []bool
+	live int
+}
+
+// NewMembers returns n devices, all in the run.
+func NewMembers(n int) Members { return Members{gone: make([]bool, n), live: n} }
+
+// Leave takes device d out of the run; it reports false when d was already
+// out (or is no device), so a strategy can ignore a repeated event.
+func (m *Members) Leave(d int) bool {
+	if d < 0 || d >= len(m.gone) || m.gone[d] {
+		return false
+	}
+	m.gone[d] = true
+	m.live--
+	return true
+}
+
+// In reports whether device d is still in the run.
+func (m *Members) In(d int) bool { return d >= 0 && d < len(m.gone) && !m.gone[d] }
+
+// Live returns the number of devices still in the run.
+func (m *Members) Live() int { return m.live }
+
+// Uniform writes 1/Live into w for the devices in the run and 0 for the
+// others, and returns w.
+func (m *Members) Uniform(w []float64) []float64 {
+	for i := range w {
+		w[i] = 0
+		if !m.gone[i] {
+			w[i] = 1 / float64(m.live)
+		}
+	}
+	return w
+}
+
+// Renormalize zeroes the weights of the devices out of the run and scales
+// the others so that the weights keep their sum.
+func (m *Members) Renormalize(w []float64) []float64 {
+	sum, kept := 0.0, 0.0
+	for i, v := range w {
+		sum += v
+		if !m.gone[i] {
+			kept += v
+		}
+	}
+	for i := range w {
+		switch {
+		case m.gone[i]:
+			w[i] = 0
+		case kept != 0:
+			w[i] *= sum / kept
+		}
+	}
+	return w
+}
+
+// Dispatch appends a Dispatch of batch b at rate lr in mode mode to every
+// device in the run.
+func (m *Members) Dispatch(out []Action, b int, lr float64, mode Mode) []Action {
+	for d, gone := range m.gone {
+		if !gone {
+			out = append(out, Action{Kind: Dispatch, Device: d, Batch: b, LR: lr, Mode: mode})
+		}
+	}
+	return out
+}
