@@ -20,6 +20,26 @@ type Sizer interface {
 	FixedBytes() int64
 }
 
+// CheckMemory refuses a run of cfg on w that would allocate more than this
+// process may use, before anything is allocated. Run checks it too;
+// commands call it first so that a refused run leaves no output behind.
+func CheckMemory(cfg Config, w Workload) error {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return err
+	}
+	info, err := strategy.Lookup(cfg.Strategy)
+	if err != nil {
+		return err
+	}
+	ranks := 1
+	if cfg.World != nil {
+		ranks = max(1, cfg.World.Size())
+	}
+	scfg := strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: w.Size(), Options: cfg.Options}
+	return checkMemory(cfg, info, w, cfg.Devices/ranks, info.MaxBatchOf(scfg))
+}
+
 // sharedVectors counts the parameter-sized vectors the executor keeps
 // besides the devices' own: the initial model, the centre, the previous
 // centre, a scratch vector and CROSSBOW's correction.

@@ -58,6 +58,9 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("--cache: %w", err)
 	}
 	for _, path := range fs.Args() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}, path)
 		if err != nil {
 			return err

@@ -315,6 +315,9 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 		}
 	}
 
+	if err := engine.CheckMemory(cfg, w); err != nil {
+		return err
+	}
 	// The log is created only once every input is known to be good, so a
 	// mistyped flag never leaves an empty or truncated log behind.
 	var log *metric.Log
