@@ -23,10 +23,10 @@ func TestBadInputByClass(t *testing.T) {
 		return p
 	}
 	good := write("good.txt", "2 3 2\n0 0:1 1:1\n1 2:1\n")
-	huge := write("huge.txt", "1 50000000 5\n0 1:1\n")     // 40 bytes claiming 5·10⁷ features
-	wide := write("wide.txt", "1 5 50000000\n0 1:1\n")     // and 5·10⁷ labels
-	header := write("header.txt", "4880 1836\n0 1:1\n")   // a malformed XC header
-	nan := write("nan.txt", "2 3 2\n0 0:nan\n1 2:1\n")    // a value that is not a number
+	huge := write("huge.txt", "1 50000000 5\n0 1:1\n")  // 40 bytes claiming 5·10⁷ features
+	wide := write("wide.txt", "1 5 50000000\n0 1:1\n")  // and 5·10⁷ labels
+	header := write("header.txt", "4880 1836\n0 1:1\n") // a malformed XC header
+	nan := write("nan.txt", "2 3 2\n0 0:nan\n1 2:1\n")  // a value that is not a number
 	log := filepath.Join(dir, "run.jsonl")
 	genDir := filepath.Join(dir, "gen")
 	before, _ := os.ReadFile(good)
