@@ -156,21 +156,7 @@ func existsErr(path string) error {
 }
 
 func notFileErr(path string, m fs.FileMode) error {
-	return fmt.Errorf("metric: log file %s is %s, not a regular file: refusing to write a log over it (name a file)", path, kind(m))
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a " + m.Type().String() + " file"
+	return fmt.Errorf("metric: log file %s is %s, not a regular file: refusing to write a log over it (name a file)", path, atomicfile.Kind(m))
 }
 
 // NewLog writes a log to w (tests, standard output).

@@ -27,6 +27,13 @@ echo "== tests"
 go test ./...
 echo "== tests with the race detector"
 go test -race ./...
+echo "== every fuzz target, briefly, from its corpus"
+for pkg in $(go list ./...); do
+  for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
+    echo "$pkg $target"
+    go test -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-3s}" "$pkg" 2>&1 | tail -n 3
+  done
+done
 
 if have_blas; then
   echo "== the openblas build (OpenBLAS's SGEMM through the same conformance tests)"

@@ -55,14 +55,16 @@ func checkTarget(path string, overwrite bool) error {
 	case err != nil:
 		return fmt.Errorf("atomicfile: %w", err)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("atomicfile: %s exists and is not a regular file (%s): refusing to replace it", path, kind(fi.Mode()))
+		return fmt.Errorf("atomicfile: %s exists and is not a regular file (%s): refusing to replace it", path, Kind(fi.Mode()))
 	case !overwrite:
 		return fmt.Errorf("atomicfile: %s %w (choose another name, or overwrite it with --force)", path, ErrExist)
 	}
 	return nil
 }
 
-func kind(m fs.FileMode) string {
+// Kind names what a file that is not regular is, for messages: "a symbolic
+// link", "a folder", "a FIFO", "a device", "a socket".
+func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		return "a symbolic link"
