@@ -36,6 +36,7 @@ type executor struct {
 	// only): every collective and query leaves them out, and nothing
 	// touches their replicas, which a lost batch may still be computing on.
 	gone      []bool
+	left      int // how many are gone
 	stream    *data.Sampler
 	center    []float32 // w̄, z or the parameter server's θ (rank 0's)
 	prev      []float32 // w̄_p
@@ -463,14 +464,14 @@ func (x *executor) sma(a, gamma, lr float64, withGrad bool) error {
 }
 
 // live returns the number of devices still in the run.
-func (x *executor) live() int {
-	n := x.n
-	for _, g := range x.gone {
-		if g {
-			n--
-		}
+func (x *executor) live() int { return x.n - x.left }
+
+// leave takes device d out of the run for good.
+func (x *executor) leave(d int) {
+	if !x.gone[d] {
+		x.gone[d] = true
+		x.left++
 	}
-	return n
 }
 
 // spreadLive moves values computed for the live devices, in order, to those

@@ -164,7 +164,7 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 	switch f.Kind {
 	case Slow:
 		d.slowDown(f.Factor)
-		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Factor: f.Factor, Live: r.liveCount()})
+		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Factor: f.Factor, Live: r.x.live()})
 		return false, 0
 	case Stall:
 		r.silent[f.Device] = true
@@ -172,7 +172,7 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 		if t == 0 {
 			t = DefaultStallTimeout
 		}
-		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Live: r.liveCount()})
+		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Live: r.x.live()})
 		return false, now + t
 	}
 	return true, 0
@@ -185,13 +185,12 @@ func (r *run) leave(d int, kind FaultKind, now float64) bool {
 	if r.x.gone[d] {
 		return false
 	}
-	r.x.gone[d], r.silent[d] = true, true
+	r.x.leave(d)
+	r.silent[d] = true
 	r.slots[d].busy = false
-	r.noteFault(FaultEvent{Event: "fault", Time: now, Device: d, Kind: kind, Left: true, Live: r.liveCount()})
+	r.noteFault(FaultEvent{Event: "fault", Time: now, Device: d, Kind: kind, Left: true, Live: r.x.live()})
 	return true
 }
-
-func (r *run) liveCount() int { return r.x.live() }
 
 // noteFault logs a fault; a log write error ends the run at the next event.
 func (r *run) noteFault(ev FaultEvent) {

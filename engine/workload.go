@@ -103,11 +103,7 @@ func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints
 	}
 	// The evaluator's workspace is the first large allocation: the model's
 	// size comes from the data's header, which may claim anything.
-	rows := evalPoints // as metric.NewEvaluator sizes its batches
-	if rows <= 0 || rows > test.Len() {
-		rows = test.Len()
-	}
-	rows = max(1, min(evalBatch, rows))
+	rows := metric.EvalRows(test, evalBatch, evalPoints)
 	evalBytes := m.WorkspaceBytes(rows, kernel.Default().Workers())
 	params := memory.Mul(4, int64(m.NumParams()))
 	if err := memory.Check(memory.Add(evalBytes, params), fmt.Sprintf("the model of %d features, hidden layers %v and %d labels (%d parameters, %s; evaluation workspace %s)",

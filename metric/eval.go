@@ -74,10 +74,20 @@ func NewEvaluator(m *model.MLP, test *data.Dataset, batchRows, limit int) *Evalu
 	if limit <= 0 || limit > test.Len() {
 		limit = test.Len()
 	}
-	batchRows = max(1, min(batchRows, limit))
+	batchRows = EvalRows(test, batchRows, limit)
 	e := &Evaluator{test: test, ws: m.NewWorkspace(batchRows), batch: data.NewBatch(test, batchRows), limit: limit}
 	e.task.top = make([]int32, batchRows*5)
 	return e
+}
+
+// EvalRows returns the rows of the batches NewEvaluator(m, test,
+// batchRows, limit) scores, so that its workspace can be sized (and its
+// memory checked) before it is made.
+func EvalRows(test *data.Dataset, batchRows, limit int) int {
+	if limit <= 0 || limit > test.Len() {
+		limit = test.Len()
+	}
+	return max(1, min(batchRows, limit))
 }
 
 // Points returns the number of test points scored.

@@ -40,27 +40,6 @@ func (m *Members) Uniform(w []float64) []float64 {
 	return w
 }
 
-// Renormalize zeroes the weights of the devices out of the run and scales
-// the others so that the weights keep their sum.
-func (m *Members) Renormalize(w []float64) []float64 {
-	sum, kept := 0.0, 0.0
-	for i, v := range w {
-		sum += v
-		if !m.gone[i] {
-			kept += v
-		}
-	}
-	for i := range w {
-		switch {
-		case m.gone[i]:
-			w[i] = 0
-		case kept != 0:
-			w[i] *= sum / kept
-		}
-	}
-	return w
-}
-
 // Dispatch appends a Dispatch of batch b at rate lr in mode mode to every
 // device in the run.
 func (m *Members) Dispatch(out []Action, b int, lr float64, mode Mode) []Action {
@@ -70,4 +49,36 @@ func (m *Members) Dispatch(out []Action, b int, lr float64, mode Mode) []Action 
 		}
 	}
 	return out
+}
+
+// Barrier is a synchronous step's wait list: a batch from every device in
+// the run, each device leaving it when its batch arrives or it leaves the
+// run (its batch is lost, and the step goes on without it).
+type Barrier struct {
+	waiting []bool
+	pending int
+}
+
+// NewBarrier returns the wait list of n devices, waiting for none.
+func NewBarrier(n int) Barrier { return Barrier{waiting: make([]bool, n)} }
+
+// Open starts a step that waits for every device in m's run, and returns
+// how many that is.
+func (b *Barrier) Open(m *Members) int {
+	for d := range b.waiting {
+		b.waiting[d] = m.In(d)
+	}
+	b.pending = m.Live()
+	return b.pending
+}
+
+// Waits reports whether the step waits for device d.
+func (b *Barrier) Waits(d int) bool { return d >= 0 && d < len(b.waiting) && b.waiting[d] }
+
+// Arrive takes device d, which the step waits for, off the list and reports
+// whether the step is now complete.
+func (b *Barrier) Arrive(d int) bool {
+	b.waiting[d] = false
+	b.pending--
+	return b.pending == 0
 }

@@ -86,9 +86,8 @@ type AdaCons struct {
 	M       []float64 // smoothed sorted coefficients, one per live device
 	started bool      // M holds a first step's coefficients
 	members strategy.Members
-	waiting []bool // devices whose gradient the step still waits for
-	pending int    // how many
-	perm    []int  // the live devices, sorted by coefficient
+	barrier strategy.Barrier // the devices whose gradient the step waits for
+	perm    []int            // the live devices, sorted by coefficient
 	sorted  []float64
 	weights []float64 // the step's weights (the action's, valid until the next Step)
 	next    []float64 // the momentum's next value
@@ -99,7 +98,7 @@ func New(cfg strategy.Config) (*AdaCons, error) {
 	beta, eq13 := cfg.Opt("beta"), cfg.Opt("eq13")
 	n := cfg.Devices
 	return &AdaCons{n: n, b: cfg.Batch, lr: cfg.LR, beta: beta, eq13: eq13 == 1,
-		members: strategy.NewMembers(n), waiting: make([]bool, n),
+		members: strategy.NewMembers(n), barrier: strategy.NewBarrier(n),
 		M: make([]float64, n), perm: make([]int, 0, n), sorted: make([]float64, 0, n),
 		weights: make([]float64, n), next: make([]float64, 0, n)}, nil
 }
@@ -107,14 +106,11 @@ func New(cfg strategy.Config) (*AdaCons, error) {
 func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
-		a.pending = a.members.Live()
-		for d := range a.waiting {
-			a.waiting[d] = a.members.In(d)
-		}
+		a.barrier.Open(&a.members)
 		return a.members.Dispatch(out, a.b, a.lr, strategy.Gradient)
 	case strategy.BatchDone:
 		d := ev.Device
-		if d < 0 || d >= a.n || !a.waiting[d] {
+		if !a.barrier.Waits(d) {
 			panic(fmt.Sprintf("adacons: BatchDone from device %d, which has no batch", d))
 		}
 		out = a.arrived(out, d)
@@ -123,7 +119,7 @@ func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Acti
 			return out // already gone, or no device
 		}
 		a.started = false // the momentum's ranks were those of more devices
-		if a.waiting[ev.Device] {
+		if a.barrier.Waits(ev.Device) {
 			// Its batch is lost: the step goes on without it.
 			out = a.arrived(out, ev.Device)
 		}
@@ -137,8 +133,7 @@ func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Acti
 // arrived takes device d off the step's wait list and asks for the
 // consensus once no device is left on it.
 func (a *AdaCons) arrived(out []strategy.Action, d int) []strategy.Action {
-	a.waiting[d] = false
-	if a.pending--; a.pending == 0 {
+	if a.barrier.Arrive(d) {
 		out = append(out, strategy.Action{Kind: strategy.QueryConsensus})
 	}
 	return out

@@ -86,8 +86,7 @@ type Sync struct {
 	samples       int64   // dealt so far
 	current       float64 // rate of the step under way
 	members       strategy.Members
-	waiting       []bool // devices whose gradient the step still waits for
-	pending       int    // how many
+	barrier       strategy.Barrier // the devices whose gradient the step waits for
 	weights       []float64
 }
 
@@ -98,7 +97,7 @@ func New(cfg strategy.Config, layered bool) (*Sync, error) {
 	s := &Sync{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, layered: layered, size: cfg.DatasetSize,
 		warmup: cfg.Opt("warmup"), start: cfg.Opt("warmup-start"),
 		every: cfg.Opt("decay-every"), factor: cfg.Opt("decay-factor"), weights: strategy.Uniform(cfg.Devices),
-		members: strategy.NewMembers(cfg.Devices), waiting: make([]bool, cfg.Devices)}
+		members: strategy.NewMembers(cfg.Devices), barrier: strategy.NewBarrier(cfg.Devices)}
 	if (s.warmup > 0 || s.every > 0) && s.size < 1 {
 		return nil, fmt.Errorf("sync: --warmup and --decay-every need the training set size")
 	}
@@ -128,16 +127,13 @@ func (s *Sync) rate() float64 {
 func (s *Sync) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
 	switch ev.Kind {
 	case strategy.Start, strategy.CollectiveDone:
-		s.pending = s.members.Live()
-		for d := range s.waiting {
-			s.waiting[d] = s.members.In(d)
-		}
+		live := s.barrier.Open(&s.members)
 		s.current = s.rate()
 		out = s.members.Dispatch(out, s.b, s.current, strategy.Gradient)
-		s.samples += int64(s.pending * s.b)
+		s.samples += int64(live * s.b)
 	case strategy.BatchDone:
 		d := ev.Device
-		if d < 0 || d >= s.n || !s.waiting[d] {
+		if !s.barrier.Waits(d) {
 			panic(fmt.Sprintf("sync: BatchDone from device %d, which has no batch", d))
 		}
 		out = s.arrived(out, d)
@@ -148,7 +144,7 @@ func (s *Sync) Step(ev strategy.Event, out []strategy.Action) []strategy.Action 
 		// Equal batches over the devices left: their plain mean is still the
 		// mean gradient of the union of their batches.
 		s.members.Uniform(s.weights)
-		if s.waiting[ev.Device] {
+		if s.barrier.Waits(ev.Device) {
 			// Its batch is lost: the step goes on without it.
 			out = s.arrived(out, ev.Device)
 		}
@@ -159,8 +155,7 @@ func (s *Sync) Step(ev strategy.Event, out []strategy.Action) []strategy.Action 
 // arrived takes device d off the step's wait list and all-reduces once no
 // device is left on it.
 func (s *Sync) arrived(out []strategy.Action, d int) []strategy.Action {
-	s.waiting[d] = false
-	if s.pending--; s.pending == 0 {
+	if s.barrier.Arrive(d) {
 		// Equal batches: the plain mean of the devices' mean gradients
 		// is the mean gradient of the union batch.
 		out = append(out, strategy.Action{Kind: strategy.AllReduce, LR: s.current, Weights: s.weights, Layered: s.layered})
