@@ -6,8 +6,10 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,9 @@ var soak = flag.Duration("soak", 0, "run TestSoak for this long per strategy fam
 // stays within noise of a clean run. It is not part of CI:
 //
 //	go test ./engine -run TestSoak -soak 30m -timeout 3h
+//
+// Each family is a subtest, so that one can run alone, or each in its own
+// process at once: go test ./engine -run TestSoak/gem -soak 30m.
 func TestSoak(t *testing.T) {
 	if *soak == 0 {
 		t.Skip("run with -soak DURATION")
@@ -31,52 +36,105 @@ func TestSoak(t *testing.T) {
 	w := xml(t, 0)
 	goroutines := runtime.NumGoroutine()
 	for _, strat := range []string{"sync", "elastic", "adaptive", "gem"} {
-		cfg := base(strat, 4, Real)
-		cfg.Epochs, cfg.EvalEvery = 2, 0.5
-		clean, err := Run(context.Background(), cfg, w, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := clean.Evals[len(clean.Evals)-1].P1
-		rng := rand.New(rand.NewPCG(uint64(len(strat)), 7))
-		var heaps []uint64
-		var ms runtime.MemStats
-		runs := 0
-		for end := time.Now().Add(*soak); time.Now().Before(end); runs++ {
-			kind := []FaultKind{Crash, Stall}[rng.IntN(2)]
-			f := Fault{Device: rng.IntN(4), At: rng.Float64() * clean.TrainSeconds, Kind: kind}
-			if kind == Stall {
-				f.Timeout = clean.TrainSeconds / 10
+		t.Run(strat, func(t *testing.T) {
+			cfg := base(strat, 4, Real)
+			cfg.Epochs, cfg.EvalEvery = 2, 0.5
+			// The noise of a clean run: the final P@1 of a few clean runs.
+			var clean []float64
+			var seconds float64
+			for range 5 {
+				res, err := Run(context.Background(), cfg, w, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				clean = append(clean, res.Evals[len(res.Evals)-1].P1)
+				seconds += res.TrainSeconds / 5
 			}
-			slow := Fault{Device: rng.IntN(4), At: rng.Float64() * clean.TrainSeconds, Kind: Slow, Factor: 1 + 3*rng.Float64()}
-			cfg.Faults = []Fault{f, slow}
-			var buf bytes.Buffer
-			res, err := Run(context.Background(), cfg, w, metric.NewLog(&buf), nil)
-			if err != nil {
-				t.Fatalf("%s, run %d, faults %v: %v", strat, runs, cfg.Faults, err)
+			rng := rand.New(rand.NewPCG(uint64(len(strat)), 7))
+			var heaps, rss []uint64
+			var faulty []float64
+			var ms runtime.MemStats
+			for end := time.Now().Add(*soak); time.Now().Before(end); {
+				kind := []FaultKind{Crash, Stall}[rng.IntN(2)]
+				f := Fault{Device: rng.IntN(4), At: rng.Float64() * seconds, Kind: kind}
+				if kind == Stall {
+					f.Timeout = seconds / 10
+				}
+				slow := Fault{Device: rng.IntN(4), At: rng.Float64() * seconds, Kind: Slow, Factor: 1 + 3*rng.Float64()}
+				cfg.Faults = []Fault{f, slow}
+				var buf bytes.Buffer
+				res, err := Run(context.Background(), cfg, w, metric.NewLog(&buf), nil)
+				if err != nil {
+					t.Fatalf("%s, run %d, faults %v: %v", strat, len(faulty), cfg.Faults, err)
+				}
+				records := strings.Count(buf.String(), "\n")
+				if wantRecords := len(res.Evals) + len(res.Merges) + len(res.Async) + len(res.Faults) + res.Notes; records != wantRecords {
+					t.Errorf("%s, run %d: %d log records, want %d", strat, len(faulty), records, wantRecords)
+				}
+				faulty = append(faulty, res.Evals[len(res.Evals)-1].P1)
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				heaps = append(heaps, ms.HeapAlloc)
+				rss = append(rss, residentBytes(t))
 			}
-			records := strings.Count(buf.String(), "\n")
-			if wantRecords := len(res.Evals) + len(res.Merges) + len(res.Async) + len(res.Faults) + res.Notes; records != wantRecords {
-				t.Errorf("%s, run %d: %d log records, want %d", strat, runs, records, wantRecords)
+			cm, cs := meanSD(clean)
+			fm, fs := meanSD(faulty)
+			t.Logf("%s: %d faulty runs; final P@1 clean %.4f ± %.4f (min %.4f), faulty %.4f ± %.4f (min %.4f)",
+				strat, len(faulty), cm, cs, slices.Min(clean), fm, fs, slices.Min(faulty))
+			// Within noise: on average a faulty run ends no lower than a clean
+			// run does (the issue's 0.02 bar for a crash), though a single run
+			// may lose more: a device lost near the end takes its share of the
+			// samples with it, and two real-clock epochs of the small test model
+			// are noisy. A faulty run may well end higher: with a device gone,
+			// sync's union batch is smaller and the same epochs take more steps.
+			if cm-fm > 0.02 {
+				t.Errorf("%s: mean final P@1 %.4f with faults, %.4f clean", strat, fm, cm)
 			}
-			// Two real-clock epochs of the small test model are noisy, and a
-			// device lost near the end takes its share of the samples with
-			// it: GEM with a stall and a 4× slow-down ended 0.058 below.
-			if got := res.Evals[len(res.Evals)-1].P1; math.Abs(got-want) > 0.1 {
-				t.Errorf("%s, run %d, faults %v: final P@1 %.4f, clean %.4f", strat, runs, cfg.Faults, got, want)
+			if worst := slices.Min(faulty); cm-worst > 0.1 {
+				t.Errorf("%s: a faulty run ended at P@1 %.4f, clean %.4f", strat, worst, cm)
 			}
-			runtime.GC()
-			runtime.ReadMemStats(&ms)
-			heaps = append(heaps, ms.HeapAlloc)
-		}
-		q := max(1, len(heaps)/4)
-		first, last := slices.Max(heaps[:q]), slices.Max(heaps[len(heaps)-q:])
-		t.Logf("%s: %d runs; heap %.1f MiB in the first quarter, %.1f MiB in the last", strat, runs, float64(first)/(1<<20), float64(last)/(1<<20))
-		if float64(last) > 1.2*float64(first)+4<<20 {
-			t.Errorf("%s: the heap grew from %d to %d bytes over %d runs", strat, first, last, runs)
-		}
+			for _, s := range []struct {
+				name string
+				v    []uint64
+			}{{"heap", heaps}, {"RSS", rss}} {
+				q := max(1, len(s.v)/4)
+				first, last := slices.Max(s.v[:q]), slices.Max(s.v[len(s.v)-q:])
+				t.Logf("%s: %s %.1f MiB in the first quarter, %.1f MiB in the last", strat, s.name, float64(first)/(1<<20), float64(last)/(1<<20))
+				if float64(last) > 1.2*float64(first)+4<<20 {
+					t.Errorf("%s: the %s grew from %d to %d bytes over %d runs", strat, s.name, first, last, len(faulty))
+				}
+			}
+		})
 	}
 	if g := runtime.NumGoroutine(); g > goroutines+2 {
 		t.Errorf("%d goroutines after the soak, %d before", g, goroutines)
 	}
+}
+
+func meanSD(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x / float64(len(v))
+	}
+	for _, x := range v {
+		sd += (x - mean) * (x - mean) / float64(max(1, len(v)-1))
+	}
+	return mean, math.Sqrt(sd)
+}
+
+// residentBytes is the process's resident set, from /proc/self/statm
+// (0 where there is none).
+func residentBytes(t *testing.T) uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		t.Fatalf("/proc/self/statm: %v", err)
+	}
+	return pages * uint64(os.Getpagesize())
 }

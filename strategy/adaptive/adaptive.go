@@ -13,8 +13,18 @@
 //   - Alg. 2, normalized merging (§3.3): α_i = b_i/Σb when every u_i is equal,
 //     else u_i/Σu; when every replica has ‖w_i‖₂/|w| < pert_thr the most
 //     updated replica's weight is multiplied by (1+δ) and the least updated
-//     one's by (1−δ) (the weights then need not sum to 1, as in the paper);
-//     w̄' = Σ α_i w_i + γ(w̄ − w̄_p), and every replica restarts from w̄'.
+//     one's by (1−δ); w̄' = Σ α_i w_i + γ(w̄ − w̄_p), and every replica
+//     restarts from w̄'.
+//
+// The perturbed weights need not sum to 1 in the paper, and then every
+// merge scales the model by Σα: with the momentum γ the scale compounds
+// (Σα = 1.014 and γ = 0.9 grow the model by about 8% a merge). It stays
+// harmless only while Alg. 1 keeps the update counts equal, for then the
+// perturbation does not fire; under the real clock the counts never settle
+// and the model runs away. By default (--renorm 1) the perturbed weights
+// are rescaled to sum to 1: the most updated replica still gains weight
+// from the least updated, and the model is not scaled. --renorm 0 (and
+// --paper) keeps the paper's weights.
 //
 // Decisions the paper leaves open, and ours:
 //   - A device receives its current b_i whatever remains of the mega-batch,
@@ -64,8 +74,9 @@ var (
 )
 
 // paper is the mega-batch of the paper (§5.1), which the default shortens on
-// small data sets.
-var paper = &strategy.Preset{Source: "Adaptive SGD, Ma et al., §5.1", Options: map[string]float64{"mega-batch": 100}}
+// small data sets, and Alg. 2's perturbation as printed, whose weights need
+// not sum to 1.
+var paper = &strategy.Preset{Source: "Adaptive SGD, Ma et al., §5.1 and Alg. 2", Options: map[string]float64{"mega-batch": 100, "renorm": 0}}
 
 func init() {
 	bmax := strategy.Option{Name: "bmax", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Batch) },
@@ -77,6 +88,9 @@ func init() {
 			Paper: "the paper's mega-batch is 100 batches (--paper)", Range: strategy.Range{Min: 0, Max: strategy.MaxCount, MinOpen: true}, Usage: "samples between merges, in batches of b_max"},
 		{Name: "pert-thr", Default: 0.1, Range: strategy.NonNegative, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
 		{Name: "delta", Default: 0.1, Range: strategy.Unit, Usage: "perturbation factor δ"},
+		{Name: "renorm", Default: 1, Range: strategy.Count(0, 1),
+			Paper: "the paper's perturbed weights need not sum to 1 (--renorm 0)",
+			Usage: "1: rescale the perturbed weights to sum to 1, so that the perturbation moves weight between replicas and never scales the model"},
 		{Name: "gamma", Default: 0.9, Range: strategy.Unit, Usage: "momentum γ of the global model"},
 	}
 	strategy.Register(strategy.Info{
@@ -122,7 +136,8 @@ type Adaptive struct {
 	n                          int
 	bmax, bmin                 int
 	beta, pertThr, delta, gamm float64
-	mega                       int // samples per mega-batch
+	renorm                     bool // perturbed weights rescaled to sum to 1
+	mega                       int  // samples per mega-batch
 	lr                         float64
 	code                       *codeRules
 
@@ -152,7 +167,7 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	a := &Adaptive{
 		n: cfg.Devices, bmax: int(bmax), bmin: int(bmin),
 		pertThr: cfg.Opt("pert-thr"), delta: cfg.Opt("delta"), gamm: cfg.Opt("gamma"),
-		lr: cfg.LR, size: cfg.DatasetSize,
+		lr: cfg.LR, size: cfg.DatasetSize, renorm: cfg.Opt("renorm") == 1,
 	}
 	binit := bmax
 	if !code {
@@ -355,6 +370,15 @@ func (a *Adaptive) weights(norms []float64, dim int) ([]float64, bool) {
 	}
 	w[r] *= 1 + a.delta
 	w[s] *= 1 - a.delta
+	if a.renorm {
+		sum := 0.0
+		for _, v := range w {
+			sum += v
+		}
+		for i := range w {
+			w[i] /= sum
+		}
+	}
 	return w, true
 }
 

@@ -73,7 +73,7 @@ func TestAlg1Bounds(t *testing.T) {
 // Alg. 2 with equal updates weighs by batch size; with ties among the most
 // updated the lowest device is perturbed; δ scales exactly.
 func TestAlg2Weights(t *testing.T) {
-	a := newPaper(t, 3, map[string]float64{"delta": 0.2})
+	a := newPaper(t, 3, map[string]float64{"delta": 0.2, "renorm": 0})
 	a.B = []int{10, 30, 60}
 	a.U = []int{4, 4, 4}
 	w, p := a.weights([]float64{0, 0, 0}, 1)
@@ -90,6 +90,15 @@ func TestAlg2Weights(t *testing.T) {
 	}
 	if !p {
 		t.Fatal("perturbation did not fire")
+	}
+	// By default the perturbed weights are rescaled to sum to 1.
+	a.renorm = true
+	w, _ = a.weights([]float64{0, 0, 0}, 1)
+	sum := want[0] + want[1] + want[2]
+	for i := range want {
+		if math.Abs(w[i]-want[i]/sum) > 1e-15 {
+			t.Fatalf("renormalized weights %v, want %v/%v", w, want, sum)
+		}
 	}
 	// The regularisation test is per parameter: ‖w‖/|w| = 25/100 ≥ 0.1.
 	if _, p := a.weights([]float64{1, 25, 1}, 100); p {
@@ -175,7 +184,7 @@ func leave(d int) strategy.Event { return strategy.Event{Kind: strategy.Leave, D
 // u = [2 1 · 1], α = [0.5 0.25 0 0.25], perturbed (device 2's NaN norm
 // ignored) to [0.55 0.225 0 0.25].
 func TestLeaveLastWorking(t *testing.T) {
-	a := newPaper(t, 4, map[string]float64{"bmax": 16, "mega-batch": 4})
+	a := newPaper(t, 4, map[string]float64{"bmax": 16, "mega-batch": 4, "renorm": 0})
 	if acts := steps(a, strategy.Event{Kind: strategy.Start}, done(0), done(1), done(3)); len(acts) != 0 {
 		t.Fatalf("the mega-batch is dealt: %+v", acts)
 	}

@@ -79,9 +79,9 @@ import (
 //     that device's batch was dispatched and finite rule parameters.
 //   - Weights of AllReduce and Merge: one per device, finite, ≥ 0, summing to
 //     1 within 1e-9 (relative to Σ|w|). A strategy with a "delta" option
-//     (Adaptive SGD, whose paper's perturbation multiplies the most- and
-//     least-updated replicas' weights by 1±δ) may have Merge weights summing to
-//     1 within δ. (AllReduce weights need not sum to 1 under AdaCons's --eq13
+//     and "renorm" 0 (Adaptive SGD as printed, whose perturbation multiplies
+//     the most- and least-updated replicas' weights by 1±δ) may have Merge
+//     weights summing to 1 within δ. (AllReduce weights need not sum to 1 under AdaCons's --eq13
 //     1, the paper's eq. 13 as printed; the suite runs default options and
 //     paper presets only, where they must.) Learning rates finite and > 0;
 //     Merge and CenterSync momentum in [0, 1), CenterSync's A in (0, 1]; a
@@ -539,6 +539,7 @@ func simulate(t *testing.T, info strategy.Info, c conformanceConfig) []step {
 		gone: make([]bool, n)}
 	if opts, err := info.Resolve(c.cfg); err == nil {
 		s.delta, s.hasDelta = opts["delta"]
+		s.hasDelta = s.hasDelta && opts["renorm"] == 0
 	}
 	for d := range s.speed {
 		s.speed[d] = 0.5 + 1.5*s.rng.Float64()
