@@ -346,7 +346,7 @@ func (r *run) do(a *strategy.Action) error {
 			return err
 		}
 		if a.Kind != strategy.AllReduce {
-			if err := r.checkModel(a.Kind, false); err != nil {
+			if err := r.checkModel("at a " + a.Kind.String()); err != nil {
 				return err
 			}
 		}
@@ -548,7 +548,7 @@ func (r *run) evaluate(final bool) error {
 		trainLoss = r.lossSum / float64(r.lossRows)
 	}
 	r.lossSum, r.lossRows = 0, 0
-	if err := r.checkModel(0, true); err != nil {
+	if err := r.checkModel("at an evaluation"); err != nil {
 		return err
 	}
 	var scores metric.Scores
@@ -596,15 +596,12 @@ var ErrDiverged = errors.New("engine: training diverged")
 // model is checked too: after every merge and before every evaluation —
 // not after every synchronous step or commit, where a pass over the model
 // would cost a tenth of a step at Amazon-670k's shape.
-func (r *run) checkModel(after strategy.ActionKind, eval bool) error {
+// where says when, for the message ("at a merge").
+func (r *run) checkModel(where string) error {
 	if r.cfg.TimingOnly {
 		return nil
 	}
 	if n := kernel.Nrm2(r.evaluated()); math.IsNaN(n) || math.IsInf(n, 0) {
-		where := "at a " + after.String()
-		if eval {
-			where = "at an evaluation"
-		}
 		return fmt.Errorf("%w: %s's model holds a NaN or infinite weight %s, after %d samples (lower --lr, or check the data for NaN or infinite values)",
 			ErrDiverged, r.cfg.Strategy, where, r.done)
 	}

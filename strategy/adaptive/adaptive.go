@@ -26,6 +26,13 @@
 // from the least updated, and the model is not scaled. --renorm 0 (and
 // --paper) keeps the paper's weights.
 //
+// Two more departures from the paper, off by default until measured:
+// --clamp 1 lets an Alg. 1 step that would cross a bound stop at it (the
+// paper skips the step, so a device one sample short of b_max never gets
+// there), and --smooth s has Alg. 1 read the update counts averaged over
+// mega-batches, so that noisy batch timings (goroutines sharing cores) do
+// not move the batch sizes back and forth.
+//
 // Decisions the paper leaves open, and ours:
 //   - A device receives its current b_i whatever remains of the mega-batch,
 //     so a mega-batch may overrun by less than one batch per device.
@@ -106,6 +113,10 @@ func init() {
 				Formula: "b_min/2", Range: strategy.NonNegative, Usage: "batch-size scaling factor β"},
 			{Name: "binit", Derive: func(_ strategy.Config, o map[string]float64) float64 { return o["bmax"] },
 				Formula: "b_max", Range: strategy.Count(1, strategy.MaxCount), Usage: "initial batch size, in [b_min, b_max] (the paper's Fig. 10a varies it)"},
+			{Name: "clamp", Default: 0, Range: strategy.Count(0, 1),
+				Usage: "1: an Alg. 1 step that would cross b_max or b_min stops at the bound (0: it is not taken, as in the paper)"},
+			{Name: "smooth", Default: 0, Range: strategy.Range{Min: 0, Max: 1, MaxOpen: true},
+				Usage: "Alg. 1 reads the update counts smoothed over mega-batches, ũ ← s·ũ + (1−s)·u, against noisy batch timings (0: this mega-batch's counts, as in the paper)"},
 		}, common...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 		MaxBatch: maxBatch,
@@ -136,8 +147,11 @@ type Adaptive struct {
 	n                          int
 	bmax, bmin                 int
 	beta, pertThr, delta, gamm float64
-	renorm                     bool // perturbed weights rescaled to sum to 1
-	mega                       int  // samples per mega-batch
+	renorm                     bool    // perturbed weights rescaled to sum to 1
+	clamp                      bool    // Alg. 1 stops at a bound instead of skipping
+	smooth                     float64 // Alg. 1's smoothing of the update counts
+	smoothed                   []float64
+	mega                       int // samples per mega-batch
 	lr                         float64
 	code                       *codeRules
 
@@ -172,6 +186,7 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	binit := bmax
 	if !code {
 		a.beta, binit = cfg.Opt("beta"), cfg.Opt("binit")
+		a.clamp, a.smooth = cfg.Opt("clamp") == 1, cfg.Opt("smooth")
 	}
 	mega := cfg.Opt("mega-batch")
 	switch {
@@ -389,24 +404,47 @@ func (a *Adaptive) scale() {
 		a.code.scale(a)
 		return
 	}
+	u := a.counts()
 	mu := 0.0
-	for i, u := range a.U {
+	for i, v := range u {
 		if a.members.In(i) {
-			mu += float64(u)
+			mu += v
 		}
 	}
 	mu /= float64(a.members.Live())
-	for i, u := range a.U {
+	for i, v := range u {
 		if !a.members.In(i) {
 			continue
 		}
-		dev := float64(u) - mu
+		dev := v - mu
 		nb := int(math.Round(float64(a.B[i]) + a.beta*dev))
-		if (dev > 0 && nb <= a.bmax) || (dev < 0 && nb >= a.bmin) {
+		if a.clamp {
+			nb = min(max(nb, a.bmin), a.bmax)
+		}
+		if (dev > 0 && nb <= a.bmax && nb > a.B[i]) || (dev < 0 && nb >= a.bmin && nb < a.B[i]) {
 			a.LR[i] *= float64(nb) / float64(a.B[i])
 			a.B[i] = nb
 		}
 	}
+}
+
+// counts are the update counts Alg. 1 reads: this mega-batch's, or with
+// --smooth s their exponential average over mega-batches, which starts from
+// the first mega-batch's counts.
+func (a *Adaptive) counts() []float64 {
+	if a.smoothed == nil {
+		a.smoothed = make([]float64, a.n)
+		for i, u := range a.U {
+			a.smoothed[i] = float64(u)
+		}
+		return a.smoothed
+	}
+	for i, u := range a.U {
+		if a.members.In(i) {
+			a.smoothed[i] = a.smooth*a.smoothed[i] + (1-a.smooth)*float64(u)
+		}
+	}
+	return a.smoothed
 }
 
 func (c *codeRules) epoch(a *Adaptive) float64 { return float64(a.total) / float64(a.size) }
