@@ -16,10 +16,15 @@ import (
 
 // Grid is what to run: every strategy at every rate, batch and seed.
 type Grid struct {
-	Strategies []string  `json:"strategies"`
-	LRs        []float64 `json:"lrs"`
-	Batches    []int     `json:"batches"`
-	Seeds      []uint64  `json:"seeds"`
+	// Strategies are names, or variants with options:
+	// "adaptive[renorm=0,gamma=0.5]" (see ParseVariant), so that an
+	// ablation is a grid like any other.
+	Strategies []string `json:"strategies"`
+	// LRs are learning rates; 0 is each strategy's default rate for its
+	// optimizer and batch (--lrs default).
+	LRs     []float64 `json:"lrs"`
+	Batches []int     `json:"batches"`
+	Seeds   []uint64  `json:"seeds"`
 }
 
 // Size is the number of runs of the grid.
@@ -38,12 +43,12 @@ func (g Grid) Validate() error {
 		return fmt.Errorf("tune: --seeds: need at least one seed")
 	}
 	for _, s := range g.Strategies {
-		if _, err := strategy.Lookup(s); err != nil {
-			return fmt.Errorf("tune: --strategies: %w", err)
+		if _, _, err := ParseVariant(s); err != nil {
+			return err
 		}
 	}
 	for _, lr := range g.LRs {
-		if !(lr > 0) || math.IsInf(lr, 0) {
+		if !(lr >= 0) || math.IsInf(lr, 0) {
 			return fmt.Errorf("tune: --lrs: %v is not a positive learning rate", lr)
 		}
 	}
@@ -62,7 +67,10 @@ type Result struct {
 	Batch    int     `json:"batch"`
 	Seed     uint64  `json:"seed"`
 	// Optimizer is the local optimizer the run used.
-	Optimizer    string              `json:"optimizer"`
+	Optimizer string `json:"optimizer"`
+	// EffectiveLR is the rate the run took: LR, or the strategy's default
+	// where LR is 0.
+	EffectiveLR  float64             `json:"effective_lr"`
 	BestP1       float64             `json:"best_p1"`
 	BestSeconds  float64             `json:"best_p1_train_seconds"`
 	TrainSeconds float64             `json:"train_seconds"`
@@ -86,8 +94,9 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 			for _, lr := range g.LRs {
 				for _, seed := range g.Seeds {
 					cfg := base
-					cfg.Strategy, cfg.Batch, cfg.LR, cfg.Seed = s, b, lr, seed
-					if info, _ := strategy.Lookup(s); info.OwnUpdate {
+					name, opts, _ := ParseVariant(s) // checked by Validate
+					cfg.Strategy, cfg.Options, cfg.Batch, cfg.LR, cfg.Seed = name, opts, b, lr, seed
+					if info, _ := strategy.Lookup(name); info.OwnUpdate {
 						cfg.Optimizer = optim.Config{Name: "sgd"} // the commit rule, whatever the others run
 					}
 					eff, err := cfg.WithDefaults()
@@ -95,7 +104,7 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 						return out, err
 					}
 					res, err := engine.Run(ctx, cfg, w, nil, nil)
-					r := Result{Strategy: s, LR: lr, Batch: b, Seed: seed, Optimizer: eff.Optimizer.Name}
+					r := Result{Strategy: s, LR: lr, Batch: b, Seed: seed, Optimizer: eff.Optimizer.Name, EffectiveLR: eff.LR}
 					switch {
 					case err == nil:
 					case res != nil && res.Diverged:
@@ -193,7 +202,8 @@ func Summarize(results []Result, target float64) Summary {
 			order = append(order, k)
 		}
 		group[k] = append(group[k], r)
-		if info, _ := strategy.Lookup(r.Strategy); !info.OwnUpdate {
+		name, _, _ := ParseVariant(r.Strategy)
+		if info, _ := strategy.Lookup(name); !info.OwnUpdate {
 			optimizers[r.Optimizer] = true
 		}
 	}
@@ -257,8 +267,8 @@ func Summarize(results []Result, target float64) Summary {
 	var settings []setting
 	anyPow := slices.ContainsFunc(sum.Points, func(p Point) bool { return PowerOfTen(p.LR) })
 	for _, p := range sum.Points {
-		if anyPow && !PowerOfTen(p.LR) {
-			continue
+		if anyPow && !PowerOfTen(p.LR) || p.LR == 0 {
+			continue // the default rates differ from strategy to strategy
 		}
 		st := setting{p.LR, p.Batch}
 		if _, ok := score[st]; !ok {
@@ -276,6 +286,10 @@ func Summarize(results []Result, target float64) Summary {
 		if m := score[st] / float64(count[st]); m > bestScore {
 			pick, bestScore = st, m
 		}
+	}
+	if bestScore < 0 && !slices.ContainsFunc(sum.Points, func(p Point) bool { return p.LR != 0 }) {
+		sum.SharedNote = "every strategy ran at its own default rate: none is shared"
+		return sum
 	}
 	if bestScore < 0 {
 		sum.SharedNote = "no rate and batch of the grid was run by every strategy"
@@ -308,8 +322,12 @@ func PowerOfTen(lr float64) bool {
 
 // ParseRates reads a list of learning rates, "0.01,0.1,1", or a range
 // "A:B" of the powers of ten and the half steps between them (10^(k/2))
-// from A to B, both included when they are on that ladder.
+// from A to B, both included when they are on that ladder, or "default":
+// each strategy's own default rate (the grid's rate 0).
 func ParseRates(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "default" {
+		return []float64{0}, nil
+	}
 	if a, b, ok := strings.Cut(s, ":"); ok {
 		lo, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
 		hi, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
@@ -342,4 +360,70 @@ func ParseRates(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// FormatRate prints a learning rate of the grid: "default" for 0.
+func FormatRate(lr float64) string {
+	if lr == 0 {
+		return "default"
+	}
+	return strconv.FormatFloat(lr, 'g', -1, 64)
+}
+
+// ParseVariant reads a strategy of the grid: a name, or a name with options
+// in brackets, "adaptive[renorm=0,gamma=0.5]". The names of the options are
+// checked against the strategy's; their values are checked with the run's
+// other settings.
+func ParseVariant(s string) (name string, opts map[string]float64, err error) {
+	name, rest, found := strings.Cut(s, "[")
+	name = strings.TrimSpace(name)
+	info, err := strategy.Lookup(name)
+	if err != nil {
+		return "", nil, fmt.Errorf("tune: --strategies: %w", err)
+	}
+	if !found {
+		return name, nil, nil
+	}
+	body, ok := strings.CutSuffix(strings.TrimSpace(rest), "]")
+	if !ok || strings.ContainsAny(body, "[]") {
+		return "", nil, fmt.Errorf("tune: --strategies: %q: want NAME or NAME[option=value,...]", s)
+	}
+	opts = map[string]float64{}
+	for _, kv := range strings.Split(body, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || err != nil {
+			return "", nil, fmt.Errorf("tune: --strategies: %q: %q is not option=number", s, kv)
+		}
+		if !slices.ContainsFunc(info.Options, func(o strategy.Option) bool { return o.Name == k }) {
+			return "", nil, fmt.Errorf("tune: --strategies: %q: %s has no option %q (hetsgd strategies -v %s)", s, name, k, name)
+		}
+		if _, dup := opts[k]; dup {
+			return "", nil, fmt.Errorf("tune: --strategies: %q: option %q given twice", s, k)
+		}
+		opts[k] = x
+	}
+	return name, opts, nil
+}
+
+// SplitStrategies splits a list of strategies at the commas outside
+// brackets: "sync,adaptive[renorm=0,gamma=0]" is two.
+func SplitStrategies(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
 }

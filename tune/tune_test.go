@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -125,6 +126,71 @@ func TestRunGrid(t *testing.T) {
 	}
 	if err := (tune.Grid{Strategies: []string{"nope"}, LRs: []float64{1}, Batches: []int{1}, Seeds: []uint64{1}}).Validate(); err == nil {
 		t.Error("unknown strategy accepted")
+	}
+}
+
+func TestParseVariant(t *testing.T) {
+	name, opts, err := tune.ParseVariant("adaptive[renorm=0, gamma=0.5]")
+	if err != nil || name != "adaptive" || len(opts) != 2 || opts["renorm"] != 0 || opts["gamma"] != 0.5 {
+		t.Fatalf("variant: %q %v %v", name, opts, err)
+	}
+	if name, opts, err := tune.ParseVariant("sync"); err != nil || name != "sync" || opts != nil {
+		t.Fatalf("plain name: %q %v %v", name, opts, err)
+	}
+	for bad, msg := range map[string]string{
+		"nope[k=1]":                   `unknown strategy "nope"`,
+		"elastic[gamma=1]":            `elastic has no option "gamma"`,
+		"elastic[k]":                  `"k" is not option=number`,
+		"elastic[k=x]":                `"k=x" is not option=number`,
+		"elastic[k=1":                 "want NAME or NAME[option=value,...]",
+		"elastic[k=1][k=2]":           "want NAME or NAME[option=value,...]",
+		"adaptive[delta=0,delta=0.1]": `option "delta" given twice`,
+	} {
+		if _, _, err := tune.ParseVariant(bad); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: %v, want an error with %q", bad, err, msg)
+		}
+	}
+	got := tune.SplitStrategies("sync, adaptive[renorm=0,gamma=0],elastic")
+	if want := []string{"sync", "adaptive[renorm=0,gamma=0]", "elastic"}; !slices.Equal(got, want) {
+		t.Fatalf("split %q, want %q", got, want)
+	}
+	if got, err := tune.ParseRates("default"); err != nil || !slices.Equal(got, []float64{0}) {
+		t.Fatalf("default rate: %v %v", got, err)
+	}
+}
+
+// An ablation is a grid of variants at their default rates: each variant's
+// options reach its runs, and the rate each run took is recorded.
+func TestRunVariantsAtDefaultRates(t *testing.T) {
+	tr, te, err := data.Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := engine.NewXML(tr, te, []int{16}, 0, 200, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25,
+		Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+	g := tune.Grid{Strategies: []string{"elastic", "elastic[k=1]"}, LRs: []float64{0}, Batches: []int{64}, Seeds: []uint64{1}}
+	res, err := tune.Run(context.Background(), base, w, g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base
+	want.Strategy, want.Batch = "elastic", 64
+	eff, err := want.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].EffectiveLR != eff.LR || res[1].EffectiveLR != eff.LR || res[0].Optimizer != eff.Optimizer.Name {
+		t.Fatalf("results %+v, want both at elastic's default %s rate %g", res, eff.Optimizer.Name, eff.LR)
+	}
+	if res[0].BestP1 == res[1].BestP1 && res[0].TrainSeconds == res[1].TrainSeconds {
+		t.Errorf("elastic and elastic[k=1] ran the same: %+v", res)
+	}
+	if sum := tune.Summarize(res, 0); sum.Shared != nil || !strings.Contains(sum.SharedNote, "default rate") {
+		t.Errorf("default rates shared: %+v", sum)
 	}
 }
 

@@ -338,6 +338,8 @@ func TestTuneCommand(t *testing.T) {
 		{[]string{"tune", "--seeds", "x"}, "--seeds: \"x\" is not a seed"},
 		{[]string{"tune", "--optimizer", "rmsprop"}, "unknown optimizer"},
 		{[]string{"tune", "--target", "2"}, "--target 2"},
+		{[]string{"tune", "--strategies", "sync,adaptive[renorm=3]", "--lrs", "default", "--optimizer", "strategy"}, "--strategies adaptive[renorm=3]: strategy: adaptive: --renorm 3"},
+		{[]string{"tune", "--strategies", "elastic[gamma=0]"}, "elastic has no option \"gamma\""},
 	} {
 		if code, _, errs := runCLI(t, c.args...); code != 1 || !strings.Contains(errs, c.msg) {
 			t.Errorf("%v: exit %d, %q", c.args, code, errs)

@@ -26,8 +26,8 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	trainPath := fs.String("train", "", "training set `file`")
 	testPath := fs.String("test", "", "test set `file`")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
-	strategies := fs.String("strategies", "all", "strategies to compare, comma-separated, or all")
-	lrs := fs.String("lrs", "1e-3:10", "learning rates: a list, or A:B for the powers of ten and half steps from A to B")
+	strategies := fs.String("strategies", "all", "strategies to compare, comma-separated, or all; a strategy with options in brackets is a variant of its own, e.g. adaptive[renorm=0,gamma=0.5]")
+	lrs := fs.String("lrs", "1e-3:10", "learning rates: a list, A:B for the powers of ten and half steps from A to B, or default for each strategy's own")
 	batches := fs.String("batches", "128", "batch sizes per device, comma-separated")
 	seeds := fs.String("seeds", "1", "seeds of each point, comma-separated (results are averaged over them)")
 	optimizer := fs.String("optimizer", "sgd", "local optimizer of every strategy, or \"strategy\" for each strategy's own (parameter servers always commit Δ = −lr·g)")
@@ -59,9 +59,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 			g.Strategies = append(g.Strategies, i.Name)
 		}
 	} else {
-		for _, s := range strings.Split(*strategies, ",") {
-			g.Strategies = append(g.Strategies, strings.TrimSpace(s))
-		}
+		g.Strategies = tune.SplitStrategies(*strategies)
 	}
 	if g.LRs, err = tune.ParseRates(*lrs); err != nil {
 		return err
@@ -95,10 +93,18 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if !(*target >= 0 && *target <= 1) {
 		return fmt.Errorf("--target %v: need a P@1 in [0, 1]", *target)
 	}
-	probe := base
-	probe.Strategy, probe.Batch, probe.LR = g.Strategies[0], g.Batches[0], g.LRs[0]
-	if err := probe.Validate(); err != nil {
-		return err
+	// Every variant's settings are checked before any data is loaded.
+	for _, s := range g.Strategies {
+		probe := base
+		probe.Strategy, probe.Options, _ = tune.ParseVariant(s) // checked by Validate
+		probe.Batch, probe.LR = g.Batches[0], g.LRs[0]
+		probe, err := probe.WithDefaults()
+		if err == nil {
+			err = probe.Validate()
+		}
+		if err != nil {
+			return fmt.Errorf("--strategies %s: %w", s, err)
+		}
 	}
 	showProgress, err := progressWanted(*progress, os.Stderr)
 	if err != nil {
@@ -149,8 +155,8 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 			const width = 24
 			full := done * width / g.Size()
 			eta := time.Since(began) / time.Duration(done) * time.Duration(g.Size()-done)
-			fmt.Fprintf(stderr, "\r\033[K [%s%s] %d/%d  %s lr %g batch %d: best P@1 %.4f  (%s left)", strings.Repeat("█", full),
-				strings.Repeat("·", width-full), done, g.Size(), r.Strategy, r.LR, r.Batch, r.BestP1, eta.Round(time.Second))
+			fmt.Fprintf(stderr, "\r\033[K [%s%s] %d/%d  %s lr %s batch %d: best P@1 %.4f  (%s left)", strings.Repeat("█", full),
+				strings.Repeat("·", width-full), done, g.Size(), r.Strategy, tune.FormatRate(r.LR), r.Batch, r.BestP1, eta.Round(time.Second))
 		}
 		return log.Write(tune.RunRecord{Event: "tune-run", Result: r})
 	}
@@ -180,7 +186,7 @@ func printGrid(w io.Writer, g tune.Grid, sum tune.Summary) {
 	fmt.Fprintf(w, "\nbest P@1 (mean over %d seed(s)) by learning rate; *: a run diverged (its best before diverging):\n", len(g.Seeds))
 	fmt.Fprint(tw, "strategy\tbatch\t")
 	for _, lr := range g.LRs {
-		fmt.Fprintf(tw, "%g\t", lr)
+		fmt.Fprintf(tw, "%s\t", tune.FormatRate(lr))
 	}
 	fmt.Fprintln(tw)
 	at := map[[3]string]tune.Point{}
@@ -212,7 +218,7 @@ func printProtocols(w io.Writer, sum tune.Summary) {
 	fmt.Fprintf(w, "\ntime to P@1 %.4f in training seconds of the run's clock; — : not reached by every seed\n", sum.Target)
 	shared := "shared rate: " + sum.SharedNote
 	if sum.SharedNote == "" {
-		shared = fmt.Sprintf("shared: lr %g, batch %d", sum.SharedLR, sum.SharedBatch)
+		shared = fmt.Sprintf("shared: lr %s, batch %d", tune.FormatRate(sum.SharedLR), sum.SharedBatch)
 	}
 	fmt.Fprintf(w, "%-46s | own best rate and batch\n", shared)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -228,7 +234,7 @@ func printProtocols(w io.Writer, sum tune.Summary) {
 		if i < len(sum.Shared) {
 			s1, s2 = fmt.Sprintf("%.4f", sum.Shared[i].BestP1), tta(sum.Shared[i])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%g\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, own.LR, own.Batch, own.BestP1, tta(own))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%s\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, tune.FormatRate(own.LR), own.Batch, own.BestP1, tta(own))
 	}
 	tw.Flush()
 }
