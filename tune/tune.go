@@ -16,7 +16,7 @@ import (
 
 // Grid is what to run: every strategy at every rate, batch and seed.
 type Grid struct {
-	// Strategies are names, or variants with options:
+	// Strategies are names, or variants with settings:
 	// "adaptive[renorm=0,gamma=0.5]" (see ParseVariant), so that an
 	// ablation is a grid like any other.
 	Strategies []string `json:"strategies"`
@@ -43,7 +43,7 @@ func (g Grid) Validate() error {
 		return fmt.Errorf("tune: --seeds: need at least one seed")
 	}
 	for _, s := range g.Strategies {
-		if _, _, err := ParseVariant(s); err != nil {
+		if _, err := ParseVariant(s); err != nil {
 			return err
 		}
 	}
@@ -94,11 +94,12 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 			for _, lr := range g.LRs {
 				for _, seed := range g.Seeds {
 					cfg := base
-					name, opts, _ := ParseVariant(s) // checked by Validate
-					cfg.Strategy, cfg.Options, cfg.Batch, cfg.LR, cfg.Seed = name, opts, b, lr, seed
-					if info, _ := strategy.Lookup(name); info.OwnUpdate {
+					cfg.Batch, cfg.LR, cfg.Seed = b, lr, seed
+					v, _ := ParseVariant(s) // checked by Validate
+					if info, _ := strategy.Lookup(v.Strategy); info.OwnUpdate {
 						cfg.Optimizer = optim.Config{Name: "sgd"} // the commit rule, whatever the others run
 					}
+					v.Apply(&cfg)
 					eff, err := cfg.WithDefaults()
 					if err != nil {
 						return out, err
@@ -202,8 +203,8 @@ func Summarize(results []Result, target float64) Summary {
 			order = append(order, k)
 		}
 		group[k] = append(group[k], r)
-		name, _, _ := ParseVariant(r.Strategy)
-		if info, _ := strategy.Lookup(name); !info.OwnUpdate {
+		v, _ := ParseVariant(r.Strategy)
+		if info, _ := strategy.Lookup(v.Strategy); !info.OwnUpdate {
 			optimizers[r.Optimizer] = true
 		}
 	}
@@ -370,41 +371,82 @@ func FormatRate(lr float64) string {
 	return strconv.FormatFloat(lr, 'g', -1, 64)
 }
 
-// ParseVariant reads a strategy of the grid: a name, or a name with options
-// in brackets, "adaptive[renorm=0,gamma=0.5]". The names of the options are
-// checked against the strategy's; their values are checked with the run's
-// other settings.
-func ParseVariant(s string) (name string, opts map[string]float64, err error) {
+// Variant is a strategy of the grid with its own settings.
+type Variant struct {
+	Strategy  string
+	Options   map[string]float64 // the strategy's options; nil: its defaults
+	Optimizer string             // "": the grid's
+	LR        float64            // 0: the grid's rate
+}
+
+// Apply sets the variant's settings on cfg: the grid's rate, unless the
+// variant has its own.
+func (v Variant) Apply(cfg *engine.Config) {
+	cfg.Strategy, cfg.Options = v.Strategy, v.Options
+	if v.Optimizer != "" {
+		cfg.Optimizer = optim.Config{Name: v.Optimizer}
+	}
+	if v.LR > 0 {
+		cfg.LR = v.LR
+	}
+}
+
+// ParseVariant reads a strategy of the grid: a name, or a name with
+// settings in brackets, "adaptive[renorm=0,gamma=0.5]": the strategy's own
+// options, and optimizer=NAME and lr=RATE, which replace the grid's for
+// this variant. The names are checked here; the values of the options with
+// the run's other settings.
+func ParseVariant(s string) (Variant, error) {
 	name, rest, found := strings.Cut(s, "[")
-	name = strings.TrimSpace(name)
-	info, err := strategy.Lookup(name)
+	v := Variant{Strategy: strings.TrimSpace(name)}
+	info, err := strategy.Lookup(v.Strategy)
 	if err != nil {
-		return "", nil, fmt.Errorf("tune: --strategies: %w", err)
+		return Variant{}, fmt.Errorf("tune: --strategies: %w", err)
 	}
 	if !found {
-		return name, nil, nil
+		return v, nil
 	}
 	body, ok := strings.CutSuffix(strings.TrimSpace(rest), "]")
 	if !ok || strings.ContainsAny(body, "[]") {
-		return "", nil, fmt.Errorf("tune: --strategies: %q: want NAME or NAME[option=value,...]", s)
+		return Variant{}, fmt.Errorf("tune: --strategies: %q: want NAME or NAME[setting=value,...]", s)
 	}
-	opts = map[string]float64{}
+	seen := map[string]bool{}
 	for _, kv := range strings.Split(body, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		k = strings.TrimSpace(k)
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if !ok || err != nil {
-			return "", nil, fmt.Errorf("tune: --strategies: %q: %q is not option=number", s, kv)
+		k, val, ok := strings.Cut(kv, "=")
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		if !ok {
+			return Variant{}, fmt.Errorf("tune: --strategies: %q: %q is not setting=value", s, kv)
 		}
-		if !slices.ContainsFunc(info.Options, func(o strategy.Option) bool { return o.Name == k }) {
-			return "", nil, fmt.Errorf("tune: --strategies: %q: %s has no option %q (hetsgd strategies -v %s)", s, name, k, name)
+		if seen[k] {
+			return Variant{}, fmt.Errorf("tune: --strategies: %q: %q given twice", s, k)
 		}
-		if _, dup := opts[k]; dup {
-			return "", nil, fmt.Errorf("tune: --strategies: %q: option %q given twice", s, k)
+		seen[k] = true
+		if k == "optimizer" {
+			if _, err := optim.New(optim.Config{Name: val}, 0); err != nil {
+				return Variant{}, fmt.Errorf("tune: --strategies: %q: %w", s, err)
+			}
+			v.Optimizer = val
+			continue
 		}
-		opts[k] = x
+		x, err := strconv.ParseFloat(val, 64)
+		switch {
+		case err != nil:
+			return Variant{}, fmt.Errorf("tune: --strategies: %q: %q is not setting=number", s, kv)
+		case k == "lr":
+			if !(x > 0) || math.IsInf(x, 0) {
+				return Variant{}, fmt.Errorf("tune: --strategies: %q: lr=%v is not a positive learning rate", s, val)
+			}
+			v.LR = x
+			continue
+		case !slices.ContainsFunc(info.Options, func(o strategy.Option) bool { return o.Name == k }):
+			return Variant{}, fmt.Errorf("tune: --strategies: %q: %s has no option %q (hetsgd strategies -v %s)", s, v.Strategy, k, v.Strategy)
+		}
+		if v.Options == nil {
+			v.Options = map[string]float64{}
+		}
+		v.Options[k] = x
 	}
-	return name, opts, nil
+	return v, nil
 }
 
 // SplitStrategies splits a list of strategies at the commas outside

@@ -130,12 +130,12 @@ func TestRunGrid(t *testing.T) {
 }
 
 func TestParseVariant(t *testing.T) {
-	name, opts, err := tune.ParseVariant("adaptive[renorm=0, gamma=0.5]")
-	if err != nil || name != "adaptive" || len(opts) != 2 || opts["renorm"] != 0 || opts["gamma"] != 0.5 {
-		t.Fatalf("variant: %q %v %v", name, opts, err)
+	v, err := tune.ParseVariant("adaptive[renorm=0, gamma=0.5,optimizer=adam,lr=0.01]")
+	if err != nil || v.Strategy != "adaptive" || len(v.Options) != 2 || v.Options["renorm"] != 0 || v.Options["gamma"] != 0.5 || v.Optimizer != "adam" || v.LR != 0.01 {
+		t.Fatalf("variant: %+v %v", v, err)
 	}
-	if name, opts, err := tune.ParseVariant("sync"); err != nil || name != "sync" || opts != nil {
-		t.Fatalf("plain name: %q %v %v", name, opts, err)
+	if v, err := tune.ParseVariant("sync"); err != nil || v.Strategy != "sync" || v.Options != nil || v.Optimizer != "" || v.LR != 0 {
+		t.Fatalf("plain name: %+v %v", v, err)
 	}
 	for bad, msg := range map[string]string{
 		"nope[k=1]":                   `unknown strategy "nope"`,
@@ -146,7 +146,7 @@ func TestParseVariant(t *testing.T) {
 		"elastic[k=1][k=2]":           "want NAME or NAME[option=value,...]",
 		"adaptive[delta=0,delta=0.1]": `option "delta" given twice`,
 	} {
-		if _, _, err := tune.ParseVariant(bad); err == nil || !strings.Contains(err.Error(), msg) {
+		if _, err := tune.ParseVariant(bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: %v, want an error with %q", bad, err, msg)
 		}
 	}
@@ -172,7 +172,7 @@ func TestRunVariantsAtDefaultRates(t *testing.T) {
 	}
 	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25,
 		Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
-	g := tune.Grid{Strategies: []string{"elastic", "elastic[k=1]"}, LRs: []float64{0}, Batches: []int{64}, Seeds: []uint64{1}}
+	g := tune.Grid{Strategies: []string{"elastic", "elastic[k=1]", "elastic[optimizer=sgd,lr=0.5]"}, LRs: []float64{0}, Batches: []int{64}, Seeds: []uint64{1}}
 	res, err := tune.Run(context.Background(), base, w, g, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -183,13 +183,16 @@ func TestRunVariantsAtDefaultRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 2 || res[0].EffectiveLR != eff.LR || res[1].EffectiveLR != eff.LR || res[0].Optimizer != eff.Optimizer.Name {
+	if len(res) != 3 || res[0].EffectiveLR != eff.LR || res[1].EffectiveLR != eff.LR || res[0].Optimizer != eff.Optimizer.Name {
 		t.Fatalf("results %+v, want both at elastic's default %s rate %g", res, eff.Optimizer.Name, eff.LR)
 	}
 	if res[0].BestP1 == res[1].BestP1 && res[0].TrainSeconds == res[1].TrainSeconds {
 		t.Errorf("elastic and elastic[k=1] ran the same: %+v", res)
 	}
-	if sum := tune.Summarize(res, 0); sum.Shared != nil || !strings.Contains(sum.SharedNote, "default rate") {
+	if r := res[2]; r.Optimizer != "sgd" || r.EffectiveLR != 0.5 || r.LR != 0 {
+		t.Errorf("elastic[optimizer=sgd,lr=0.5] ran %s at %g (grid rate %g)", r.Optimizer, r.EffectiveLR, r.LR)
+	}
+	if sum := tune.Summarize(res[:2], 0); sum.Shared != nil || !strings.Contains(sum.SharedNote, "default rate") {
 		t.Errorf("default rates shared: %+v", sum)
 	}
 }

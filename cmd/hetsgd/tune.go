@@ -26,7 +26,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	trainPath := fs.String("train", "", "training set `file`")
 	testPath := fs.String("test", "", "test set `file`")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
-	strategies := fs.String("strategies", "all", "strategies to compare, comma-separated, or all; a strategy with options in brackets is a variant of its own, e.g. adaptive[renorm=0,gamma=0.5]")
+	strategies := fs.String("strategies", "all", "strategies to compare, comma-separated, or all; a strategy with settings in brackets is a variant of its own: its options, optimizer=NAME and lr=RATE, e.g. adaptive[gamma=0.5,optimizer=adam,lr=0.01]")
 	lrs := fs.String("lrs", "1e-3:10", "learning rates: a list, A:B for the powers of ten and half steps from A to B, or default for each strategy's own")
 	batches := fs.String("batches", "128", "batch sizes per device, comma-separated")
 	seeds := fs.String("seeds", "1", "seeds of each point, comma-separated (results are averaged over them)")
@@ -96,8 +96,9 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	// Every variant's settings are checked before any data is loaded.
 	for _, s := range g.Strategies {
 		probe := base
-		probe.Strategy, probe.Options, _ = tune.ParseVariant(s) // checked by Validate
 		probe.Batch, probe.LR = g.Batches[0], g.LRs[0]
+		v, _ := tune.ParseVariant(s) // checked by Validate
+		v.Apply(&probe)
 		probe, err := probe.WithDefaults()
 		if err == nil {
 			err = probe.Validate()
