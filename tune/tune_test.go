@@ -140,11 +140,13 @@ func TestParseVariant(t *testing.T) {
 	for bad, msg := range map[string]string{
 		"nope[k=1]":                   `unknown strategy "nope"`,
 		"elastic[gamma=1]":            `elastic has no option "gamma"`,
-		"elastic[k]":                  `"k" is not option=number`,
-		"elastic[k=x]":                `"k=x" is not option=number`,
-		"elastic[k=1":                 "want NAME or NAME[option=value,...]",
-		"elastic[k=1][k=2]":           "want NAME or NAME[option=value,...]",
-		"adaptive[delta=0,delta=0.1]": `option "delta" given twice`,
+		"elastic[k]":                  `"k" is not setting=value`,
+		"elastic[k=x]":                `"k=x" is not setting=number`,
+		"elastic[k=1":                 "want NAME or NAME[setting=value,...]",
+		"elastic[k=1][k=2]":           "want NAME or NAME[setting=value,...]",
+		"adaptive[delta=0,delta=0.1]": `"delta" given twice`,
+		"sync[optimizer=rmsprop]":     "unknown optimizer",
+		"sync[lr=0]":                  "lr=0 is not a positive learning rate",
 	} {
 		if _, err := tune.ParseVariant(bad); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: %v, want an error with %q", bad, err, msg)
