@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/kernel"
@@ -346,7 +347,7 @@ func (r *run) do(a *strategy.Action) error {
 			return err
 		}
 		if a.Kind != strategy.AllReduce {
-			if err := r.checkModel("at a " + a.Kind.String()); err != nil {
+			if err := r.checkModel(a.Kind.String()); err != nil {
 				return err
 			}
 		}
@@ -548,7 +549,7 @@ func (r *run) evaluate(final bool) error {
 		trainLoss = r.lossSum / float64(r.lossRows)
 	}
 	r.lossSum, r.lossRows = 0, 0
-	if err := r.checkModel("at an evaluation"); err != nil {
+	if err := r.checkModel("evaluation"); err != nil {
 		return err
 	}
 	var scores metric.Scores
@@ -596,14 +597,19 @@ var ErrDiverged = errors.New("engine: training diverged")
 // model is checked too: after every merge and before every evaluation —
 // not after every synchronous step or commit, where a pass over the model
 // would cost a tenth of a step at Amazon-670k's shape.
-// where says when, for the message ("at a merge").
-func (r *run) checkModel(where string) error {
+// at names the step, for the message ("merge", "evaluation"): a constant,
+// for the check runs at every step of CROSSBOW and must not allocate.
+func (r *run) checkModel(at string) error {
 	if r.cfg.TimingOnly {
 		return nil
 	}
 	if n := kernel.Nrm2(r.evaluated()); math.IsNaN(n) || math.IsInf(n, 0) {
-		return fmt.Errorf("%w: %s's model holds a NaN or infinite weight %s, after %d samples (lower --lr, or check the data for NaN or infinite values)",
-			ErrDiverged, r.cfg.Strategy, where, r.done)
+		article := "a"
+		if strings.ContainsRune("aeiou", rune(at[0])) {
+			article = "an"
+		}
+		return fmt.Errorf("%w: %s's model holds a NaN or infinite weight at %s %s, after %d samples (lower --lr, or check the data for NaN or infinite values)",
+			ErrDiverged, r.cfg.Strategy, article, at, r.done)
 	}
 	return nil
 }

@@ -39,6 +39,13 @@ func TestSoak(t *testing.T) {
 		t.Run(strat, func(t *testing.T) {
 			cfg := base(strat, 4, Real)
 			cfg.Epochs, cfg.EvalEvery = 2, 0.5
+			if strat == "gem" {
+				// At 0.5 GEM ends at one of two levels by the order of its
+				// commits, faults or none (BENCHMARKS.md §7): a 30-minute
+				// soak ended 1 of 3,235 runs at 0.35 against clean runs at
+				// 0.45–0.47. At 0.2 both levels are one.
+				cfg.LR = 0.2
+			}
 			// The noise of a clean run: the final P@1 of a few clean runs.
 			var clean []float64
 			var seconds float64
