@@ -156,14 +156,12 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	// The strategy's options, before any data is loaded: the training set's
-	// size only changes derived defaults, never whether a given value is
-	// accepted.
-	info, err := strategy.Lookup(c.Strategy)
-	if err != nil {
-		return err
-	}
-	_, err = info.Resolve(strategy.Config{Devices: c.Devices, Batch: c.Batch, LR: c.LR, Options: c.Options})
+	// The strategy's options, before any data is loaded, each against its
+	// range and against each other (the constructor's checks: --binit
+	// within [b_min, b_max]). The training set's size only changes derived
+	// defaults, never whether a given value is accepted; a strategy with
+	// epoch-based rules is built here for a set of one point.
+	_, _, err := strategy.New(c.Strategy, strategy.Config{Devices: c.Devices, Batch: c.Batch, LR: c.LR, Options: c.Options, DatasetSize: 1})
 	return err
 }
 

@@ -84,6 +84,9 @@ func TestSoak(t *testing.T) {
 				heaps = append(heaps, ms.HeapAlloc)
 				rss = append(rss, residentBytes(t))
 			}
+			if len(faulty) == 0 {
+				t.Fatalf("%s: no faulty run in -soak %v", strat, *soak)
+			}
 			cm, cs := meanSD(clean)
 			fm, fs := meanSD(faulty)
 			t.Logf("%s: %d faulty runs; final P@1 clean %.4f ± %.4f (min %.4f), faulty %.4f ± %.4f (min %.4f)",

@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -43,8 +44,12 @@ func (g Grid) Validate() error {
 		return fmt.Errorf("tune: --seeds: need at least one seed")
 	}
 	for _, s := range g.Strategies {
-		if _, err := ParseVariant(s); err != nil {
+		v, err := ParseVariant(s)
+		if err != nil {
 			return err
+		}
+		if v.LR > 0 && slices.ContainsFunc(g.LRs, func(lr float64) bool { return lr != 0 }) {
+			return fmt.Errorf("tune: --strategies %s: a variant's lr= replaces the grid's rate: give it with --lrs default", s)
 		}
 	}
 	for _, lr := range g.LRs {
@@ -93,13 +98,10 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 		for _, b := range g.Batches {
 			for _, lr := range g.LRs {
 				for _, seed := range g.Seeds {
-					cfg := base
-					cfg.Batch, cfg.LR, cfg.Seed = b, lr, seed
-					v, _ := ParseVariant(s) // checked by Validate
-					if info, _ := strategy.Lookup(v.Strategy); info.OwnUpdate {
-						cfg.Optimizer = optim.Config{Name: "sgd"} // the commit rule, whatever the others run
+					cfg, err := RunConfig(base, s, b, lr, seed)
+					if err != nil {
+						return out, err
 					}
-					v.Apply(&cfg)
 					eff, err := cfg.WithDefaults()
 					if err != nil {
 						return out, err
@@ -161,8 +163,10 @@ type RunRecord struct {
 type Point struct {
 	Strategy string  `json:"strategy"`
 	LR       float64 `json:"lr"`
-	Batch    int     `json:"batch"`
-	BestP1   float64 `json:"best_p1"` // mean over the seeds (a diverged run counts its best before diverging)
+	// EffectiveLR is the rate the point's runs took (see Result).
+	EffectiveLR float64 `json:"effective_lr"`
+	Batch       int     `json:"batch"`
+	BestP1      float64 `json:"best_p1"` // mean over the seeds (a diverged run counts its best before diverging)
 	// TTA is the mean over the seeds of the training seconds to the
 	// target, when every seed reaches it (Reached).
 	TTA      float64 `json:"tta_seconds,omitempty"`
@@ -210,7 +214,7 @@ func Summarize(results []Result, target float64) Summary {
 	}
 	sum := Summary{Event: "tune-summary", Target: target}
 	for _, k := range order {
-		p := Point{Strategy: k.s, LR: k.lr, Batch: k.b, Seeds: len(group[k])}
+		p := Point{Strategy: k.s, LR: k.lr, EffectiveLR: group[k][0].EffectiveLR, Batch: k.b, Seeds: len(group[k])}
 		for _, r := range group[k] {
 			p.BestP1 += r.BestP1 / float64(p.Seeds)
 			if r.Diverged {
@@ -371,6 +375,24 @@ func FormatRate(lr float64) string {
 	return strconv.FormatFloat(lr, 'g', -1, 64)
 }
 
+// RunConfig is the configuration of one run of the grid: base with the
+// variant s, batch, rate and seed. The parameter servers run sgd, their
+// commit rule, whatever optimizer base gives the others. Defaults are not
+// yet filled in (engine.Config.WithDefaults).
+func RunConfig(base engine.Config, s string, batch int, lr float64, seed uint64) (engine.Config, error) {
+	v, err := ParseVariant(s)
+	if err != nil {
+		return engine.Config{}, err
+	}
+	cfg := base
+	cfg.Batch, cfg.LR, cfg.Seed = batch, lr, seed
+	if info, _ := strategy.Lookup(v.Strategy); info.OwnUpdate {
+		cfg.Optimizer = optim.Config{Name: "sgd"}
+	}
+	v.Apply(&cfg)
+	return cfg, nil
+}
+
 // Variant is a strategy of the grid with its own settings.
 type Variant struct {
 	Strategy  string
@@ -379,10 +401,18 @@ type Variant struct {
 	LR        float64            // 0: the grid's rate
 }
 
-// Apply sets the variant's settings on cfg: the grid's rate, unless the
-// variant has its own.
+// Apply sets the variant's settings on cfg: its options over cfg's, its
+// optimizer and its rate where it has them.
 func (v Variant) Apply(cfg *engine.Config) {
-	cfg.Strategy, cfg.Options = v.Strategy, v.Options
+	cfg.Strategy = v.Strategy
+	if len(v.Options) > 0 {
+		opts := maps.Clone(cfg.Options)
+		if opts == nil {
+			opts = map[string]float64{}
+		}
+		maps.Copy(opts, v.Options)
+		cfg.Options = opts
+	}
 	if v.Optimizer != "" {
 		cfg.Optimizer = optim.Config{Name: v.Optimizer}
 	}

@@ -68,6 +68,7 @@ func TestBadInputByClass(t *testing.T) {
 			{"a malformed XC header", []string{"data", "stats", header}, nil, 1, "header.txt:1: XC header"},
 			{"a value that is not a number", []string{"data", "stats", nan}, nil, 1, "nan.txt:2"},
 			{"a strategy option before the data", []string{"train", "--strategy", "adaptive", "--bmin", "0", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--bmin 0"},
+			{"options that contradict each other before the data", []string{"train", "--strategy", "adaptive", "--batch", "64", "--binit", "100", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--binit 100: need a whole batch size in [b_min=8, b_max=64]"},
 			{"an option of another strategy before the data", []string{"train", "--strategy", "sync", "--k", "3", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--k does not apply to sync"},
 		},
 	}

@@ -329,6 +329,12 @@ func TestTuneCommand(t *testing.T) {
 	if len(lines) != 8 || !strings.Contains(lines[0], `"tune-config"`) || !strings.Contains(lines[1], `"tune-run"`) || !strings.Contains(lines[7], `"tune-summary"`) {
 		t.Fatalf("log has %d lines: %s", len(lines), b)
 	}
+	// The parameter servers commit with sgd whatever --optimizer gives the
+	// others, in the check before the runs as in the runs.
+	if code, out, errs := runCLI(t, "tune", "--strategies", "sync,gem", "--optimizer", "adam", "--lrs", "0.001", "--devices", "2",
+		"--epochs", "0.2", "--eval-every", "0.1", "--progress", "off"); code != 0 || !strings.Contains(out, "gem") {
+		t.Errorf("tune --optimizer adam with gem: exit %d, %s %s", code, out, errs)
+	}
 	for _, c := range []struct {
 		args []string
 		msg  string
@@ -338,7 +344,9 @@ func TestTuneCommand(t *testing.T) {
 		{[]string{"tune", "--seeds", "x"}, "--seeds: \"x\" is not a seed"},
 		{[]string{"tune", "--optimizer", "rmsprop"}, "unknown optimizer"},
 		{[]string{"tune", "--target", "2"}, "--target 2"},
-		{[]string{"tune", "--strategies", "sync,adaptive[renorm=3]", "--lrs", "default", "--optimizer", "strategy"}, "--strategies adaptive[renorm=3]: strategy: adaptive: --renorm 3"},
+		{[]string{"tune", "--strategies", "sync,adaptive[renorm=3]", "--lrs", "default", "--optimizer", "strategy"}, "--strategies adaptive[renorm=3], batch 128: strategy: adaptive: --renorm 3"},
+		{[]string{"tune", "--strategies", "sync[lr=0.5]", "--lrs", "0.1"}, "a variant's lr= replaces the grid's rate: give it with --lrs default"},
+		{[]string{"tune", "--strategies", "adaptive[binit=100]", "--batches", "128,64", "--lrs", "1"}, "--strategies adaptive[binit=100], batch 64: adaptive: --binit 100"},
 		{[]string{"tune", "--strategies", "elastic[gamma=0]"}, "elastic has no option \"gamma\""},
 	} {
 		if code, _, errs := runCLI(t, c.args...); code != 1 || !strings.Contains(errs, c.msg) {

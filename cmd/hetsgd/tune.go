@@ -21,13 +21,13 @@ import (
 )
 
 func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlagSet("tune", "tune [--data DIR] [--strategies LIST] [--lrs A:B|LIST] [--batches LIST] [--seeds LIST] [flags]", stderr)
+	fs := newFlagSet("tune", "tune [--data DIR] [--strategies LIST] [--lrs A:B|LIST|default] [--batches LIST] [--seeds LIST] [flags]", stderr)
 	dataDir := fs.String("data", "", "dataset `dir` (train.txt and test.txt); with no data flag, the bundled "+bundledDefault)
 	trainPath := fs.String("train", "", "training set `file`")
 	testPath := fs.String("test", "", "test set `file`")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
 	strategies := fs.String("strategies", "all", "strategies to compare, comma-separated, or all; a strategy with settings in brackets is a variant of its own: its options, optimizer=NAME and lr=RATE, e.g. adaptive[gamma=0.5,optimizer=adam,lr=0.01]")
-	lrs := fs.String("lrs", "1e-3:10", "learning rates: a list, A:B for the powers of ten and half steps from A to B, or default for each strategy's own")
+	lrs := fs.String("lrs", "1e-3:10", "learning rates: a list, A:B for the powers of ten and half steps from A to B, or default for each strategy's own (with --optimizer strategy, or a variant's optimizer= and lr=)")
 	batches := fs.String("batches", "128", "batch sizes per device, comma-separated")
 	seeds := fs.String("seeds", "1", "seeds of each point, comma-separated (results are averaged over them)")
 	optimizer := fs.String("optimizer", "sgd", "local optimizer of every strategy, or \"strategy\" for each strategy's own (parameter servers always commit Δ = −lr·g)")
@@ -95,16 +95,17 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	// Every variant's settings are checked before any data is loaded.
 	for _, s := range g.Strategies {
-		probe := base
-		probe.Batch, probe.LR = g.Batches[0], g.LRs[0]
-		v, _ := tune.ParseVariant(s) // checked by Validate
-		v.Apply(&probe)
-		probe, err := probe.WithDefaults()
-		if err == nil {
-			err = probe.Validate()
-		}
-		if err != nil {
-			return fmt.Errorf("--strategies %s: %w", s, err)
+		for _, b := range g.Batches {
+			probe, err := tune.RunConfig(base, s, b, g.LRs[0], 1)
+			if err == nil {
+				probe, err = probe.WithDefaults()
+			}
+			if err == nil {
+				err = probe.Validate()
+			}
+			if err != nil {
+				return fmt.Errorf("--strategies %s, batch %d: %w", s, b, err)
+			}
 		}
 	}
 	showProgress, err := progressWanted(*progress, os.Stderr)
@@ -235,7 +236,8 @@ func printProtocols(w io.Writer, sum tune.Summary) {
 		if i < len(sum.Shared) {
 			s1, s2 = fmt.Sprintf("%.4f", sum.Shared[i].BestP1), tta(sum.Shared[i])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%s\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, tune.FormatRate(own.LR), own.Batch, own.BestP1, tta(own))
+		// The rate the runs took: a default one is printed as the number.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%g\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, own.EffectiveLR, own.Batch, own.BestP1, tta(own))
 	}
 	tw.Flush()
 }

@@ -28,8 +28,8 @@
 //
 // Two more departures from the paper, off by default until measured:
 // --clamp 1 lets an Alg. 1 step that would cross a bound stop at it (the
-// paper skips the step, so a device one sample short of b_max never gets
-// there), and --smooth s has Alg. 1 read the update counts averaged over
+// paper skips the step, so a device near b_max reaches it only when a step
+// lands on it exactly), and --smooth s has Alg. 1 read the update counts averaged over
 // mega-batches, so that noisy batch timings (goroutines sharing cores) do
 // not move the batch sizes back and forth.
 //
@@ -61,7 +61,8 @@
 // linear learning-rate ramp, then every device at b_max moving by a fixed
 // step within [b_min, b_max] according to its share of batches, weights equal
 // to the batch-count shares, and a learning rate decayed as
-// 1/(1 + decay·(epoch − warm-up)).
+// 1/(1 + decay·(epoch − warm-up)). Its perturbed weights are rescaled to
+// sum to 1 as adaptive's are (--renorm 0 keeps them as they come).
 package adaptive
 
 import (
