@@ -346,14 +346,16 @@ func (r *run) do(a *strategy.Action) error {
 		if err := r.collective(a, nil); err != nil {
 			return err
 		}
+		var norm float64 // of the evaluated model: after a merge, the centre's
 		if a.Kind != strategy.AllReduce {
-			if err := r.checkModel(a.Kind.String()); err != nil {
+			var err error
+			if norm, err = r.checkModel(a.Kind.String()); err != nil {
 				return err
 			}
 		}
 		if a.Kind == strategy.Merge && a.Record != nil && !r.cfg.TimingOnly {
 			// Timing-only runs compute no merge and record none.
-			ev := MergeEvent{Event: "merge", Time: r.clk.now(), CenterNorm: kernel.Nrm2(r.x.center), MergeRecord: a.Record}
+			ev := MergeEvent{Event: "merge", Time: r.clk.now(), CenterNorm: norm, MergeRecord: a.Record}
 			r.res.Merges = append(r.res.Merges, ev)
 			if err := r.write(ev); err != nil {
 				return err
@@ -549,7 +551,7 @@ func (r *run) evaluate(final bool) error {
 		trainLoss = r.lossSum / float64(r.lossRows)
 	}
 	r.lossSum, r.lossRows = 0, 0
-	if err := r.checkModel("evaluation"); err != nil {
+	if _, err := r.checkModel("evaluation"); err != nil {
 		return err
 	}
 	var scores metric.Scores
@@ -592,26 +594,30 @@ func (r *run) write(rec any) error { return r.log.Write(rec) }
 var ErrDiverged = errors.New("engine: training diverged")
 
 // checkModel reports a run whose evaluated model (the centre, or replica 0)
-// holds a NaN or an infinity. The loss, checked after every batch, sees only
-// the weights the batch touches (the first layer is sparse), so the whole
-// model is checked too: after every merge and before every evaluation —
-// not after every synchronous step or commit, where a pass over the model
-// would cost a tenth of a step at Amazon-670k's shape.
+// holds a NaN or an infinity, and returns its norm. The loss, checked after
+// every batch, sees only the weights the batch touches (the first layer is
+// sparse), so the whole model is checked too: after every merge or centre
+// step (CROSSBOW's, which itself passes over the model several times) and
+// before every evaluation — not after every synchronous step or commit,
+// where a pass over the model would cost a tenth of a step at Amazon-670k's
+// shape.
+//
 // at names the step, for the message ("merge", "evaluation"): a constant,
 // for the check runs at every step of CROSSBOW and must not allocate.
-func (r *run) checkModel(at string) error {
+func (r *run) checkModel(at string) (float64, error) {
 	if r.cfg.TimingOnly {
-		return nil
+		return 0, nil
 	}
-	if n := kernel.Nrm2(r.evaluated()); math.IsNaN(n) || math.IsInf(n, 0) {
+	n := kernel.Nrm2(r.evaluated())
+	if math.IsNaN(n) || math.IsInf(n, 0) {
 		article := "a"
 		if strings.ContainsRune("aeiou", rune(at[0])) {
 			article = "an"
 		}
-		return fmt.Errorf("%w: %s's model holds a NaN or infinite weight at %s %s, after %d samples (lower --lr, or check the data for NaN or infinite values)",
+		return n, fmt.Errorf("%w: %s's model holds a NaN or infinite weight at %s %s, after %d samples (lower --lr, or check the data for NaN or infinite values)",
 			ErrDiverged, r.cfg.Strategy, article, at, r.done)
 	}
-	return nil
+	return n, nil
 }
 
 // check reports a diverged run.

@@ -246,6 +246,10 @@ func TestVirtualHeterogeneityAndScaling(t *testing.T) {
 			t.Fatal("merge times do not advance")
 		}
 	}
+	// Only a merge changes the centre: the last record holds its norm.
+	if got, want := last.CenterNorm, kernel.Nrm2(r.x.center); got != want || !(want > 0) {
+		t.Fatalf("last merge record's centre norm %v, the centre's %v", got, want)
+	}
 }
 
 // Every strategy learns Bibtex under both clocks with 4 heterogeneous

@@ -100,16 +100,7 @@ func TestCreateLogFIFO(t *testing.T) {
 		b, _ := io.ReadAll(f)
 		got <- string(b)
 	}()
-	l, err := CreateLog(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Write(map[string]any{"event": "x"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	logOne(t, path, false)
 	if s := <-got; s != "{\"event\":\"x\"}\n" {
 		t.Fatalf("read %q from the FIFO", s)
 	}

@@ -169,16 +169,7 @@ func TestCreateLogTargets(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old.jsonl")
 	os.WriteFile(old, []byte("an earlier run's log, longer than the new one\n"), 0o644)
-	l, err := CreateLog(old, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Write(map[string]any{"event": "x"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	logOne(t, old, true)
 	if b, _ := os.ReadFile(old); string(b) != "{\"event\":\"x\"}\n" {
 		t.Fatalf("overwritten log holds %q", b)
 	}
@@ -270,7 +261,17 @@ func TestCreateLogStream(t *testing.T) {
 	}
 	defer f.Close()
 	f.WriteString("earlier output\n")
-	l, err = CreateLog(fmt.Sprintf("/dev/fd/%d", f.Fd()), true)
+	logOne(t, fmt.Sprintf("/dev/fd/%d", f.Fd()), true)
+	if b, _ := os.ReadFile(f.Name()); string(b) != "earlier output\n{\"event\":\"x\"}\n" {
+		t.Fatalf("a redirected standard stream holds %q", b)
+	}
+}
+
+// logOne creates the log at path, writes the record {"event":"x"} and
+// closes it.
+func logOne(t *testing.T, path string, overwrite bool) {
+	t.Helper()
+	l, err := CreateLog(path, overwrite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,8 +280,5 @@ func TestCreateLogStream(t *testing.T) {
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(f.Name()); string(b) != "earlier output\n{\"event\":\"x\"}\n" {
-		t.Fatalf("a redirected standard stream holds %q", b)
 	}
 }

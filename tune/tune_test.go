@@ -90,9 +90,10 @@ func TestParseRates(t *testing.T) {
 	}
 }
 
-// A tiny grid runs end to end: a result per point in the grid's order,
-// parameter servers on their own update, and a summary of both protocols.
-func TestRunGrid(t *testing.T) {
+// bibtex16 is the grid tests' workload: Bibtex, one hidden layer of 16,
+// 200 test points.
+func bibtex16(t *testing.T) *engine.XML {
+	t.Helper()
 	tr, te, err := data.Bundled("bibtex")
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +102,13 @@ func TestRunGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// A tiny grid runs end to end: a result per point in the grid's order,
+// parameter servers on their own update, and a summary of both protocols.
+func TestRunGrid(t *testing.T) {
+	w := bibtex16(t)
 	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25, Optimizer: optim.Config{Name: "momentum"},
 		Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	g := tune.Grid{Strategies: []string{"sync", "gem"}, LRs: []float64{0.1, 1}, Batches: []int{64}, Seeds: []uint64{1}}
@@ -164,14 +172,7 @@ func TestParseVariant(t *testing.T) {
 // An ablation is a grid of variants at their default rates: each variant's
 // options reach its runs, and the rate each run took is recorded.
 func TestRunVariantsAtDefaultRates(t *testing.T) {
-	tr, te, err := data.Bundled("bibtex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := engine.NewXML(tr, te, []int{16}, 0, 200, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bibtex16(t)
 	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25,
 		Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	g := tune.Grid{Strategies: []string{"elastic", "elastic[k=1]", "elastic[optimizer=sgd,lr=0.5]"}, LRs: []float64{0}, Batches: []int{64}, Seeds: []uint64{1}}

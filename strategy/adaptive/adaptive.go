@@ -29,9 +29,9 @@
 // Two more departures from the paper, off by default until measured:
 // --clamp 1 lets an Alg. 1 step that would cross a bound stop at it (the
 // paper skips the step, so a device near b_max reaches it only when a step
-// lands on it exactly), and --smooth s has Alg. 1 read the update counts averaged over
-// mega-batches, so that noisy batch timings (goroutines sharing cores) do
-// not move the batch sizes back and forth.
+// lands on it exactly), and --smooth s has Alg. 1 read the update counts
+// averaged over mega-batches, so that noisy batch timings (goroutines
+// sharing cores) do not move the batch sizes back and forth.
 //
 // Decisions the paper leaves open, and ours:
 //   - A device receives its current b_i whatever remains of the mega-batch,
