@@ -351,7 +351,7 @@ func TestBudgetsAndErrors(t *testing.T) {
 }
 
 // The event loop does not allocate per batch, whatever the strategy: a run
-// three times as long allocates about as much, setup and evaluations aside,
+// five times as long allocates about as much, setup and evaluations aside,
 // and merge records (a strategy's log output: a few slices each) aside.
 func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) { testLoopAllocations(t, Virtual) }
 
@@ -378,8 +378,12 @@ func testLoopAllocationsOn(t *testing.T, clock Clock, devices int) {
 			runtime.ReadMemStats(&after)
 			return after.Mallocs - before.Mallocs, r.done / int64(cfg.Batch), int64(len(r.res.Merges))
 		}
+		// Five epochs against one: the real clock's runtime (timers,
+		// goroutine wake-ups, the race detector's shadow) allocates a few
+		// times now and then whatever the loop does, about 16 times a run,
+		// which over two epochs' 305 batches came to the bound.
 		m1, b1, g1 := mallocs(1)
-		m3, b3, g3 := mallocs(3)
+		m3, b3, g3 := mallocs(5)
 		extra := float64(int64(m3)-int64(m1)) - float64(perMerge*(g3-g1))
 		per := extra / float64(b3-b1)
 		t.Logf("%s on %d: %.3f allocations per batch beyond %d per merge record", name, devices, per, perMerge)
