@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"encoding"
 	"fmt"
 	"math"
 	"slices"
@@ -13,8 +14,15 @@ import (
 // Strategy is a parallel SGD algorithm as a state machine. Step consumes one
 // event and appends the actions it causes to out, returning the extended
 // slice. It must be deterministic: the same events give the same actions.
+//
+// MarshalBinary snapshots the state its Steps changed, and UnmarshalBinary
+// restores such a snapshot into a strategy New built from the same Config,
+// which then answers the events that follow as the one saved would (see
+// EncodeState). Checkpoints are made of them.
 type Strategy interface {
 	Step(ev Event, out []Action) []Action
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
 }
 
 // EventKind says what happened.

@@ -202,3 +202,38 @@ func (a *AdaCons) Weights(c, norms []float64) ([]float64, string) {
 	}
 	return w, ""
 }
+
+type adaconsState struct {
+	M       []float64
+	Started bool
+	Members strategy.Members
+	Barrier strategy.Barrier
+}
+
+// MarshalBinary implements strategy.Strategy. The permutation, sorted
+// coefficients and weights are scratch, rebuilt by every step.
+func (a *AdaCons) MarshalBinary() ([]byte, error) {
+	return strategy.EncodeState(adaconsState{M: a.M, Started: a.started, Members: a.members, Barrier: a.barrier})
+}
+
+// UnmarshalBinary implements strategy.Strategy.
+func (a *AdaCons) UnmarshalBinary(b []byte) error {
+	var st adaconsState
+	if err := strategy.DecodeState(b, &st); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		n    int
+	}{{"members", st.Members.Devices()}, {"a barrier", st.Barrier.Devices()}} {
+		if err := strategy.CheckLen(l.what, l.n, a.n); err != nil {
+			return err
+		}
+	}
+	if len(st.M) > a.n {
+		return strategy.CheckLen("coefficients", len(st.M), a.n)
+	}
+	a.M = append(make([]float64, 0, a.n), st.M...)
+	a.started, a.members, a.barrier = st.Started, st.Members, st.Barrier
+	return nil
+}

@@ -496,3 +496,54 @@ func (c *codeRules) scale(a *Adaptive) {
 		a.LR[i] = c.lr(a, i)
 	}
 }
+
+type adaptiveState struct {
+	Smoothed   []float64
+	B          []int
+	LR         []float64
+	U          []int
+	Dispatched int
+	Busy       int
+	Working    []bool
+	Running    bool
+	Total      int64
+	Members    strategy.Members
+	CodeWarm   bool // adaptive-code: still warming up
+}
+
+// MarshalBinary implements strategy.Strategy.
+func (a *Adaptive) MarshalBinary() ([]byte, error) {
+	st := adaptiveState{Smoothed: a.smoothed, B: a.B, LR: a.LR, U: a.U, Dispatched: a.dispatched, Busy: a.busy,
+		Working: a.working, Running: a.running, Total: a.total, Members: a.members}
+	if a.code != nil {
+		st.CodeWarm = a.code.warm
+	}
+	return strategy.EncodeState(st)
+}
+
+// UnmarshalBinary implements strategy.Strategy.
+func (a *Adaptive) UnmarshalBinary(b []byte) error {
+	var st adaptiveState
+	if err := strategy.DecodeState(b, &st); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		n    int
+	}{{"batch sizes", len(st.B)}, {"rates", len(st.LR)}, {"updates", len(st.U)}, {"workers", len(st.Working)}, {"members", st.Members.Devices()}} {
+		if err := strategy.CheckLen(l.what, l.n, a.n); err != nil {
+			return err
+		}
+	}
+	if st.Smoothed != nil {
+		if err := strategy.CheckLen("smoothed counts", len(st.Smoothed), a.n); err != nil {
+			return err
+		}
+	}
+	a.smoothed, a.B, a.LR, a.U = st.Smoothed, st.B, st.LR, st.U
+	a.dispatched, a.busy, a.working, a.running, a.total, a.members = st.Dispatched, st.Busy, st.Working, st.Running, st.Total, st.Members
+	if a.code != nil {
+		a.code.warm = st.CodeWarm
+	}
+	return nil
+}

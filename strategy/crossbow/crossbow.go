@@ -165,3 +165,34 @@ func (c *crossbowSGD) sync(out []strategy.Action) []strategy.Action {
 	}
 	return append(out, sync)
 }
+
+type crossbowState struct {
+	Steps    []int
+	Gradient []bool
+	Done     int
+	Round    bool
+	Members  strategy.Members
+}
+
+// MarshalBinary implements strategy.Strategy.
+func (c *crossbowSGD) MarshalBinary() ([]byte, error) {
+	return strategy.EncodeState(crossbowState{Steps: c.steps, Gradient: c.gradient, Done: c.done, Round: c.round, Members: c.members})
+}
+
+// UnmarshalBinary implements strategy.Strategy.
+func (c *crossbowSGD) UnmarshalBinary(b []byte) error {
+	var st crossbowState
+	if err := strategy.DecodeState(b, &st); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		n    int
+	}{{"steps", len(st.Steps)}, {"modes", len(st.Gradient)}, {"members", st.Members.Devices()}} {
+		if err := strategy.CheckLen(l.what, l.n, c.n); err != nil {
+			return err
+		}
+	}
+	c.steps, c.gradient, c.done, c.round, c.members = st.Steps, st.Gradient, st.Done, st.Round, st.Members
+	return nil
+}

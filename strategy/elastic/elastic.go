@@ -98,3 +98,34 @@ func (e *elasticSGD) merge(out []strategy.Action) []strategy.Action {
 	return append(out, strategy.Action{Kind: strategy.Merge, Weights: e.weights,
 		Record: &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: updates, Weights: e.weights}})
 }
+
+type elasticState struct {
+	Steps   []int
+	Done    int
+	Round   bool
+	Weights []float64
+	Members strategy.Members
+}
+
+// MarshalBinary implements strategy.Strategy.
+func (e *elasticSGD) MarshalBinary() ([]byte, error) {
+	return strategy.EncodeState(elasticState{Steps: e.steps, Done: e.done, Round: e.round, Weights: e.weights, Members: e.members})
+}
+
+// UnmarshalBinary implements strategy.Strategy.
+func (e *elasticSGD) UnmarshalBinary(b []byte) error {
+	var st elasticState
+	if err := strategy.DecodeState(b, &st); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		n    int
+	}{{"steps", len(st.Steps)}, {"weights", len(st.Weights)}, {"members", st.Members.Devices()}} {
+		if err := strategy.CheckLen(l.what, l.n, e.n); err != nil {
+			return err
+		}
+	}
+	e.steps, e.done, e.round, e.weights, e.members = st.Steps, st.Done, st.Round, st.Weights, st.Members
+	return nil
+}

@@ -117,3 +117,33 @@ func (s *Server) Step(ev strategy.Event, out []strategy.Action) []strategy.Actio
 	}
 	return out
 }
+
+type serverState struct {
+	Commits  int
+	PulledAt []int
+	Working  []bool
+	Members  strategy.Members
+}
+
+// MarshalBinary implements strategy.Strategy.
+func (s *Server) MarshalBinary() ([]byte, error) {
+	return strategy.EncodeState(serverState{Commits: s.commits, PulledAt: s.pulledAt, Working: s.working, Members: s.members})
+}
+
+// UnmarshalBinary implements strategy.Strategy.
+func (s *Server) UnmarshalBinary(b []byte) error {
+	var st serverState
+	if err := strategy.DecodeState(b, &st); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		n    int
+	}{{"pulls", len(st.PulledAt)}, {"workers", len(st.Working)}, {"members", st.Members.Devices()}} {
+		if err := strategy.CheckLen(l.what, l.n, s.n); err != nil {
+			return err
+		}
+	}
+	s.commits, s.pulledAt, s.working, s.members = st.Commits, st.PulledAt, st.Working, st.Members
+	return nil
+}

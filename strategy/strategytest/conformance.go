@@ -1,6 +1,7 @@
 package strategytest
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -63,6 +64,13 @@ import (
 //   - Determinism: a second strategy built from the same config, and a third
 //     built with every option given explicitly at its resolved value, fed the
 //     same events, give the same actions.
+//   - Snapshots: a strategy snapshotted (MarshalBinary) at the start, at a
+//     quarter, half and three quarters of the run and before its last event,
+//     and restored (UnmarshalBinary) into one New built from the same config,
+//     answers the rest of the events as the run did, and so does the one
+//     snapshotted; the restored one's snapshot is the same bytes. A snapshot
+//     restores with an error, never silently, into a strategy of fewer
+//     devices, and half a snapshot is an error.
 //   - Dispatch: a device in range that is idle (never one busy, nor one whose
 //     batch was dropped), a batch in [1, Info.MaxBatchOf(cfg)], a finite
 //     learning rate > 0, a known Mode; not to a device holding a Gradient- or
@@ -906,17 +914,71 @@ func checkDeterminism(t *testing.T, info strategy.Info, c conformanceConfig, tr 
 		if err != nil {
 			t.Fatalf("%s (%s): New: %v", info.Name, describeConfig(v.cfg), err)
 		}
-		var out []strategy.Action
-		for i, st := range tr {
-			ev := st.ev
-			ev.Values, ev.Norms = slices.Clone(ev.Values), slices.Clone(ev.Norms)
-			out = s.Step(ev, out[:0])
-			// Every field, now and later ones; the floats compare with ==,
-			// the run having checked that they are numbers.
-			if len(out) != len(st.acts) || (len(out) > 0 && !reflect.DeepEqual(out, st.acts)) {
-				t.Fatalf("%s (%s): not deterministic: at step %d (%s) %s answers%s\nwhere the first answered%s",
-					info.Name, describeConfig(c.cfg), i, eventString(st.ev), v.what, formatActions(out), formatActions(st.acts))
+		replay(t, info, c, tr, s, 0, v.what)
+	}
+	// Restored from snapshots: at the start, at a quarter, half and three
+	// quarters of the run, and before its last event.
+	for _, k := range []int{0, len(tr) / 4, len(tr) / 2, 3 * len(tr) / 4, len(tr) - 1} {
+		s, err := newStrategy(info.Name, c.cfg)
+		if err != nil {
+			t.Fatalf("%s (%s): New: %v", info.Name, describeConfig(c.cfg), err)
+		}
+		replay(t, info, c, tr[:k], s, 0, "the strategy")
+		snap, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%s (%s): MarshalBinary after %d steps: %v", info.Name, describeConfig(c.cfg), k, err)
+		}
+		r, err := newStrategy(info.Name, c.cfg)
+		if err != nil {
+			t.Fatalf("%s (%s): New: %v", info.Name, describeConfig(c.cfg), err)
+		}
+		if err := r.UnmarshalBinary(snap); err != nil {
+			t.Fatalf("%s (%s): UnmarshalBinary of its snapshot after %d steps: %v", info.Name, describeConfig(c.cfg), k, err)
+		}
+		again, err := r.MarshalBinary()
+		if err != nil || !bytes.Equal(again, snap) {
+			t.Fatalf("%s (%s): the snapshot after %d steps, restored and taken again, differs (error %v)", info.Name, describeConfig(c.cfg), k, err)
+		}
+		// The saved strategy goes on too: its snapshot must not share
+		// state with the restored one.
+		replay(t, info, c, tr[k:], s, k, "the strategy that was saved")
+		replay(t, info, c, tr[k:], r, k, fmt.Sprintf("a strategy restored from a snapshot after step %d", k))
+	}
+	// A snapshot of another configuration is refused, not misread.
+	if c.cfg.Devices > 1 && len(tr) > 0 {
+		s, _ := newStrategy(info.Name, c.cfg)
+		replay(t, info, c, tr[:1], s, 0, "the strategy")
+		snap, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := c.cfg
+		other.Devices--
+		if r, err := newStrategy(info.Name, other); err == nil {
+			if err := r.UnmarshalBinary(snap); err == nil {
+				t.Errorf("%s (%s): a snapshot of %d devices restores into a strategy of %d without an error", info.Name, describeConfig(c.cfg), c.cfg.Devices, other.Devices)
 			}
+		}
+		if err := s.UnmarshalBinary(snap[:len(snap)/2]); err == nil {
+			t.Errorf("%s (%s): half a snapshot restores without an error", info.Name, describeConfig(c.cfg))
+		}
+	}
+}
+
+// replay feeds the events of tr, steps from the first's onwards, to s and
+// checks that it answers as the transcript says; who names s for failures.
+func replay(t *testing.T, info strategy.Info, c conformanceConfig, tr []step, s strategy.Strategy, from int, who string) {
+	t.Helper()
+	var out []strategy.Action
+	for i, st := range tr {
+		ev := st.ev
+		ev.Values, ev.Norms = slices.Clone(ev.Values), slices.Clone(ev.Norms)
+		out = s.Step(ev, out[:0])
+		// Every field, now and later ones; the floats compare with ==,
+		// the run having checked that they are numbers.
+		if len(out) != len(st.acts) || (len(out) > 0 && !reflect.DeepEqual(out, st.acts)) {
+			t.Fatalf("%s (%s): not deterministic: at step %d (%s) %s answers%s\nwhere the first answered%s",
+				info.Name, describeConfig(c.cfg), from+i, eventString(st.ev), who, formatActions(out), formatActions(st.acts))
 		}
 	}
 }

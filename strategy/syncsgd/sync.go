@@ -162,3 +162,34 @@ func (s *Sync) arrived(out []strategy.Action, d int) []strategy.Action {
 	}
 	return out
 }
+
+type syncState struct {
+	Samples int64
+	Current float64
+	Members strategy.Members
+	Barrier strategy.Barrier
+	Weights []float64
+}
+
+// MarshalBinary implements strategy.Strategy.
+func (s *Sync) MarshalBinary() ([]byte, error) {
+	return strategy.EncodeState(syncState{Samples: s.samples, Current: s.current, Members: s.members, Barrier: s.barrier, Weights: s.weights})
+}
+
+// UnmarshalBinary implements strategy.Strategy.
+func (s *Sync) UnmarshalBinary(b []byte) error {
+	var st syncState
+	if err := strategy.DecodeState(b, &st); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		what string
+		n    int
+	}{{"weights", len(st.Weights)}, {"members", st.Members.Devices()}, {"a barrier", st.Barrier.Devices()}} {
+		if err := strategy.CheckLen(l.what, l.n, s.n); err != nil {
+			return err
+		}
+	}
+	s.samples, s.current, s.members, s.barrier, s.weights = st.Samples, st.Current, st.Members, st.Barrier, st.Weights
+	return nil
+}
