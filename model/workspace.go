@@ -29,6 +29,7 @@ type Workspace struct {
 
 	dropout float32    // probability of zeroing a hidden unit in training
 	rng     *rand.Rand // dropout masks
+	pcg     *rand.PCG  // rng's source, whose state a checkpoint keeps
 	dropped bool       // the last forward pass applied dropout
 }
 
@@ -75,7 +76,32 @@ func (w *Workspace) SetDropout(p float64, seed uint64) error {
 		return fmt.Errorf("model: dropout %v must be in [0, 1)", p)
 	}
 	w.dropout = float32(p)
-	w.rng = rand.New(rand.NewPCG(seed, 0xd0_0a7))
+	w.pcg = rand.NewPCG(seed, 0xd0_0a7)
+	w.rng = rand.New(w.pcg)
+	return nil
+}
+
+// DropoutState returns the state of the dropout masks' random stream, for
+// checkpoints (nil before SetDropout).
+func (w *Workspace) DropoutState() ([]byte, error) {
+	if w.pcg == nil {
+		return nil, nil
+	}
+	return w.pcg.MarshalBinary()
+}
+
+// SetDropoutState restores a state DropoutState returned: the masks drawn
+// next are those that would have followed it.
+func (w *Workspace) SetDropoutState(b []byte) error {
+	if w.pcg == nil {
+		if b == nil {
+			return nil
+		}
+		return fmt.Errorf("model: a dropout stream's state for a workspace without dropout set")
+	}
+	if err := w.pcg.UnmarshalBinary(b); err != nil {
+		return fmt.Errorf("model: the dropout stream's state: %w", err)
+	}
 	return nil
 }
 

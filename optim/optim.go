@@ -19,6 +19,13 @@ type Optimizer interface {
 	// returns it as an elementwise update, for kernels that apply it piece
 	// by piece as they produce the gradient; Step is Fused applied at once.
 	Fused(lr float32) kernel.Update
+	// State returns the optimizer's state vectors — none for SGD, the
+	// momentum buffer, Adam's two moments — themselves, not copies, and the
+	// steps it counted (Adam's bias correction): a checkpoint saves them, and
+	// restores them by writing into the vectors and calling SetSteps.
+	State() [][]float32
+	Steps() int
+	SetSteps(n int)
 }
 
 // Config selects and parameterises an optimizer.
@@ -103,6 +110,10 @@ func (o *SGD) Fused(lr float32) kernel.Update {
 
 func (o *SGD) Reset() {}
 
+func (o *SGD) State() [][]float32 { return nil }
+func (o *SGD) Steps() int         { return 0 }
+func (o *SGD) SetSteps(int)       {}
+
 // Momentum is SGD with heavy-ball momentum, as torch.optim.SGD:
 //
 //	b ← μ·b + (g + wd·p);  p ← p − lr·b
@@ -124,6 +135,10 @@ func (o *Momentum) Fused(lr float32) kernel.Update {
 }
 
 func (o *Momentum) Reset() { clear(o.buf) }
+
+func (o *Momentum) State() [][]float32 { return [][]float32{o.buf} }
+func (o *Momentum) Steps() int         { return 0 }
+func (o *Momentum) SetSteps(int)       {}
 
 // Adam is torch.optim.Adam (L2 decay coupled to the gradient, not AdamW):
 //
@@ -156,6 +171,10 @@ func (o *Adam) Reset() {
 	clear(o.v)
 	o.steps = 0
 }
+
+func (o *Adam) State() [][]float32 { return [][]float32{o.m, o.v} }
+func (o *Adam) Steps() int         { return o.steps }
+func (o *Adam) SetSteps(n int)     { o.steps = n }
 
 func check(p, g []float32, n int) {
 	if len(p) != n || len(g) != n {

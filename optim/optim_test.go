@@ -3,6 +3,7 @@ package optim
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -84,6 +85,37 @@ func TestOptimizerErrorsAndAllocs(t *testing.T) {
 		o, _ := New(Config{Name: name}, len(p))
 		if a := testing.AllocsPerRun(10, func() { o.Step(p, g, 1e-3) }); a != 0 {
 			t.Errorf("%s.Step allocates %v times", name, a)
+		}
+	}
+}
+
+// An optimizer whose State and Steps are copied into a new one continues
+// exactly as the first: what a checkpoint relies on.
+func TestOptimizerStateRestores(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	const n = 33
+	for _, name := range Names {
+		a, _ := New(Config{Name: name, WeightDecay: 0.01}, n)
+		p := randVec(r, n)
+		for range 3 {
+			a.Step(p, randVec(r, n), 0.1)
+		}
+		b, _ := New(Config{Name: name, WeightDecay: 0.01}, n)
+		for i, v := range a.State() {
+			copy(b.State()[i], v)
+		}
+		b.SetSteps(a.Steps())
+		q := slices.Clone(p)
+		for k := range 3 {
+			g := randVec(r, n)
+			a.Step(p, g, 0.1)
+			b.Step(q, g, 0.1)
+			if !slices.Equal(p, q) {
+				t.Fatalf("%s: step %d after the restore differs: %v vs %v", name, k, p[:3], q[:3])
+			}
+		}
+		if name == "adam" && a.Steps() != 6 {
+			t.Errorf("adam counted %d steps, want 6", a.Steps())
 		}
 	}
 }
