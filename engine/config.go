@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -66,6 +67,16 @@ type Config struct {
 	// merges or evaluations. It studies throughput at scales where computing
 	// every replica would not fit (Layered SGD's 256 workers).
 	TimingOnly bool
+
+	// Checkpoint saves the run's state into a folder as it goes, to be
+	// continued by a run with Resume (Dir "": never).
+	Checkpoint Checkpointing `json:"-"`
+	// Resume continues the run a checkpoint holds rather than starting one:
+	// every setting must be the checkpoint run's (an error names the first
+	// that is not), but for Epochs, TimeBudget, EvalEvery and Checkpoint,
+	// which may change. Under the virtual clock the continued run is the
+	// run that was saved, evaluation for evaluation, byte for byte.
+	Resume *checkpoint.Reader `json:"-"`
 
 	// World is the group of processes the run spans (nil: this process
 	// alone). Devices are shared out evenly: rank r holds devices
@@ -144,6 +155,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: give --epochs or --time-budget (or both)")
 	case c.TimingOnly && c.Clock != Virtual:
 		return fmt.Errorf("engine: --timing-only needs --time virtual")
+	case c.TimingOnly && (c.Checkpoint.Dir != "" || c.Resume != nil):
+		return fmt.Errorf("engine: --checkpoint and --resume need a run that computes: not with --timing-only")
 	case c.LineSearch && (c.Optimizer.Name != "sgd" || c.Optimizer.WeightDecay != 0):
 		// The step is optimal for the plain update w ← w − η·ψ only.
 		return fmt.Errorf("engine: --line-search needs --optimizer sgd without weight decay (have %s, weight decay %g)", c.Optimizer.Name, c.Optimizer.WeightDecay)

@@ -22,6 +22,8 @@ type device struct {
 	upd    kernel.Update // the step being applied (Stepper workers)
 	worker Worker
 	noise  *rand.Rand // virtual clock: cost noise
+	// noiseSrc is noise's source, whose state a checkpoint keeps.
+	noiseSrc *rand.PCG
 
 	jobs     chan struct{} // real clock: work for the device's goroutine
 	prepared bool          // its next batch was prepared during a collective
@@ -55,10 +57,11 @@ func (d *device) compute() {
 }
 
 // work is a device's goroutine under the real clock: compute each batch it
-// is handed, then wait out its injected slowdown — with stretch s the batch
-// takes s times its compute time in all — and report.
-func (d *device) work(report func(*device)) {
-	for range d.jobs {
+// is handed on jobs (d.jobs, passed so that stopDevices may clear the field
+// while the goroutine starts), then wait out its injected slowdown — with
+// stretch s the batch takes s times its compute time in all — and report.
+func (d *device) work(jobs <-chan struct{}, report func(*device)) {
+	for range jobs {
 		stretch := math.Float64frombits(d.stretchBits.Load())
 		t0 := time.Now()
 		if d.prep > 0 && !d.prepared {

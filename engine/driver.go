@@ -81,6 +81,9 @@ type Result struct {
 // rank 0 ends the run, and get a nil Result.
 func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && layeredInProcess(cfg, info.Groups) {
+		if cfg.Checkpoint.Dir != "" || cfg.Resume != nil {
+			return nil, fmt.Errorf("engine: --checkpoint and --resume: %s with nodes under the real clock runs a rank per device, and checkpoints save one rank's run (use --time virtual)", cfg.Strategy)
+		}
 		return runRanks(ctx, cfg, w, log, obs)
 	}
 	r, err := newRun(cfg, w, log, obs)
@@ -148,6 +151,14 @@ type run struct {
 	// The evaluations, as functions made once: a method value made per
 	// call would allocate.
 	evalDue, evalFinal func() error
+	// Checkpoints: the next one is due after nextCheckpoint samples;
+	// pending is the event the strategy has yet to see when one is taken
+	// (if hasPending); the functions save if due (saveDue) and at the end.
+	nextCheckpoint, checkpointStep int64
+	pending                        strategy.Event
+	hasPending                     bool
+	saveDue, saveFinal             func() error
+	resumed                        bool // restored from a checkpoint
 }
 
 // slot is the driver's view of a device: whether it has a batch, and what
@@ -156,6 +167,11 @@ type slot struct {
 	busy bool
 	rows int
 	loss float64
+	work work // the batch under way (busy)
+	// dropped: the strategy's dispatch drop was refused by the budget; a
+	// longer run resumed from the end asks for it again.
+	dropped bool
+	drop    strategy.Action
 }
 
 // clock is when things happen: under the real clock, as the devices do
@@ -245,10 +261,31 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 	r.nextEval = r.evalStep
 	r.evalDue = func() error { return r.evaluate(false) }
 	r.evalFinal = func() error { return r.evaluate(true) }
+	r.nextCheckpoint, r.checkpointStep = math.MaxInt64, math.MaxInt64
+	if e := cfg.Checkpoint.Every; e > 0 {
+		r.checkpointStep = max(1, int64(min(math.Round(e*float64(w.Size())), 1<<62)))
+		r.nextCheckpoint = r.checkpointStep
+	}
+	r.saveDue = func() error {
+		if r.hasPending {
+			return r.checkpointDue(&r.pending)
+		}
+		return r.checkpointDue(nil)
+	}
+	r.saveFinal = func() error { return r.save(nil) }
+	if (cfg.Checkpoint.Dir != "" || cfg.Resume != nil) && world.Size() > 1 {
+		return nil, fmt.Errorf("engine: --checkpoint and --resume save and restore one process's run: not under mpirun")
+	}
 	if cfg.Clock == Virtual {
 		r.clk = newVirtualClock(r)
 	} else if world.Rank() == 0 {
 		r.clk = newRealClock(r)
+	}
+	if cfg.Resume != nil {
+		if err := r.restore(cfg.Resume); err != nil {
+			r.clk.drain()
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -258,7 +295,13 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 func (r *run) drive(ctx context.Context) error {
 	r.ctx = ctx
 	defer r.clk.drain()
-	r.clk.after(nil, strategy.Event{Kind: strategy.Start})
+	if r.resumed {
+		if err := r.restart(); err != nil {
+			return err
+		}
+	} else {
+		r.clk.after(nil, strategy.Event{Kind: strategy.Start})
+	}
 	for {
 		ev, ok, err := r.clk.next(ctx)
 		if err == nil {
@@ -280,6 +323,12 @@ func (r *run) drive(ctx context.Context) error {
 			if err := r.clk.pause(r.evalDue); err != nil {
 				return err
 			}
+			r.pending, r.hasPending = ev, true
+			err := r.clk.pause(r.saveDue)
+			r.hasPending = false
+			if err != nil {
+				return err
+			}
 		}
 		r.acts = r.strat.Step(ev, r.acts[:0])
 		for i := range r.acts {
@@ -294,9 +343,18 @@ func (r *run) drive(ctx context.Context) error {
 			if err := r.clk.pause(r.evalDue); err != nil {
 				return err
 			}
+			if err := r.clk.pause(r.saveDue); err != nil {
+				return err
+			}
 		}
 	}
-	return r.clk.pause(r.evalFinal)
+	if err := r.clk.pause(r.evalFinal); err != nil {
+		return err
+	}
+	if r.cfg.Checkpoint.Dir == "" {
+		return nil
+	}
+	return r.clk.pause(r.saveFinal)
 }
 
 // do carries out one action of the strategy.
@@ -462,13 +520,14 @@ func (r *run) begin(a *strategy.Action) (work, bool) {
 		panic(fmt.Sprintf("engine: %s dispatched to device %d, which left the run", r.cfg.Strategy, a.Device))
 	}
 	if r.exhausted() {
+		s.dropped, s.drop = true, *a
 		return work{}, false
 	}
 	if a.Batch < 1 {
 		panic(fmt.Sprintf("engine: %s dispatched a batch of %d", r.cfg.Strategy, a.Batch))
 	}
 	w := work{dev: a.Device, pos: r.dispatched, rows: a.Batch, lr: a.LR, mode: a.Mode}
-	s.busy, s.rows = true, a.Batch
+	s.busy, s.rows, s.work, s.dropped = true, a.Batch, w, false
 	r.dispatched += int64(a.Batch)
 	return w, true
 }

@@ -103,7 +103,8 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 		if err != nil {
 			return nil, err
 		}
-		d := &device{id: id, speed: cfg.speed(id), worker: worker, noise: rand.New(rand.NewPCG(noiseSeed(cfg.Seed, id), 1))}
+		src := rand.NewPCG(noiseSeed(cfg.Seed, id), 1)
+		d := &device{id: id, speed: cfg.speed(id), worker: worker, noise: rand.New(src), noiseSrc: src}
 		if cfg.Clock == Real {
 			d.prep = cfg.Prep
 		}
@@ -134,7 +135,7 @@ func (x *executor) startDevices(report func(*device)) {
 		d.jobs = make(chan struct{}, 1)
 		d.stretch = fastest / d.speed
 		d.stretchBits.Store(math.Float64bits(d.stretch))
-		go d.work(report)
+		go d.work(d.jobs, report)
 	}
 }
 

@@ -24,22 +24,24 @@ var Ranges = map[string]strategy.Range{
 	"momentum":         {Min: 0, Max: 1, MinOpen: true, MaxOpen: true},
 	"weight-decay":     strategy.Between(0, 1),
 	// Epochs × training points must stay an exact count of samples (2^53).
-	"epochs":          strategy.Between(0, 1e6),
-	"time-budget":     strategy.Between(0, 1e9),
-	"eval-every":      {Min: 0, MinOpen: true, Max: 1e9}, // 1e9: in effect, only at the end
-	"eval-points":     strategy.Count(0, strategy.MaxCount),
-	"speeds":          {Min: 0, MinOpen: true, Max: 1e6},
-	"noise":           {Min: 0, Max: 2, MaxOpen: true},
-	"prep":            strategy.Between(0, 1),
-	"net-latency":     strategy.Between(0, 1e3),
-	"inter-latency":   strategy.Between(0, 1e3),
-	"net-bandwidth":   {Min: 0, MinOpen: true, Max: 1e15},
-	"inter-bandwidth": {Min: 0, MinOpen: true, Max: 1e15},
-	"groups":          strategy.Count(0, MaxDevices),
-	"dim":             strategy.Count(1, 1<<24),
-	"hidden":          strategy.Count(1, 1<<20),
-	"dropout":         {Min: 0, Max: 1, MaxOpen: true},
-	"threads":         strategy.Count(0, 4096),
+	"epochs":           strategy.Between(0, 1e6),
+	"time-budget":      strategy.Between(0, 1e9),
+	"eval-every":       {Min: 0, MinOpen: true, Max: 1e9}, // 1e9: in effect, only at the end
+	"checkpoint-every": strategy.Between(0, 1e9),          // 0: only at the end
+	"checkpoint-keep":  strategy.Count(1, 1<<20),
+	"eval-points":      strategy.Count(0, strategy.MaxCount),
+	"speeds":           {Min: 0, MinOpen: true, Max: 1e6},
+	"noise":            {Min: 0, Max: 2, MaxOpen: true},
+	"prep":             strategy.Between(0, 1),
+	"net-latency":      strategy.Between(0, 1e3),
+	"inter-latency":    strategy.Between(0, 1e3),
+	"net-bandwidth":    {Min: 0, MinOpen: true, Max: 1e15},
+	"inter-bandwidth":  {Min: 0, MinOpen: true, Max: 1e15},
+	"groups":           strategy.Count(0, MaxDevices),
+	"dim":              strategy.Count(1, 1<<24),
+	"hidden":           strategy.Count(1, 1<<20),
+	"dropout":          {Min: 0, Max: 1, MaxOpen: true},
+	"threads":          strategy.Count(0, 4096),
 }
 
 // checkRange checks one setting against Ranges.
@@ -67,6 +69,7 @@ func (c *Config) checkRanges() error {
 		{"devices", float64(c.Devices)}, {"batch", float64(c.Batch)}, {"lr", c.LR},
 		{"weight-decay", c.Optimizer.WeightDecay},
 		{"epochs", c.Epochs}, {"time-budget", c.TimeBudget}, {"eval-every", c.EvalEvery},
+		{"checkpoint-every", c.Checkpoint.Every},
 		{"prep", c.Prep}, {"noise", c.Noise},
 	}
 	if c.Optimizer.Name == "momentum" {
@@ -79,6 +82,11 @@ func (c *Config) checkRanges() error {
 	}
 	for _, k := range checks {
 		if err := checkRange(k.name, k.v); err != nil {
+			return err
+		}
+	}
+	if c.Checkpoint.Keep != 0 {
+		if err := checkRange("checkpoint-keep", float64(c.Checkpoint.Keep)); err != nil {
 			return err
 		}
 	}

@@ -52,6 +52,11 @@ func newRealClock(r *run) *realClock {
 
 func (c *realClock) now() float64 { return (time.Since(c.t0) - c.paused).Seconds() }
 
+// resumeAt sets the clock to t seconds, where a resumed run left off.
+func (c *realClock) resumeAt(t float64) {
+	c.t0, c.paused = time.Now().Add(-time.Duration(t*1e9)), 0
+}
+
 func (c *realClock) dispatch(w work) error {
 	if d := c.r.x.local(w.dev); d != nil {
 		c.r.x.load(d, w) // under Pull, copies θ before the goroutine runs

@@ -98,14 +98,19 @@ func (r *Regression) Step(p, dir []float32) float64 {
 }
 
 func (r *Regression) NewWorker(maxBatch int, seed uint64, _ bool) (Worker, error) {
-	return &regressionWorker{d: r.D, zeta: make([]float32, maxBatch*r.D), rng: rand.New(rand.NewPCG(seed, 0x2e7a))}, nil
+	pcg := rand.NewPCG(seed, 0x2e7a)
+	return &regressionWorker{d: r.D, zeta: make([]float32, maxBatch*r.D), rng: rand.New(pcg), pcg: pcg}, nil
 }
+
+func (w *regressionWorker) RandomState() ([]byte, error)  { return w.pcg.MarshalBinary() }
+func (w *regressionWorker) SetRandomState(b []byte) error { return w.pcg.UnmarshalBinary(b) }
 
 type regressionWorker struct {
 	d    int
 	n    int
 	zeta []float32
 	rng  *rand.Rand
+	pcg  *rand.PCG // rng's source
 }
 
 // Load draws n fresh samples; the shared stream only counts them.

@@ -85,6 +85,7 @@ type virtualClock struct {
 	// a fault that would come later.
 	pending int
 	faults  []Fault
+	last    vevent // the event next returned last (a checkpoint puts it back)
 }
 
 func newVirtualClock(r *run) *virtualClock {
@@ -205,6 +206,7 @@ func (v *virtualClock) next(ctx context.Context) (strategy.Event, bool, error) {
 			}
 			v.r.slots[e.ev.Device].loss = v.r.x.local(e.ev.Device).loss
 		}
+		v.last = e
 		return e.ev, true, nil
 	}
 	return strategy.Event{}, false, nil

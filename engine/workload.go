@@ -50,6 +50,14 @@ type Worker interface {
 	Loaded() (rows, nnz int)
 }
 
+// RandomStater is implemented by workers with a random stream of their own
+// (dropout masks; a data-free workload's samples): a checkpoint keeps its
+// state, so that a resumed run draws what the run would have drawn.
+type RandomStater interface {
+	RandomState() ([]byte, error)
+	SetRandomState([]byte) error
+}
+
 // PolledLoader is implemented by workers whose batch preparation comes in
 // steps: LoadPolled is Load calling poll between them (a non-blocking
 // collective progresses only when polled).
@@ -177,3 +185,6 @@ func (x *xmlWorker) Step(p, g []float32, u *kernel.Update) float64 {
 }
 
 func (x *xmlWorker) Loaded() (int, int) { return x.batch.Len(), x.batch.X.NNZ() }
+
+func (x *xmlWorker) RandomState() ([]byte, error)  { return x.ws.DropoutState() }
+func (x *xmlWorker) SetRandomState(b []byte) error { return x.ws.SetDropoutState(b) }

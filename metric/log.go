@@ -106,6 +106,57 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 	return fileLog(path, f), nil
 }
 
+// AppendLog opens the existing log file path to continue it from offset at,
+// the end of its last record a checkpoint counted: a resumed run's log. The
+// records after at, written by the run after that checkpoint and before it
+// stopped, are moved to the file path+".cut-AT" (kept, not lost) and cut
+// from the log, so that the log reads as one run. A file shorter than at is
+// not the log the checkpoint counted: an error.
+func AppendLog(path string, at int64, inputs ...string) (*Log, error) {
+	if err := atomicfile.Distinct(path, inputs...); err != nil {
+		return nil, fmt.Errorf("metric: %w (name another log file)", err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("metric: continuing the log: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notFileErr(path, fi.Mode())
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("metric: %w", err)
+	}
+	fail := func(err error) (*Log, error) {
+		f.Close()
+		return nil, err
+	}
+	if fi, err = f.Stat(); err != nil {
+		return fail(fmt.Errorf("metric: %w", err))
+	}
+	switch size := fi.Size(); {
+	case size < at:
+		return fail(fmt.Errorf("metric: log file %s has %d bytes, fewer than the %d the checkpoint counted: it is not that run's log (give a new --log)", path, size, at))
+	case size > at:
+		tail := make([]byte, size-at)
+		if _, err := f.ReadAt(tail, at); err != nil {
+			return fail(fmt.Errorf("metric: %w", err))
+		}
+		if err := atomicfile.WriteFile(fmt.Sprintf("%s.cut-%d", path, at), tail, true); err != nil {
+			return fail(fmt.Errorf("metric: keeping the records after the checkpoint: %w", err))
+		}
+		if err := f.Truncate(at); err != nil {
+			return fail(fmt.Errorf("metric: log file %s: %w", path, err))
+		}
+	}
+	if _, err := f.Seek(at, io.SeekStart); err != nil {
+		return fail(fmt.Errorf("metric: %w", err))
+	}
+	l := fileLog(path, f)
+	l.end = at
+	return l, nil
+}
+
 // fileLog writes to a regular file of CreateLog's, empty and at offset 0.
 func fileLog(path string, f *os.File) *Log {
 	l := newLog(path, f, func(n int64) error {
@@ -201,6 +252,28 @@ func (l *Log) Write(record any) error {
 	// be glued to that part, so none is.
 	l.err = fmt.Errorf("%w (%s ends with part of a record; no later record is written)", err, l.name)
 	return l.err
+}
+
+// Offset returns where the next record goes: the bytes of the whole records
+// in the output, counting those before the log was opened (AppendLog). A
+// checkpoint records it, so that a resumed run's log continues from there.
+func (l *Log) Offset() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.end
+}
+
+// Sync makes the records written so far durable (nothing for a pipe or a
+// terminal).
+func (l *Log) Sync() error {
+	if l == nil || l.sync == nil || l.closed {
+		return nil
+	}
+	if err := l.sync(); err != nil {
+		return fmt.Errorf("metric: writing %s: %w", l.name, err)
+	}
+	return nil
 }
 
 // Close syncs a log file to disk and closes it. (A failed Write has

@@ -282,3 +282,49 @@ func logOne(t *testing.T, path string, overwrite bool) {
 		t.Fatal(err)
 	}
 }
+
+// A resumed run's log continues from the checkpoint's offset; the records
+// written after it are kept beside the log, not lost.
+func TestAppendLogContinuesFromOffset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	l, err := CreateLog(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(i int) map[string]any { return map[string]any{"event": "eval", "i": i} }
+	l.Write(rec(1))
+	l.Write(rec(2))
+	at := l.Offset()
+	l.Write(rec(3))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	a, err := AppendLog(path, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Offset() != at {
+		t.Fatalf("offset %d, want %d", a.Offset(), at)
+	}
+	a.Write(map[string]any{"event": "resume"})
+	a.Write(rec(3))
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	want := string(before[:at]) + `{"event":"resume"}` + "\n" + `{"event":"eval","i":3}` + "\n"
+	if string(got) != want {
+		t.Fatalf("log:\n%s\nwant\n%s", got, want)
+	}
+	tail, err := os.ReadFile(fmt.Sprintf("%s.cut-%d", path, at))
+	if err != nil || string(tail) != string(before[at:]) {
+		t.Fatalf("the records after the checkpoint: %q, %v; want %q", tail, err, before[at:])
+	}
+	if _, err := AppendLog(path, int64(len(got))+10); err == nil || !strings.Contains(err.Error(), "fewer than") {
+		t.Fatalf("a log shorter than the checkpoint's offset: %v", err)
+	}
+	if _, err := AppendLog(filepath.Join(t.TempDir(), "none.jsonl"), 0); err == nil {
+		t.Fatal("a missing log: no error")
+	}
+}

@@ -1,0 +1,487 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// Checkpointing says where and how often a run saves its state.
+type Checkpointing struct {
+	Dir   string  // folder of the checkpoints, made if absent ("": none)
+	Every float64 // epochs between checkpoints (0: only at the end)
+	Keep  int     // newest checkpoints kept (0: DefaultKeep)
+	// Settings are the caller's own description of the run (hetsgd train's
+	// flags), saved in every checkpoint as the section "settings".
+	Settings []byte
+}
+
+// DefaultKeep is how many checkpoints a folder keeps: the newest, and the
+// one before in case the newest is damaged after it was written.
+const DefaultKeep = 2
+
+// stateVersion numbers the layout of the engine's section; a checkpoint of
+// another layout is refused (the file format has its own version).
+const stateVersion = 1
+
+// When a checkpoint is taken. A run is saved between two events, at a point
+// where what it holds can be read: when a collective completes (every
+// device is idle; the CollectiveDone, not yet given to the strategy, is
+// saved with the clock's queue and given first on resume), and for
+// parameter servers after a commit and its new dispatch. That is where
+// evaluations happen too. Under the virtual clock a batch is computed when it
+// is dispatched, so the devices' replicas and gradients are saved whatever
+// they are doing; under the real clock the batches under way are not saved
+// but started again on resume from the same place in the data (a device
+// computing a local step is never under way there: the run waits for the
+// next such point). At the end of a run a last checkpoint holds the final
+// state, from which a longer run can go on: the batches the budget refused
+// are asked for again.
+
+// Saved state, with exported fields for gob.
+type (
+	engineState struct {
+		Version  int
+		Identity json.RawMessage // the settings that may not change
+		Clock    Clock
+
+		Dispatched, Done, NextEval, LastEval, NextCheckpoint int64
+		Changed                                              bool
+		LossSum                                              float64
+		LossRows                                             int64
+		Async                                                asyncState
+		Silent, Gone                                         []bool
+		Slots                                                []slotState
+		Devices                                              []deviceState
+		HasDPrev                                             bool
+		LogOffset                                            int64
+
+		EvalStep  int64
+		Evals     []metric.EvalRecord
+		Merges    []MergeEvent
+		AsyncRecs []AsyncEvent
+		Staleness []int64
+		Notes     int
+		Steps     int64
+		Faults    []FaultEvent
+
+		Now float64
+		// The event to give the strategy first: the CollectiveDone the run
+		// was saved at.
+		Pending *strategy.Event
+		Virtual *virtualState
+		Real    *realState
+	}
+	asyncState struct {
+		Commits, SinceTau, SinceCommits int64
+		SinceMax                        int
+		Pis                             []float64
+	}
+	slotState struct {
+		Busy, Dropped bool
+		Rows          int
+		Loss          float64
+		Work          workState       // busy: the batch under way
+		Drop          strategy.Action // dropped: the dispatch the budget refused
+	}
+	workState struct {
+		Dev  int
+		Pos  int64
+		Rows int
+		LR   float64
+		Mode strategy.Mode
+	}
+	deviceState struct {
+		Speed, Stretch float64
+		LR             float32
+		Mode           strategy.Mode
+		Loss           float64
+		Rows           int
+		Prepared       bool
+		Noise, Random  []byte
+		OptSteps       int
+		HasGrad, HasM  bool
+	}
+	virtualState struct {
+		T, ServerFree float64
+		Seq           int64
+		Pending       int
+		Queue         []vstate // the heap's array as it is
+	}
+	vstate struct {
+		T      float64
+		Seq    int64
+		Ev     strategy.Event
+		Fault  int
+		GiveUp bool
+	}
+	realState struct {
+		Queue      []strategy.Event
+		FaultsDone int
+		GiveUps    []giveUpState
+	}
+	giveUpState struct {
+		At    float64
+		Fault Fault
+	}
+)
+
+// identity is what a resumed run must share with the run it continues, by
+// flag name, in the order errors name them.
+func (r *run) identity() []fixed {
+	cfg := r.cfg
+	opts, _ := r.info.Resolve(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: r.w.Size(), Options: cfg.Options})
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return []fixed{
+		{"strategy", cfg.Strategy}, {"devices", strconv.Itoa(cfg.Devices)}, {"time", string(cfg.Clock)},
+		{"workload", r.w.Name()}, {"parameters (--hidden and the data's shape)", strconv.Itoa(r.w.NumParams())},
+		{"training points", strconv.Itoa(r.w.Size())},
+		{"batch", strconv.Itoa(cfg.Batch)}, {"lr", f(cfg.LR)}, {"optimizer", js(cfg.Optimizer)},
+		{"strategy options", js(opts)}, {"seed", strconv.FormatUint(cfg.Seed, 10)}, {"speeds", js(cfg.Speeds)},
+		{"fault", js(cfg.Faults)}, {"noise", f(cfg.Noise)}, {"cost", js(cfg.Cost)}, {"network", js(cfg.Net)},
+		{"prep", f(cfg.Prep)}, {"line-search", strconv.FormatBool(cfg.LineSearch)},
+	}
+}
+
+// fixed is a setting a resumed run keeps: its flag and value.
+type fixed struct{ Name, Value string }
+
+// checkpointDue saves the run if a checkpoint is due; pending is the event
+// the strategy has yet to see (nil: none).
+func (r *run) checkpointDue(pending *strategy.Event) error {
+	if r.cfg.Checkpoint.Dir == "" || r.done < r.nextCheckpoint || !r.saveable() {
+		return nil
+	}
+	for r.nextCheckpoint <= r.done {
+		r.nextCheckpoint += r.checkpointStep
+	}
+	return r.save(pending)
+}
+
+// saveable reports whether the run can be saved now: under the real clock,
+// no device may be computing a local step (its replica is changing).
+func (r *run) saveable() bool {
+	if r.cfg.Clock != Real {
+		return true
+	}
+	for i, s := range r.slots {
+		if s.busy && !r.x.gone[i] && s.work.mode == strategy.LocalStep {
+			return false
+		}
+	}
+	return true
+}
+
+// save writes a checkpoint of the run into the folder, then prunes it.
+func (r *run) save(pending *strategy.Event) error {
+	if err := r.log.Sync(); err != nil {
+		return err
+	}
+	st, err := r.state(pending)
+	if err != nil {
+		return err
+	}
+	var eng bytes.Buffer
+	if err := gob.NewEncoder(&eng).Encode(st); err != nil {
+		return fmt.Errorf("engine: encoding the checkpoint: %w", err)
+	}
+	snap, err := r.strat.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("engine: checkpoint: %w", err)
+	}
+	dir := checkpoint.Dir(r.cfg.Checkpoint.Dir)
+	if err := dir.Make(); err != nil {
+		return err
+	}
+	w, err := checkpoint.Create(dir.Path(r.done))
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	w.Bytes("settings", r.cfg.Checkpoint.Settings)
+	w.Bytes("engine", eng.Bytes())
+	w.Bytes("strategy", snap)
+	w.Float32s("center", r.x.center)
+	w.Float32s("prev", r.x.prev)
+	if r.x.dprev != nil {
+		w.Float32s("dprev", r.x.dprev)
+	}
+	for i, d := range r.x.devs {
+		if r.x.gone[d.id] {
+			continue
+		}
+		pre := "device/" + strconv.Itoa(d.id) + "/"
+		w.Float32s(pre+"p", d.p)
+		if st.Devices[i].HasGrad {
+			w.Float32s(pre+"g", d.g)
+		}
+		if d.m != nil {
+			w.Float32s(pre+"m", d.m)
+		}
+		for j, v := range d.opt.State() {
+			w.Float32s(pre+"opt/"+strconv.Itoa(j), v)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	keep := r.cfg.Checkpoint.Keep
+	if keep == 0 {
+		keep = DefaultKeep
+	}
+	return dir.Prune(keep)
+}
+
+// state gathers the engine's books for a checkpoint.
+func (r *run) state(pending *strategy.Event) (*engineState, error) {
+	id, err := json.Marshal(r.identity())
+	if err != nil {
+		return nil, err
+	}
+	st := &engineState{Version: stateVersion, Identity: id, Clock: r.cfg.Clock,
+		Dispatched: r.dispatched, Done: r.done, NextEval: r.nextEval, LastEval: r.lastEval, NextCheckpoint: r.nextCheckpoint,
+		Changed: r.changed, LossSum: r.lossSum, LossRows: r.lossRows,
+		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
+			SinceMax: r.async.sinceMax, Pis: r.async.pis},
+		Silent: r.silent, Gone: r.x.gone, HasDPrev: r.x.dprev != nil, LogOffset: r.log.Offset(),
+		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, Notes: r.res.Notes, Steps: r.res.Steps,
+		Faults: r.res.Faults, Now: r.clk.now(), Pending: pending}
+	st.EvalStep, st.Evals = r.evalStep, r.res.Evals
+	for _, s := range r.slots {
+		w := s.work
+		st.Slots = append(st.Slots, slotState{Busy: s.busy, Dropped: s.dropped, Rows: s.rows, Loss: s.loss, Drop: s.drop,
+			Work: workState{Dev: w.dev, Pos: w.pos, Rows: w.rows, LR: w.lr, Mode: w.mode}})
+	}
+	for _, d := range r.x.devs {
+		// Under the real clock a device at work is left alone: its batch
+		// is started again on resume.
+		working := r.cfg.Clock == Real && r.slots[d.id].busy
+		ds := deviceState{Speed: d.speed, Stretch: d.stretch, LR: d.lr, Mode: d.mode, Rows: d.rows,
+			OptSteps: d.opt.Steps(), HasGrad: !working && !r.x.gone[d.id], HasM: d.m != nil}
+		if !working {
+			// Its goroutine writes these as it computes.
+			ds.Loss, ds.Prepared = d.loss, d.prepared
+		}
+		var err error
+		if ds.Noise, err = d.noiseSrc.MarshalBinary(); err != nil {
+			return nil, err
+		}
+		if rs, ok := d.worker.(RandomStater); ok && !working {
+			if ds.Random, err = rs.RandomState(); err != nil {
+				return nil, err
+			}
+		}
+		st.Devices = append(st.Devices, ds)
+	}
+	switch c := r.clk.(type) {
+	case *virtualClock:
+		vs := &virtualState{T: c.t, ServerFree: c.serverFree, Seq: c.seq, Pending: c.pending}
+		for _, e := range c.q {
+			vs.Queue = append(vs.Queue, vstate{T: e.t, Seq: e.seq, Ev: e.ev, Fault: e.fault, GiveUp: e.giveUp})
+		}
+		if pending != nil {
+			// The event being handled goes back where it was, to be popped
+			// first (its time and order are the earliest).
+			e := c.last
+			vs.Queue = append(vs.Queue, vstate{T: e.t, Seq: e.seq, Ev: e.ev})
+			vs.Pending++
+			st.Pending = nil
+		}
+		st.Virtual = vs
+	case *realClock:
+		rs := &realState{FaultsDone: len(sortedFaults(r.cfg.Faults)) - len(c.faults)}
+		if pending != nil {
+			rs.Queue = append(rs.Queue, *pending)
+			st.Pending = nil
+		}
+		rs.Queue = append(rs.Queue, c.queue[c.head:]...)
+		for _, g := range c.giveUps {
+			rs.GiveUps = append(rs.GiveUps, giveUpState{At: g.at, Fault: g.fault})
+		}
+		st.Real = rs
+	}
+	return st, nil
+}
+
+// restore puts the run in the state of checkpoint rd: the engine's books,
+// the strategy, every vector and random stream, and the clock.
+func (r *run) restore(rd *checkpoint.Reader) error {
+	b, err := rd.Bytes("engine")
+	if err != nil {
+		return err
+	}
+	var st engineState
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
+		return fmt.Errorf("engine: checkpoint %s: its engine state: %w", rd.Path(), err)
+	}
+	if st.Version != stateVersion {
+		return fmt.Errorf("engine: checkpoint %s holds engine state of layout %d; this hetsgd reads %d", rd.Path(), st.Version, stateVersion)
+	}
+	var saved []fixed
+	if err := json.Unmarshal(st.Identity, &saved); err != nil {
+		return fmt.Errorf("engine: checkpoint %s: its settings: %w", rd.Path(), err)
+	}
+	have := r.identity()
+	for i, s := range have {
+		if i >= len(saved) || saved[i].Name != s.Name {
+			return fmt.Errorf("engine: checkpoint %s lists its settings differently: written by another hetsgd", rd.Path())
+		}
+		if saved[i].Value != s.Value {
+			return fmt.Errorf("engine: --%s is %s in the checkpoint's run (%s) and %s here: a resumed run keeps it", s.Name, saved[i].Value, rd.Path(), s.Value)
+		}
+	}
+	n := r.cfg.Devices
+	if len(st.Slots) != n || len(st.Devices) != len(r.x.devs) || len(st.Silent) != n || len(st.Gone) != n {
+		return fmt.Errorf("engine: checkpoint %s: its books are not of %d devices", rd.Path(), n)
+	}
+	snap, err := rd.Bytes("strategy")
+	if err != nil {
+		return err
+	}
+	if err := r.strat.UnmarshalBinary(snap); err != nil {
+		return fmt.Errorf("engine: checkpoint %s: %w", rd.Path(), err)
+	}
+
+	x := r.x
+	if err := rd.Float32s("center", x.center); err != nil {
+		return err
+	}
+	if err := rd.Float32s("prev", x.prev); err != nil {
+		return err
+	}
+	if st.HasDPrev {
+		x.dprev = make([]float32, len(x.center))
+		if err := rd.Float32s("dprev", x.dprev); err != nil {
+			return err
+		}
+	}
+	for i, gone := range st.Gone {
+		if gone {
+			x.leave(i)
+		}
+	}
+	for i, d := range x.devs {
+		ds := st.Devices[i]
+		d.speed, d.stretch, d.lr, d.mode, d.loss, d.rows, d.prepared = ds.Speed, ds.Stretch, ds.LR, ds.Mode, ds.Loss, ds.Rows, ds.Prepared
+		d.stretchBits.Store(math.Float64bits(d.stretch))
+		if err := d.noiseSrc.UnmarshalBinary(ds.Noise); err != nil {
+			return fmt.Errorf("engine: checkpoint %s: device %d's cost noise: %w", rd.Path(), d.id, err)
+		}
+		if rs, ok := d.worker.(RandomStater); ok && ds.Random != nil {
+			if err := rs.SetRandomState(ds.Random); err != nil {
+				return fmt.Errorf("engine: checkpoint %s: device %d: %w", rd.Path(), d.id, err)
+			}
+		}
+		if x.gone[d.id] {
+			continue
+		}
+		pre := "device/" + strconv.Itoa(d.id) + "/"
+		if err := rd.Float32s(pre+"p", d.p); err != nil {
+			return err
+		}
+		if ds.HasGrad {
+			if err := rd.Float32s(pre+"g", d.g); err != nil {
+				return err
+			}
+		}
+		if ds.HasM {
+			d.m = make([]float32, len(d.p))
+			if err := rd.Float32s(pre+"m", d.m); err != nil {
+				return err
+			}
+		}
+		for j, v := range d.opt.State() {
+			if err := rd.Float32s(pre+"opt/"+strconv.Itoa(j), v); err != nil {
+				return err
+			}
+		}
+		d.opt.SetSteps(ds.OptSteps)
+	}
+
+	r.dispatched, r.done, r.nextEval, r.lastEval = st.Dispatched, st.Done, st.NextEval, st.LastEval
+	if r.cfg.Checkpoint.Dir != "" {
+		// A checkpoint every Every epochs from here (the cadence may have
+		// changed).
+		r.nextCheckpoint = r.done + r.checkpointStep
+	}
+	if st.EvalStep != r.evalStep {
+		// A new evaluation cadence counts from the last evaluation.
+		r.nextEval = r.lastEval + r.evalStep
+		for r.nextEval <= r.done {
+			r.nextEval += r.evalStep
+		}
+	}
+	r.changed, r.lossSum, r.lossRows = st.Changed, st.LossSum, st.LossRows
+	a := st.Async
+	r.async = asyncStats{commits: a.Commits, sinceTau: a.SinceTau, sinceCommits: a.SinceCommits, sinceMax: a.SinceMax, pis: a.Pis}
+	copy(r.silent, st.Silent)
+	for i, s := range st.Slots {
+		w := s.Work
+		r.slots[i] = slot{busy: s.Busy, dropped: s.Dropped, rows: s.Rows, loss: s.Loss, drop: s.Drop,
+			work: work{dev: w.Dev, pos: w.Pos, rows: w.Rows, lr: w.LR, mode: w.Mode}}
+	}
+	r.res.Evals = st.Evals
+	r.res.Merges, r.res.Async, r.res.Staleness = st.Merges, st.AsyncRecs, st.Staleness
+	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
+
+	switch c := r.clk.(type) {
+	case *virtualClock:
+		vs := st.Virtual
+		if vs == nil {
+			return fmt.Errorf("engine: checkpoint %s is of a real-clock run: resume it with --time real", rd.Path())
+		}
+		c.t, c.serverFree, c.seq, c.pending = vs.T, vs.ServerFree, vs.Seq, vs.Pending
+		c.q = c.q[:0]
+		for _, e := range vs.Queue {
+			c.q.push(vevent{t: e.T, seq: e.Seq, ev: e.Ev, fault: e.Fault, giveUp: e.GiveUp})
+		}
+	case *realClock:
+		rs := st.Real
+		if rs == nil {
+			return fmt.Errorf("engine: checkpoint %s is of a virtual-clock run: resume it with --time virtual", rd.Path())
+		}
+		c.resumeAt(st.Now)
+		c.faults = c.faults[min(rs.FaultsDone, len(c.faults)):]
+		c.queue = append(c.queue[:0], rs.Queue...)
+		for _, g := range rs.GiveUps {
+			c.giveUps = append(c.giveUps, giveUp{at: g.At, fault: g.Fault})
+		}
+	}
+	r.resumed = true
+	return nil
+}
+
+// restart sets a resumed run going: under the real clock the batches under
+// way when it was saved start again, and the dispatches its budget refused
+// are asked for again (a longer run continues a finished one).
+func (r *run) restart() error {
+	if r.cfg.Clock == Real {
+		for i := range r.slots {
+			s := &r.slots[i]
+			if s.busy && !r.silent[i] && !r.x.gone[i] {
+				if err := r.clk.dispatch(s.work); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for i := range r.slots {
+		s := &r.slots[i]
+		if s.dropped && !r.x.gone[i] {
+			s.dropped = false
+			a := s.drop
+			if err := r.do(&a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/optim"
+)
+
+// savedState reads the engine's books of a checkpoint.
+func savedState(t *testing.T, path string) (*checkpoint.Reader, engineState) {
+	t.Helper()
+	rd, err := checkpoint.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rd.Bytes("engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st engineState
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return rd, st
+}
+
+// resumeConfig is a 4-device heterogeneous virtual run of strategy name,
+// with noise, dropout's streams and each family's state in play.
+func resumeConfig(name string) Config {
+	cfg := base(name, 4, Virtual)
+	cfg.Speeds = []float64{1, 0.9, 0.8, 0.68}
+	cfg.Noise = 0.1
+	cfg.Epochs, cfg.EvalEvery = 1.5, 0.2
+	cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.004
+	switch name {
+	case "gem", "downpour":
+		cfg.Optimizer, cfg.LR = optim.Config{Name: "sgd"}, 0.2
+	case "elastic", "crossbow":
+		cfg.Optimizer = optim.Config{Name: "momentum"}
+		cfg.LR = 0.05
+		if name == "elastic" {
+			cfg.Options = map[string]float64{"k": 5}
+		}
+	case "adaptive":
+		cfg.Options = map[string]float64{"mega-batch": 10}
+	}
+	return cfg
+}
+
+// A virtual-time run continued from any of its checkpoints writes what the
+// uninterrupted run wrote after that checkpoint, byte for byte, and ends on
+// the same model: for a strategy of each family (gradient aggregation,
+// model averaging with and without the centre's momentum, CROSSBOW's
+// centre, parameter servers, AdaCons), with a device crashing half-way in
+// one of them.
+func TestResumeIsTheSameRun(t *testing.T) {
+	w := xml(t, 0.2)
+	for _, name := range []string{"sync", "elastic", "adaptive", "crossbow", "gem", "adacons", "adaptive+crash"} {
+		t.Run(name, func(t *testing.T) {
+			strat, crash := strings.CutSuffix(name, "+crash")
+			cfg := resumeConfig(strat)
+			if crash {
+				probe, err := Run(context.Background(), cfg, w, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				T := probe.TrainSeconds
+				cfg.Faults = []Fault{{Device: 2, At: 0.3 * T, Kind: Crash}, {Device: 1, At: 0.5 * T, Kind: Slow, Factor: 3}}
+			}
+			dir := t.TempDir()
+			cfg.Checkpoint = Checkpointing{Dir: dir, Every: 0.25, Keep: 100}
+			var whole bytes.Buffer
+			full, err := Run(context.Background(), cfg, w, metric.NewLog(&whole), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if crash && len(full.Faults) < 2 {
+				t.Fatalf("the faults did not strike: %+v", full.Faults)
+			}
+			list, err := checkpoint.Dir(dir).List()
+			if err != nil || len(list) < 5 {
+				t.Fatalf("%d checkpoints (%v), want one every quarter epoch and the last", len(list), err)
+			}
+			for _, path := range list[:len(list)-1] {
+				rd, st := savedState(t, path)
+				again := cfg
+				again.Checkpoint = Checkpointing{}
+				again.Resume = rd
+				var rest bytes.Buffer
+				res, err := Run(context.Background(), again, w, metric.NewLog(&rest), nil)
+				rd.Close()
+				if err != nil {
+					t.Fatalf("resuming from %s: %v", path, err)
+				}
+				if want := whole.String()[st.LogOffset:]; rest.String() != want {
+					t.Fatalf("resumed from the checkpoint after %d samples, the log differs:\n%s\nwant\n%s", st.Done, head(rest.String()), head(want))
+				}
+				if !equalBits(res.Model, full.Model) || res.Samples != full.Samples || len(res.Evals) != len(full.Evals) {
+					t.Fatalf("resumed after %d samples: model, samples (%d vs %d) or evaluations (%d vs %d) differ", st.Done, res.Samples, full.Samples, len(res.Evals), len(full.Evals))
+				}
+			}
+		})
+	}
+}
+
+func head(s string) string {
+	if len(s) > 800 {
+		return s[:800] + "…"
+	}
+	return s
+}
+
+func equalBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// A finished run's last checkpoint continues into a longer run: the
+// dispatches its budget refused are asked for again.
+func TestResumeFinishedRunGoesFurther(t *testing.T) {
+	w := xml(t, 0)
+	for _, clock := range []Clock{Virtual, Real} {
+		for _, name := range []string{"sync", "adaptive", "gem"} {
+			cfg := resumeConfig(name)
+			cfg.Clock, cfg.Epochs = clock, 0.5
+			dir := t.TempDir()
+			cfg.Checkpoint = Checkpointing{Dir: dir}
+			first, err := Run(context.Background(), cfg, w, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, _ := checkpoint.Dir(dir).List()
+			if len(list) != 1 {
+				t.Fatalf("%s %s: checkpoints %v, want the last one only (--checkpoint-every 0)", name, clock, list)
+			}
+			rd, err := checkpoint.Open(list[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Resume, cfg.Epochs, cfg.Checkpoint = rd, 1, Checkpointing{}
+			more, err := Run(context.Background(), cfg, w, nil, nil)
+			rd.Close()
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, clock, err)
+			}
+			last := more.Evals[len(more.Evals)-1]
+			if more.Samples < int64(w.Size()) || last.Samples <= first.Samples || len(more.Evals) <= len(first.Evals) {
+				t.Fatalf("%s %s: the longer run stopped at %d samples (first run %d), last evaluation at %d", name, clock, more.Samples, first.Samples, last.Samples)
+			}
+		}
+	}
+}
+
+// Under the real clock nothing is lost: a resumed run goes on from the
+// checkpoint's sample count, its evaluations after the checkpoint's.
+func TestResumeRealClock(t *testing.T) {
+	w := xml(t, 0)
+	for _, name := range []string{"sync", "elastic", "gem"} {
+		cfg := resumeConfig(name)
+		cfg.Clock, cfg.Epochs = Real, 1
+		dir := t.TempDir()
+		cfg.Checkpoint = Checkpointing{Dir: dir, Every: 0.25, Keep: 10}
+		if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		list, _ := checkpoint.Dir(dir).List()
+		if len(list) < 3 {
+			t.Fatalf("%s: checkpoints %v", name, list)
+		}
+		rd, st := savedState(t, list[1])
+		cfg.Resume, cfg.Checkpoint = rd, Checkpointing{}
+		res, err := Run(context.Background(), cfg, w, nil, nil)
+		rd.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(res.Evals) <= len(st.Evals) || res.Evals[len(st.Evals)].Samples <= st.Done || res.Samples < int64(w.Size()) {
+			t.Fatalf("%s: resumed at %d samples with %d evaluations; ended at %d with %d", name, st.Done, len(st.Evals), res.Samples, len(res.Evals))
+		}
+		if res.TrainSeconds < st.Now {
+			t.Fatalf("%s: the clock went back: %g s at the checkpoint, %g at the end", name, st.Now, res.TrainSeconds)
+		}
+	}
+}
+
+// A resumed run keeps the settings of the run it continues: changing one
+// that may not change is an error naming it; the number of epochs, the
+// evaluation and checkpoint cadence may change.
+func TestResumeRefusesOtherSettings(t *testing.T) {
+	w := xml(t, 0)
+	cfg := resumeConfig("elastic")
+	cfg.Epochs = 0.3
+	dir := t.TempDir()
+	cfg.Checkpoint = Checkpointing{Dir: dir}
+	if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	path, err := checkpoint.Latest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		change func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.LR = 0.1 }, "--lr is 0.05"},
+		{func(c *Config) { c.Strategy, c.Options = "crossbow", nil }, "--strategy is elastic"},
+		{func(c *Config) { c.Seed = 9 }, "--seed"},
+		{func(c *Config) { c.Options = map[string]float64{"k": 3} }, "--strategy options"},
+		{func(c *Config) { c.Speeds = nil }, "--speeds"},
+		{func(c *Config) { c.Clock = Real }, "--time is virtual"},
+		{func(c *Config) { c.Epochs, c.EvalEvery = 0.6, 0.05 }, ""},
+	} {
+		rd, err := checkpoint.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := cfg
+		again.Checkpoint = Checkpointing{}
+		again.Resume = rd
+		c.change(&again)
+		_, err = Run(context.Background(), again, w, nil, nil)
+		rd.Close()
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("a longer run with another evaluation cadence: %v", err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("got %v, want an error naming %q and the checkpoint", err, c.want)
+		}
+	}
+}
