@@ -185,14 +185,11 @@ func (r *Reader) index() error {
 		return fmt.Errorf("checkpoint: %s is not a regular file", r.path)
 	}
 	var h [headerLen]byte
+	if n, _ := r.f.ReadAt(h[:], 0); n < len(magic) || string(h[:len(magic)]) != magic {
+		return fmt.Errorf("%w: %s is not a checkpoint: it does not start as a checkpoint does", ErrCorrupt, r.path)
+	}
 	if size < headerLen+footerLen {
 		return r.corrupt("%d bytes, shorter than an empty checkpoint", size)
-	}
-	if _, err := r.f.ReadAt(h[:], 0); err != nil {
-		return fmt.Errorf("checkpoint: %s: %w", r.path, err)
-	}
-	if string(h[:8]) != magic {
-		return r.corrupt("it does not start as a checkpoint does")
 	}
 	if v := binary.LittleEndian.Uint32(h[8:]); v != Version {
 		return fmt.Errorf("checkpoint: %s is of format version %d; this hetsgd reads version %d (continue it with the hetsgd that wrote it)", r.path, v, Version)

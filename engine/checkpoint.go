@@ -314,16 +314,9 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 // restore puts the run in the state of checkpoint rd: the engine's books,
 // the strategy, every vector and random stream, and the clock.
 func (r *run) restore(rd *checkpoint.Reader) error {
-	b, err := rd.Bytes("engine")
+	st, err := readState(rd)
 	if err != nil {
 		return err
-	}
-	var st engineState
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
-		return fmt.Errorf("engine: checkpoint %s: its engine state: %w", rd.Path(), err)
-	}
-	if st.Version != stateVersion {
-		return fmt.Errorf("engine: checkpoint %s holds engine state of layout %d; this hetsgd reads %d", rd.Path(), st.Version, stateVersion)
 	}
 	var saved []fixed
 	if err := json.Unmarshal(st.Identity, &saved); err != nil {
@@ -484,4 +477,45 @@ func (r *run) restart() error {
 		}
 	}
 	return nil
+}
+
+// Saved says where the run a checkpoint holds had got to.
+type Saved struct {
+	Clock        Clock
+	Samples      int64   // processed
+	TrainSeconds float64 // the engine's clock
+	Evals        int     // evaluations so far
+	// LogOffset is the end of the run log's last record at the checkpoint
+	// (metric.Log.Offset): a resumed run appends there (metric.AppendLog).
+	LogOffset int64
+}
+
+// ReadSaved reads where the run checkpoint rd holds had got to, and the
+// caller's settings saved with it (Checkpointing.Settings).
+func ReadSaved(rd *checkpoint.Reader) (Saved, []byte, error) {
+	st, err := readState(rd)
+	if err != nil {
+		return Saved{}, nil, err
+	}
+	settings, err := rd.Bytes("settings")
+	if err != nil {
+		return Saved{}, nil, err
+	}
+	return Saved{Clock: st.Clock, Samples: st.Done, TrainSeconds: st.Now, Evals: len(st.Evals), LogOffset: st.LogOffset}, settings, nil
+}
+
+// readState decodes the engine's section of a checkpoint.
+func readState(rd *checkpoint.Reader) (*engineState, error) {
+	b, err := rd.Bytes("engine")
+	if err != nil {
+		return nil, err
+	}
+	var st engineState
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
+		return nil, fmt.Errorf("engine: checkpoint %s: its engine state: %w", rd.Path(), err)
+	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("engine: checkpoint %s holds engine state of layout %d; this hetsgd reads %d", rd.Path(), st.Version, stateVersion)
+	}
+	return &st, nil
 }

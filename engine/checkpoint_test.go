@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/gob"
 	"math"
 	"strings"
 	"testing"
@@ -20,15 +19,11 @@ func savedState(t *testing.T, path string) (*checkpoint.Reader, engineState) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := rd.Bytes("engine")
+	st, err := readState(rd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st engineState
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
-	return rd, st
+	return rd, *st
 }
 
 // resumeConfig is a 4-device heterogeneous virtual run of strategy name,

@@ -157,6 +157,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: --timing-only needs --time virtual")
 	case c.TimingOnly && (c.Checkpoint.Dir != "" || c.Resume != nil):
 		return fmt.Errorf("engine: --checkpoint and --resume need a run that computes: not with --timing-only")
+	case c.World != nil && c.World.Size() > 1 && (c.Checkpoint.Dir != "" || c.Resume != nil):
+		return fmt.Errorf("engine: --checkpoint and --resume save and restore one process's run: not under mpirun")
 	case c.LineSearch && (c.Optimizer.Name != "sgd" || c.Optimizer.WeightDecay != 0):
 		// The step is optimal for the plain update w ← w − η·ψ only.
 		return fmt.Errorf("engine: --line-search needs --optimizer sgd without weight decay (have %s, weight decay %g)", c.Optimizer.Name, c.Optimizer.WeightDecay)

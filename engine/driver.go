@@ -273,9 +273,6 @@ func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error)
 		return r.checkpointDue(nil)
 	}
 	r.saveFinal = func() error { return r.save(nil) }
-	if (cfg.Checkpoint.Dir != "" || cfg.Resume != nil) && world.Size() > 1 {
-		return nil, fmt.Errorf("engine: --checkpoint and --resume save and restore one process's run: not under mpirun")
-	}
 	if cfg.Clock == Virtual {
 		r.clk = newVirtualClock(r)
 	} else if world.Rank() == 0 {

@@ -56,6 +56,7 @@ func TestBadInputByClass(t *testing.T) {
 			{"an infinite latency", []string{"train", "--time", "virtual", "--net-latency", "Inf", "--log", log}, nil, 1, "--net-latency +Inf"},
 			{"negative test points", []string{"train", "--eval-points", "-1", "--log", log}, nil, 1, "--eval-points -1"},
 			{"negative groups", []string{"train", "--groups", "-1", "--log", log}, nil, 1, "--groups -1"},
+			{"checkpoints every -1 epochs", []string{"train", "--checkpoint", filepath.Join(dir, "ck"), "--checkpoint-every", "-1", "--log", log}, nil, 1, "--checkpoint-every -1"},
 			{"an unknown kernel", []string{"train", "--log", log}, map[string]string{"HETSGD_KERNEL": "cuda"}, 1, `$HETSGD_KERNEL="cuda"`},
 			{"a fault on no device", []string{"train", "--fault", "device=5,at=1s,kind=crash", "--log", log}, nil, 1, "no device 5 among 1"},
 		},
@@ -70,6 +71,9 @@ func TestBadInputByClass(t *testing.T) {
 			{"a strategy option before the data", []string{"train", "--strategy", "adaptive", "--bmin", "0", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--bmin 0"},
 			{"options that contradict each other before the data", []string{"train", "--strategy", "adaptive", "--batch", "64", "--binit", "100", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--binit 100: need a whole batch size in [b_min=8, b_max=64]"},
 			{"an option of another strategy before the data", []string{"train", "--strategy", "sync", "--k", "3", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--k does not apply to sync"},
+			{"checkpoints of a run that computes nothing, before the data", []string{"train", "--time", "virtual", "--timing-only", "--checkpoint", filepath.Join(dir, "ck"), "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "not with --timing-only"},
+			{"a checkpoint that is not one", []string{"train", "--resume", good, "--log", log}, nil, 1, "good.txt is not a checkpoint"},
+			{"a folder without checkpoints", []string{"train", "--resume", dir, "--log", log}, nil, 1, "holds no checkpoint"},
 		},
 	}
 	for class, cases := range classes {

@@ -149,6 +149,9 @@ type trainFlags struct {
 	logPath                              string
 	force                                bool
 	progress                             string
+	checkpoint, resume                   string
+	checkpointEvery                      float64
+	checkpointKeep                       int
 
 	strategy       string
 	devices        int
@@ -201,6 +204,10 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logPath, "log", "", "write the run log as JSON Lines to `file`")
 	fs.BoolVar(&f.force, "force", false, "overwrite an existing --log file")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "save the run's state into `dir` every --checkpoint-every epochs and at the end, to continue it with --resume")
+	fs.Float64Var(&f.checkpointEvery, "checkpoint-every", 1, "`epochs` between checkpoints (0: only at the end)")
+	fs.IntVar(&f.checkpointKeep, "checkpoint-keep", engine.DefaultKeep, "newest checkpoints to keep")
+	fs.StringVar(&f.resume, "resume", "", "continue the run saved in checkpoint `dir` (its newest checkpoint) or file, with its settings; flags given change those that may change (--epochs, --time-budget, --eval-every, --log: a new file, else the run's log continues)")
 
 	var names []string
 	for _, i := range strategy.List() {
@@ -260,6 +267,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	var res *resumed
+	if f.resume != "" {
+		f2, fs2, r, err := resumeFlags(f.resume, args, stderr)
+		if err != nil {
+			return err
+		}
+		defer r.rd.Close()
+		f, fs, res = *f2, fs2, r
+	}
 	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
@@ -275,7 +291,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			world.Close()
 		}
 	}()
-	err = train(ctx, &f, fs, world, stdout, stderr)
+	err = train(ctx, &f, fs, res, world, stdout, stderr)
 	clean = err == nil || errors.Is(err, errInterrupted) || errors.Is(err, engine.ErrDiverged)
 	return rankErr(world, err)
 }
@@ -283,14 +299,21 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // errInterrupted ends a run stopped by a signal.
 var errInterrupted = errors.New("interrupted")
 
-func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm, stdout, stderr io.Writer) (err error) {
+func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, world comm.Comm, stdout, stderr io.Writer) (err error) {
 	root := world.Rank() == 0
 	if !root {
 		stdout = io.Discard
 	}
+	given := givenFlags(fs, f) // as given: engineConfig fills in defaults
 	cfg, err := f.engineConfig(fs, world, stderr)
 	if err != nil {
 		return err
+	}
+	if from != nil {
+		cfg.Resume = from.rd
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
 	}
 	format, err := data.ParseFormat(f.format)
 	if err != nil {
@@ -309,6 +332,22 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 	loadSeconds := time.Since(loadStart).Seconds()
 	shareThreads(f.threads)
 	rec := configRecord(*f, cfg, source, w, loadSeconds)
+	if from != nil {
+		if err := from.checkSameData(rec); err != nil {
+			return err
+		}
+	}
+	if f.checkpoint != "" {
+		recJSON, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		settings, err := json.Marshal(savedSettings{Flags: given, Log: f.logPath, Config: recJSON})
+		if err != nil {
+			return err
+		}
+		cfg.Checkpoint.Settings = settings
+	}
 	if world.Size() > 1 {
 		if err := agreeRanks(world, rec, w); err != nil {
 			return err
@@ -322,7 +361,14 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 	// mistyped flag never leaves an empty or truncated log behind.
 	var log *metric.Log
 	if f.logPath != "" && root {
-		if log, err = metric.CreateLog(f.logPath, f.force, inputFiles(f.trainPath, f.testPath, f.dataDir)...); err != nil {
+		inputs := inputFiles(f.trainPath, f.testPath, f.dataDir)
+		if from != nil {
+			log, err = from.openLog(f.logPath, f.force, inputs, rec)
+		} else if log, err = metric.CreateLog(f.logPath, f.force, inputs...); err == nil {
+			err = log.Write(rec)
+		}
+		if err != nil {
+			log.Close()
 			return err
 		}
 		defer func() {
@@ -331,9 +377,6 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 				err = errors.Join(err, cerr)
 			}
 		}()
-	}
-	if err := log.Write(rec); err != nil {
-		return err
 	}
 	where := fmt.Sprintf("%s on %d device(s)", cfg.Strategy, cfg.Devices)
 	if world.Size() > 1 {
@@ -346,6 +389,10 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, world comm.Comm
 		fmt.Fprintf(stdout, "hetsgd train: %s; %s, %s time; seed %d\n", source, where, cfg.Clock, f.seed)
 	}
 
+	if from != nil {
+		fmt.Fprintf(stdout, "hetsgd train: resuming %s at %d samples (%.2f epochs, %.2f train seconds)\n",
+			from.rd.Path(), from.saved.Samples, float64(from.saved.Samples)/float64(w.Size()), from.saved.TrainSeconds)
+	}
 	_, isXML := w.(*engine.XML)
 	var obs engine.Observer = &evalPrinter{w: stdout, lossOnly: !isXML}
 	var bar *multiObserver
@@ -484,6 +531,9 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 		cfg.Speeds = f.speeds
 	}
 	cfg.Faults = f.faults
+	if f.checkpoint != "" {
+		cfg.Checkpoint = engine.Checkpointing{Dir: f.checkpoint, Every: f.checkpointEvery, Keep: f.checkpointKeep}
+	}
 	cfg.Options = f.givenOptions()
 	cfg.Paper = f.paper
 	info, err := strategy.Lookup(cfg.Strategy)

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/engine"
+)
+
+// resumeArgs is a virtual-time run of Adaptive SGD on 4 uneven devices with
+// dropout, long enough to be killed in the middle.
+var resumeArgs = []string{"train", "--time", "virtual", "--strategy", "adaptive", "--devices", "4", "--speeds", "1,0.9,0.8,0.68",
+	"--epochs", "6", "--eval-every", "0.5", "--hidden", "32", "--progress", "off"}
+
+// records returns the lines of a run log whose event is one of events.
+func records(t *testing.T, path string, events ...string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var r struct{ Event string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: a line that is not a whole JSON record: %q", path, sc.Text())
+		}
+		for _, e := range events {
+			if r.Event == e {
+				out = append(out, sc.Text())
+			}
+		}
+	}
+	return out
+}
+
+// The bar: a virtual-time run killed with SIGKILL at random moments —
+// during a checkpoint's write too — and resumed from its folder writes the
+// evaluations of the run never interrupted, byte for byte, and its log holds
+// whole records only.
+func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the tool a dozen times")
+	}
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref.jsonl")
+	if code, _, stderr := runCLI(t, append(resumeArgs, "--log", ref)...); code != 0 {
+		t.Fatalf("the uninterrupted run: exit %d: %s", code, stderr)
+	}
+	want := records(t, ref, "eval", "merge")
+	start := func(ck, log string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], append(resumeArgs, "--checkpoint", ck, "--checkpoint-every", "0.1", "--log", log)...)
+		cmd.Env = append(os.Environ(), asTool+"=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	// How long a whole run with checkpoints takes here.
+	t0 := time.Now()
+	if err := start(filepath.Join(dir, "probe"), filepath.Join(dir, "probe.jsonl")).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	span := time.Since(t0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	resumedMidRun := 0
+	for i := range 10 {
+		ck, log := filepath.Join(dir, "ck"+itoa(i)), filepath.Join(dir, "run"+itoa(i)+".jsonl")
+		cmd := start(ck, log)
+		time.Sleep(time.Duration(rng.Float64() * float64(span)))
+		cmd.Process.Kill()
+		cmd.Wait()
+		latest, err := checkpoint.Latest(ck)
+		if err != nil {
+			continue // killed before its first checkpoint: nothing to resume
+		}
+		records(t, log, "eval") // every line of the killed run's log is a whole record
+		if rd, err := checkpoint.Open(latest); err != nil {
+			t.Fatalf("kill %d: the newest checkpoint: %v", i, err)
+		} else {
+			saved, _, err := engine.ReadSaved(rd)
+			rd.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if saved.Samples < 6*bundledPoints {
+				resumedMidRun++
+			}
+		}
+		if code, _, stderr := runCLI(t, "train", "--resume", ck); code != 0 {
+			t.Fatalf("kill %d: resuming: exit %d: %s", i, code, stderr)
+		}
+		if got := records(t, log, "eval", "merge"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("kill %d at %.0f%% of the run: the resumed run's evaluations and merges differ from the uninterrupted run's (%d vs %d records)",
+				i, 100*float64(time.Since(t0))/float64(span), len(got), len(want))
+		}
+		if n := len(records(t, log, "config")); n != 1 {
+			t.Fatalf("kill %d: %d config records in the continued log", i, n)
+		}
+	}
+	if resumedMidRun == 0 {
+		t.Fatal("no kill fell in the middle of a run: nothing was tested")
+	}
+	t.Logf("%d of 10 killed runs resumed from the middle (a run takes %v)", resumedMidRun, span)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// A damaged checkpoint is refused with a clear error naming the file and
+// the one before it; a setting that may not change is refused by name; a
+// new --log starts a new file.
+func TestResumeErrors(t *testing.T) {
+	dir := t.TempDir()
+	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl")
+	args := append(resumeArgs[:len(resumeArgs):len(resumeArgs)], "--epochs", "1", "--checkpoint", ck, "--checkpoint-every", "0.5", "--log", log)
+	if code, _, stderr := runCLI(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runCLI(t, "train", "--resume", ck, "--lr", "0.5")
+	if code == 0 || !strings.Contains(stderr, "--lr 0.5") || !strings.Contains(stderr, "keeps it") {
+		t.Errorf("--lr changed on resume: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "train", "--resume", ck, "--strategy", "sync")
+	if code == 0 || !strings.Contains(stderr, "--strategy sync") {
+		t.Errorf("--strategy changed on resume: exit %d, %s", code, stderr)
+	}
+	other := filepath.Join(dir, "more.jsonl")
+	if code, _, stderr := runCLI(t, "train", "--resume", ck, "--epochs", "2", "--log", other); code != 0 {
+		t.Fatalf("a longer run into a new log: exit %d: %s", code, stderr)
+	}
+	if recs := records(t, other, "config", "resume"); len(recs) != 2 || !strings.Contains(recs[0], `"event":"config"`) || !strings.Contains(recs[1], `"epochs":"2"`) {
+		t.Errorf("the new log starts with %v, want the config record, then the resume record with the new epochs", recs)
+	}
+	list, err := checkpoint.Dir(ck).List()
+	if err != nil || len(list) != 2 {
+		t.Fatalf("checkpoints %v (%v), want the newest two", list, err)
+	}
+	b, _ := os.ReadFile(list[1])
+	b[len(b)/2] ^= 0x40
+	os.WriteFile(list[1], b, 0o644)
+	code, _, stderr = runCLI(t, "train", "--resume", ck)
+	if code == 0 || !strings.Contains(stderr, list[1]) || !strings.Contains(stderr, "checksum") || !strings.Contains(stderr, "--resume "+list[0]) {
+		t.Errorf("a damaged checkpoint: exit %d, %s; want an error naming it, its checksum and the one before", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "train", "--resume", list[0], "--log", filepath.Join(dir, "from-older.jsonl")); code != 0 {
+		t.Errorf("resuming from the older checkpoint: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "train", "--resume", filepath.Join(dir, "nothing"))
+	if code == 0 || !strings.Contains(stderr, "nothing") {
+		t.Errorf("a missing checkpoint folder: exit %d, %s", code, stderr)
+	}
+}
