@@ -10,6 +10,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -62,6 +63,11 @@ type (
 		Devices                                              []deviceState
 		HasDPrev                                             bool
 		LogOffset                                            int64
+		// Model names the section of the model the strategy evaluates
+		// (the centre, or the first replica in the run); ModelConfig is its
+		// network's shape, when the workload is an MLP.
+		Model       string
+		ModelConfig *model.Config
 
 		EvalStep  int64
 		Evals     []metric.EvalRecord
@@ -255,6 +261,19 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, Notes: r.res.Notes, Steps: r.res.Steps,
 		Faults: r.res.Faults, Now: r.clk.now(), Pending: pending}
 	st.EvalStep, st.Evals = r.evalStep, r.res.Evals
+	st.Model = "center"
+	if r.info.Evaluates == strategy.Replica0 {
+		for _, d := range r.x.devs {
+			if !r.x.gone[d.id] {
+				st.Model = "device/" + strconv.Itoa(d.id) + "/p"
+				break
+			}
+		}
+	}
+	if m, ok := r.w.(interface{ MLP() *model.MLP }); ok {
+		c := m.MLP().Config()
+		st.ModelConfig = &c
+	}
 	for _, s := range r.slots {
 		w := s.work
 		st.Slots = append(st.Slots, slotState{Busy: s.busy, Dropped: s.dropped, Rows: s.rows, Loss: s.loss, Drop: s.drop,
@@ -518,4 +537,32 @@ func readState(rd *checkpoint.Reader) (*engineState, error) {
 		return nil, fmt.Errorf("engine: checkpoint %s holds engine state of layout %d; this hetsgd reads %d", rd.Path(), st.Version, stateVersion)
 	}
 	return &st, nil
+}
+
+// LoadModel reads the trained model a checkpoint holds — the one its
+// strategy evaluates — and its network's shape.
+func LoadModel(rd *checkpoint.Reader) (model.Config, []float32, error) {
+	st, err := readState(rd)
+	if err != nil {
+		return model.Config{}, nil, err
+	}
+	if st.ModelConfig == nil {
+		return model.Config{}, nil, fmt.Errorf("engine: checkpoint %s holds no MLP (a run of another workload)", rd.Path())
+	}
+	m, err := model.New(*st.ModelConfig)
+	if err != nil {
+		return model.Config{}, nil, fmt.Errorf("engine: checkpoint %s: %w", rd.Path(), err)
+	}
+	n, err := rd.Len(st.Model)
+	if err != nil {
+		return model.Config{}, nil, err
+	}
+	if n != m.NumParams() {
+		return model.Config{}, nil, fmt.Errorf("engine: checkpoint %s: its model has %d parameters where its shape needs %d", rd.Path(), n, m.NumParams())
+	}
+	p := make([]float32, n)
+	if err := rd.Float32s(st.Model, p); err != nil {
+		return model.Config{}, nil, err
+	}
+	return m.Config(), p, nil
 }

@@ -135,6 +135,9 @@ func (w *XML) EvaluateContext(ctx context.Context, p []float32) (metric.Scores, 
 
 func (w *XML) Shape() Shape { return mlpShape(w.m) }
 
+// MLP returns the network the workload trains.
+func (w *XML) MLP() *model.MLP { return w.m }
+
 func mlpShape(m *model.MLP) Shape {
 	ls := m.Layers()
 	s := Shape{H1: float64(ls[0].Out), Labels: float64(m.Config().Outputs), Params: float64(m.NumParams())}

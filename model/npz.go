@@ -1,0 +1,244 @@
+package model
+
+import (
+	"archive/zip"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The exported model is a NumPy .npz archive (a zip of .npy arrays, which
+// numpy.load reads as it is, and PyTorch with torch.from_numpy):
+//
+//	shape  int64 [Inputs, Hidden…, Outputs]: the network's widths; the last
+//	       is the number of labels
+//	w0, b0, w1, b1, …  float32 weights (In, Out) and biases (Out,) of each
+//	       layer, input first
+//
+// The network is h₀ = x, hᵢ₊₁ = relu(hᵢ·wᵢ + bᵢ) for the hidden layers, and
+// the labels' scores are the last layer's h·w + b without the ReLU (a
+// sigmoid or softmax on top is the loss's business, not the model's). The
+// weights are (In, Out), as x·w needs, the transpose of a torch.nn.Linear's
+// weight.
+
+// WriteNPZ writes the network of cfg with parameters p as an .npz archive.
+func WriteNPZ(w io.Writer, cfg Config, p []float32) error {
+	m, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	m.check(p, "parameters")
+	z := zip.NewWriter(w)
+	widths := append(append([]int{cfg.Inputs}, cfg.Hidden...), cfg.Outputs)
+	f, err := z.CreateHeader(&zip.FileHeader{Name: "shape.npy", Method: zip.Store})
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	b := npyHeader("<i8", []int{len(widths)})
+	for _, v := range widths {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	buf := make([]byte, 0, 1<<16)
+	for i, l := range m.layers {
+		for _, a := range []struct {
+			name  string
+			shape []int
+			v     []float32
+		}{{"w", []int{l.In, l.Out}, p[l.W:l.B]}, {"b", []int{l.Out}, p[l.B : l.B+l.Out]}} {
+			f, err := z.CreateHeader(&zip.FileHeader{Name: a.name + strconv.Itoa(i) + ".npy", Method: zip.Store})
+			if err != nil {
+				return fmt.Errorf("model: %w", err)
+			}
+			if _, err := f.Write(npyHeader("<f4", a.shape)); err != nil {
+				return fmt.Errorf("model: %w", err)
+			}
+			for v := a.v; len(v) > 0; {
+				k := min(len(v), cap(buf)/4)
+				buf = buf[:0]
+				for _, x := range v[:k] {
+					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+				}
+				if _, err := f.Write(buf); err != nil {
+					return fmt.Errorf("model: %w", err)
+				}
+				v = v[k:]
+			}
+		}
+	}
+	if err := z.Close(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	return nil
+}
+
+// npyHeader returns the .npy format 1.0 header of a C-ordered array, padded
+// so that the data starts at a multiple of 64 bytes.
+func npyHeader(descr string, shape []int) []byte {
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	s := strings.Join(dims, ", ")
+	if len(shape) == 1 {
+		s += ","
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, s)
+	pad := 64 - (10+len(dict)+1)%64
+	if pad == 64 {
+		pad = 0
+	}
+	dict += strings.Repeat(" ", pad) + "\n"
+	h := append([]byte("\x93NUMPY\x01\x00"), 0, 0)
+	binary.LittleEndian.PutUint16(h[8:], uint16(len(dict)))
+	return append(h, dict...)
+}
+
+// ReadNPZ reads a network written by WriteNPZ from r, of size bytes.
+func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
+	z, err := zip.NewReader(r, size)
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("model: not an .npz archive: %w", err)
+	}
+	files := map[string]*zip.File{}
+	for _, f := range z.File {
+		files[f.Name] = f
+	}
+	open := func(name, descr string, shape []int) (io.ReadCloser, []int, error) {
+		f, ok := files[name]
+		if !ok {
+			return nil, nil, fmt.Errorf("model: the archive has no %s (not a model hetsgd exported)", name)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, nil, fmt.Errorf("model: %s: %w", name, err)
+		}
+		got, err := readNPYHeader(rc, descr)
+		if err == nil && shape != nil && !slices.Equal(got, shape) {
+			err = fmt.Errorf("shape %v, want %v", got, shape)
+		}
+		if err != nil {
+			rc.Close()
+			return nil, nil, fmt.Errorf("model: %s: %w", name, err)
+		}
+		return rc, got, nil
+	}
+	rc, shape, err := open("shape.npy", "<i8", nil)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	if len(shape) != 1 || shape[0] < 2 || shape[0] > 1<<10 {
+		rc.Close()
+		return Config{}, nil, fmt.Errorf("model: shape.npy holds %v values, want the network's widths", shape)
+	}
+	raw := make([]byte, 8*shape[0])
+	_, err = io.ReadFull(rc, raw)
+	rc.Close()
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("model: shape.npy: %w", err)
+	}
+	widths := make([]int, shape[0])
+	for i := range widths {
+		v := int64(binary.LittleEndian.Uint64(raw[8*i:]))
+		if v < 1 || v > math.MaxInt32 {
+			return Config{}, nil, fmt.Errorf("model: shape.npy: width %d of layer %d", v, i)
+		}
+		widths[i] = int(v)
+	}
+	cfg := Config{Inputs: widths[0], Hidden: widths[1 : len(widths)-1], Outputs: widths[len(widths)-1]}
+	m, err := New(cfg)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	// The archive's arrays must be there with these shapes before the
+	// vector is allocated: a 100-byte file may claim any widths.
+	for i, l := range m.layers {
+		for _, a := range []struct {
+			name  string
+			shape []int
+		}{{"w", []int{l.In, l.Out}}, {"b", []int{l.Out}}} {
+			n := 4
+			for _, d := range a.shape {
+				n *= d
+			}
+			f, ok := files[a.name+strconv.Itoa(i)+".npy"]
+			if !ok || f.UncompressedSize64 < uint64(n) {
+				return Config{}, nil, fmt.Errorf("model: %s%d.npy is missing or smaller than its (%v) shape", a.name, i, a.shape)
+			}
+		}
+	}
+	p := make([]float32, m.NumParams())
+	for i, l := range m.layers {
+		for _, a := range []struct {
+			name  string
+			shape []int
+			v     []float32
+		}{{"w", []int{l.In, l.Out}, p[l.W:l.B]}, {"b", []int{l.Out}, p[l.B : l.B+l.Out]}} {
+			name := a.name + strconv.Itoa(i) + ".npy"
+			rc, _, err := open(name, "<f4", a.shape)
+			if err != nil {
+				return Config{}, nil, err
+			}
+			buf := make([]byte, 1<<16)
+			for v := a.v; len(v) > 0; {
+				k := min(len(v), len(buf)/4)
+				if _, err := io.ReadFull(rc, buf[:4*k]); err != nil {
+					rc.Close()
+					return Config{}, nil, fmt.Errorf("model: %s: %w", name, err)
+				}
+				for j := range v[:k] {
+					v[j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
+				}
+				v = v[k:]
+			}
+			rc.Close()
+		}
+	}
+	return m.Config(), p, nil
+}
+
+var npyDict = regexp.MustCompile(`^\{'descr': '([<>|][a-z][0-9]+)', 'fortran_order': (True|False), 'shape': \(([0-9, ]*)\), \}\s*$`)
+
+// readNPYHeader reads an .npy header of format 1.0 with the dictionary
+// layout numpy writes, and returns the array's shape.
+func readNPYHeader(r io.Reader, descr string) ([]int, error) {
+	var h [10]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return nil, err
+	}
+	if string(h[:6]) != "\x93NUMPY" || h[6] != 1 {
+		return nil, fmt.Errorf("not an .npy array of format 1")
+	}
+	dict := make([]byte, binary.LittleEndian.Uint16(h[8:]))
+	if _, err := io.ReadFull(r, dict); err != nil {
+		return nil, err
+	}
+	m := npyDict.FindSubmatch(dict)
+	switch {
+	case m == nil:
+		return nil, fmt.Errorf("an .npy header %q", dict)
+	case string(m[1]) != descr:
+		return nil, fmt.Errorf("values of type %s, want %s", m[1], descr)
+	case string(m[2]) != "False":
+		return nil, fmt.Errorf("a Fortran-ordered array")
+	}
+	var shape []int
+	for _, f := range strings.Split(string(m[3]), ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		d, err := strconv.Atoi(f)
+		if err != nil || d < 0 || d > math.MaxInt32 {
+			return nil, fmt.Errorf("a dimension %q", f)
+		}
+		shape = append(shape, d)
+	}
+	return shape, nil
+}

@@ -1,0 +1,144 @@
+package model
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+func exported(t testing.TB, cfg Config) ([]float32, []byte) {
+	t.Helper()
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float32, m.NumParams())
+	m.Init(p, 5)
+	p[0] = float32(math.Inf(1)) // every bit pattern survives
+	var b bytes.Buffer
+	if err := WriteNPZ(&b, cfg, p); err != nil {
+		t.Fatal(err)
+	}
+	return p, b.Bytes()
+}
+
+func TestNPZRoundTrip(t *testing.T) {
+	for _, cfg := range []Config{{Inputs: 7, Hidden: []int{5, 3}, Outputs: 4}, {Inputs: 9, Outputs: 2}, {Inputs: 20000, Hidden: []int{8}, Outputs: 3}} {
+		p, b := exported(t, cfg)
+		got, q, err := ReadNPZ(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Inputs != cfg.Inputs || got.Outputs != cfg.Outputs || !slices.Equal(got.Hidden, cfg.Hidden) {
+			t.Fatalf("config %+v, want %+v", got, cfg)
+		}
+		for i := range p {
+			if math.Float32bits(p[i]) != math.Float32bits(q[i]) {
+				t.Fatalf("%+v: parameter %d: %v, want %v", cfg, i, q[i], p[i])
+			}
+		}
+	}
+}
+
+func TestNPZRefusesOthers(t *testing.T) {
+	_, b := exported(t, Config{Inputs: 7, Hidden: []int{5}, Outputs: 4})
+	for _, c := range []struct {
+		b    []byte
+		want string
+	}{
+		{[]byte("not a zip"), "not an .npz"},
+		{b[:len(b)/2], "not an .npz"},
+	} {
+		if _, _, err := ReadNPZ(bytes.NewReader(c.b), int64(len(c.b))); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
+// NumPy reads the archive, and the network written in the package
+// documentation's terms gives the scores Forward gives: what the README's
+// Python example relies on.
+func TestNPZInNumPy(t *testing.T) {
+	py := "/usr/bin/python3" // Debian's, where python3-numpy installs
+	if _, err := os.Stat(py); err != nil {
+		py = "python3"
+	}
+	if exec.Command(py, "-c", "import numpy").Run() != nil {
+		t.Skip("python3 with numpy is not installed (Debian: python3-numpy)")
+	}
+	cfg := Config{Inputs: 11, Hidden: []int{6, 5}, Outputs: 4}
+	m, _ := New(cfg)
+	p := make([]float32, m.NumParams())
+	m.Init(p, 9)
+	var b bytes.Buffer
+	if err := WriteNPZ(&b, cfg, p); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.npz")
+	os.WriteFile(path, b.Bytes(), 0o644)
+	// Two points: features {1: 0.5, 7: 2} and {0: 1}.
+	bd := sparse.NewBuilder(cfg.Inputs, false, 2, 3)
+	bd.Append(1, 0.5)
+	bd.Append(7, 2)
+	bd.EndRow()
+	bd.Append(0, 1)
+	bd.EndRow()
+	x := bd.Build()
+	ws := m.NewWorkspace(2)
+	ws.Forward(p, &x)
+	want := ws.Logits()
+	script := `
+import numpy as np, sys
+m = np.load(sys.argv[1])
+shape = m["shape"]
+x = np.zeros((2, shape[0]), dtype=np.float32)
+x[0, 1], x[0, 7], x[1, 0] = 0.5, 2, 1
+h = x
+n = len(shape) - 1
+for i in range(n):
+    h = h @ m[f"w{i}"] + m[f"b{i}"]
+    if i < n - 1:
+        h = np.maximum(h, 0)
+print(" ".join(repr(float(v)) for v in h.ravel()))
+`
+	out, err := exec.Command(py, "-c", script, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3: %v\n%s", err, out)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) != len(want) {
+		t.Fatalf("numpy gave %d scores, want %d: %s", len(fields), len(want), out)
+	}
+	for i, f := range fields {
+		v, _ := strconv.ParseFloat(f, 64)
+		if math.Abs(v-float64(want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+			t.Fatalf("score %d: numpy %v, Forward %v", i, v, want[i])
+		}
+	}
+}
+
+// FuzzReadNPZ: no archive makes ReadNPZ panic or allocate for widths its
+// arrays do not hold.
+func FuzzReadNPZ(f *testing.F) {
+	_, b := exported(f, Config{Inputs: 7, Hidden: []int{5}, Outputs: 4})
+	f.Add(b)
+	f.Add(b[:len(b)-30])
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 4 {
+		c := slices.Clone(b)
+		c[r.IntN(len(c))] ^= 0x20
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ReadNPZ(bytes.NewReader(b), int64(len(b)))
+	})
+}
