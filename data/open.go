@@ -394,3 +394,13 @@ func findFile(dir, name string) (string, error) {
 
 // errNotMNIST is returned internally when an idx file has the wrong magic.
 var errNotMNIST = errors.New("not an idx file")
+
+// TestFile returns the test set's file of dataset folder dir
+// (test.txt or test.txt.gz), for readers that stream it; an MNIST folder has
+// none (load it with LoadDir).
+func TestFile(dir string) (string, error) {
+	if _, err := findFile(dir, mnistFiles[0]); err == nil {
+		return "", fmt.Errorf("data: %s is an MNIST folder: its idx files are loaded whole, not streamed", dir)
+	}
+	return findFile(dir, "test.txt")
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/model"
+)
+
+// loadModel reads a trained model: a checkpoint folder (its newest), a
+// checkpoint file, or an .npz that hetsgd export wrote.
+func loadModel(path string) (*model.MLP, []float32, error) {
+	file, err := checkpoint.Latest(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--model: %w", err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--model: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	var cfg model.Config
+	var p []float32
+	switch {
+	case bytes.HasPrefix(head[:n], []byte("PK")):
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, nil, fmt.Errorf("--model: %w", err)
+		}
+		if cfg, p, err = model.ReadNPZ(f, fi.Size()); err != nil {
+			return nil, nil, fmt.Errorf("--model %s: %w", file, err)
+		}
+	default:
+		rd, err := checkpoint.Open(file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--model: %w (want a checkpoint or an .npz of hetsgd export)", err)
+		}
+		defer rd.Close()
+		if cfg, p, err = engine.LoadModel(rd); err != nil {
+			return nil, nil, fmt.Errorf("--model: %w", err)
+		}
+	}
+	m, err := model.New(cfg)
+	return m, p, err
+}
+
+// testSet loads the data to score whole: a file, a dataset folder's test
+// set, or bundled:NAME's.
+func testSet(ctx context.Context, path, format, cache string, stderr io.Writer) (*data.Dataset, error) {
+	f, err := data.ParseFormat(format)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := data.ParseCacheMode(cache)
+	if err != nil {
+		return nil, fmt.Errorf("--cache: %w", err)
+	}
+	if name, ok := cutPrefix(path, "bundled:"); ok {
+		_, test, err := data.Bundled(name)
+		return test, err
+	}
+	l := data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		_, test, err := l.LoadDir(path)
+		return test, err
+	}
+	return l.Load(path)
+}
+
+func checkShapes(m *model.MLP, ds *data.Dataset) error {
+	c := m.Config()
+	if ds.Features() != c.Inputs || ds.Labels() != c.Outputs {
+		return fmt.Errorf("--data %s has %d features and %d labels; the model takes %d and gives %d", ds.Name, ds.Features(), ds.Labels(), c.Inputs, c.Outputs)
+	}
+	return nil
+}
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("eval", "eval --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME [flags]", stderr)
+	modelPath := fs.String("model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint), or an .npz of hetsgd export")
+	dataPath := fs.String("data", "", "the points to score: a dataset `file`, a dataset folder (its test set) or bundled:NAME")
+	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
+	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
+	points := fs.Int("eval-points", 0, "score only the first `n` points (0: all)")
+	asJSON := fs.Bool("json", false, "print the scores as one JSON record (the run log's eval fields)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" || *dataPath == "" {
+		return fmt.Errorf("give --model and --data")
+	}
+	m, p, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	test, err := testSet(ctx, *dataPath, *format, *cache, stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkShapes(m, test); err != nil {
+		return err
+	}
+	s, err := metric.NewEvaluator(m, test, 256, *points).EvaluateContext(ctx, p)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(metric.NewEvalRecord(0, 0, 0, s, 0))
+	}
+	_, err = fmt.Fprintf(stdout, "%d points  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@1 %.4f  nDCG@3 %.4f  nDCG@5 %.4f  loss %.4f\n",
+		s.Points, s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, s.Loss)
+	return err
+}
+
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := newFlagSet("predict", "predict --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME [flags]", stderr)
+	modelPath := fs.String("model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint), or an .npz of hetsgd export")
+	dataPath := fs.String("data", "", "the points to score: a dataset `file` (read a chunk at a time: it may be larger than memory), a dataset folder (its test set) or bundled:NAME")
+	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
+	top := fs.Int("top", 5, "labels to write per point, best first")
+	outPath := fs.String("out", "", "write the predictions to `file` (default: standard output)")
+	force := fs.Bool("force", false, "overwrite an existing --out")
+	as := fs.String("as", "tsv", "output: tsv (point, then label:score pairs) or jsonl ({\"point\", \"labels\", \"scores\"})")
+	rows := fs.Int("rows", 1024, "points scored at once")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *modelPath == "" || *dataPath == "":
+		return fmt.Errorf("give --model and --data")
+	case *as != "tsv" && *as != "jsonl":
+		return fmt.Errorf("--as %q: want tsv or jsonl", *as)
+	case *top < 1 || *top > 1<<20:
+		return fmt.Errorf("--top %d: need a whole number in [1, 1048576]", *top)
+	case *rows < 1 || *rows > 1<<20:
+		return fmt.Errorf("--rows %d: need a whole number in [1, 1048576]", *rows)
+	}
+	m, p, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	c := m.Config()
+	fmtIn, err := data.ParseFormat(*format)
+	if err != nil {
+		return err
+	}
+	// The source: a text file streamed, or a set held whole (bundled, MNIST).
+	var next func(n int) (*data.Dataset, error)
+	file := *dataPath
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		if file, err = data.TestFile(file); err != nil {
+			file = ""
+		}
+	}
+	if _, bundled := cutPrefix(*dataPath, "bundled:"); bundled || file == "" {
+		ds, err := testSet(ctx, *dataPath, *format, "auto", stderr)
+		if err != nil {
+			return err
+		}
+		if err := checkShapes(m, ds); err != nil {
+			return err
+		}
+		b := data.NewBatch(ds, *rows)
+		lo := 0
+		next = func(n int) (*data.Dataset, error) {
+			if lo == ds.Len() {
+				return nil, io.EOF
+			}
+			hi := min(lo+n, ds.Len())
+			b.Range(ds, lo, hi)
+			lo = hi
+			return &data.Dataset{Name: ds.Name, X: b.X, Y: b.Y}, nil
+		}
+	} else {
+		s, err := data.OpenStream(ctx, file, fmtIn, c.Inputs, c.Outputs)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		next = s.Next
+	}
+
+	var out io.Writer = stdout
+	if *outPath != "" {
+		af, err := atomicfile.Create(*outPath, *force)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer af.Abort() // nothing is left behind unless every prediction was written
+		bw := bufio.NewWriterSize(af, 1<<20)
+		out = bw
+		defer func() {
+			if err == nil {
+				if err = bw.Flush(); err == nil {
+					err = af.Commit()
+				}
+			}
+		}()
+	} else {
+		bw := bufio.NewWriterSize(stdout, 1<<16)
+		out = bw
+		defer func() {
+			if ferr := bw.Flush(); err == nil {
+				err = ferr
+			}
+		}()
+	}
+	var line []byte
+	emit := func(pr metric.Prediction) error {
+		line = line[:0]
+		if *as == "tsv" {
+			line = strconv.AppendInt(line, int64(pr.Point), 10)
+			for i, l := range pr.Labels {
+				line = append(line, '\t')
+				line = strconv.AppendInt(line, int64(l), 10)
+				line = append(line, ':')
+				line = strconv.AppendFloat(line, float64(pr.Scores[i]), 'g', -1, 32)
+			}
+		} else {
+			line = append(line, `{"point":`...)
+			line = strconv.AppendInt(line, int64(pr.Point), 10)
+			line = append(line, `,"labels":[`...)
+			for i, l := range pr.Labels {
+				if i > 0 {
+					line = append(line, ',')
+				}
+				line = strconv.AppendInt(line, int64(l), 10)
+			}
+			line = append(line, `],"scores":[`...)
+			for i, s := range pr.Scores {
+				if i > 0 {
+					line = append(line, ',')
+				}
+				line = strconv.AppendFloat(line, float64(s), 'g', -1, 32)
+			}
+			line = append(line, "]}"...)
+		}
+		line = append(line, '\n')
+		_, err := out.Write(line)
+		return err
+	}
+	if err := metric.Predict(ctx, m, p, *top, *rows, next, emit); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("%w: %v", errInterrupted, err)
+		}
+		return err
+	}
+	return nil
+}
+
+func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("export", "export --model CHECKPOINT --out MODEL.npz", stderr)
+	modelPath := fs.String("model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint)")
+	outPath := fs.String("out", "", "the NumPy archive to write (`file`.npz)")
+	force := fs.Bool("force", false, "overwrite an existing --out")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" || *outPath == "" {
+		return fmt.Errorf("give --model and --out")
+	}
+	m, p, err := loadModel(*modelPath)
+	if err != nil {
+		return err
+	}
+	af, err := atomicfile.Create(*outPath, *force)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer af.Abort()
+	bw := bufio.NewWriterSize(af, 1<<20)
+	if err := model.WriteNPZ(bw, m.Config(), p); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := af.Commit(); err != nil {
+		return err
+	}
+	c := m.Config()
+	_, err = fmt.Fprintf(stdout, "wrote %s: %d features, hidden %v, %d labels (%d parameters); load it with numpy.load\n", *outPath, c.Inputs, c.Hidden, c.Outputs, m.NumParams())
+	return err
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/testdata"
+)
+
+// lastEval returns the last eval record of a run log.
+func lastEval(t *testing.T, log string) map[string]float64 {
+	t.Helper()
+	recs := records(t, log, "eval")
+	if len(recs) == 0 {
+		t.Fatalf("%s has no evaluation", log)
+	}
+	var raw map[string]any
+	json.Unmarshal([]byte(recs[len(recs)-1]), &raw)
+	r := map[string]float64{}
+	for k, v := range raw {
+		if f, ok := v.(float64); ok {
+			r[k] = f
+		}
+	}
+	return r
+}
+
+// precisionAt1 scores a TSV of predictions against the test set's labels.
+func precisionAt1(t *testing.T, path string, test *data.Dataset) float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hits, n := 0, 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		point, _ := strconv.Atoi(fields[0])
+		if point != n {
+			t.Fatalf("line %d is point %d", n+1, point)
+		}
+		label, _ := strconv.Atoi(strings.SplitN(fields[1], ":", 2)[0])
+		for k := test.Y.Indptr[point]; k < test.Y.Indptr[point+1]; k++ {
+			if int(test.Y.Indices[k]) == label {
+				hits++
+			}
+		}
+		n++
+	}
+	if n != test.Len() {
+		t.Fatalf("%d predictions for %d points", n, test.Len())
+	}
+	return float64(hits) / float64(n)
+}
+
+// The bar: predictions on the test set give the P@1 the training log
+// reports for the model, and so do eval and the exported model.
+func TestPredictGivesTheLoggedP1(t *testing.T) {
+	dir := t.TempDir()
+	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl")
+	if code, _, stderr := runCLI(t, "train", "--time", "virtual", "--strategy", "elastic", "--devices", "2", "--epochs", "2",
+		"--checkpoint", ck, "--log", log, "--progress", "off"); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	want := lastEval(t, log)
+	_, test, _ := data.Bundled("bibtex")
+	preds := filepath.Join(dir, "p.tsv")
+	if code, _, stderr := runCLI(t, "predict", "--model", ck, "--data", "bundled:bibtex", "--top", "3", "--out", preds); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	if got := precisionAt1(t, preds, test); got != want["p1"] {
+		t.Fatalf("P@1 of the predictions %v, the log's %v", got, want["p1"])
+	}
+	npz := filepath.Join(dir, "m.npz")
+	if code, _, stderr := runCLI(t, "export", "--model", ck, "--out", npz); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	for _, m := range []string{ck, npz} {
+		code, stdout, stderr := runCLI(t, "eval", "--model", m, "--data", "bundled:bibtex", "--json")
+		if code != 0 {
+			t.Fatalf("eval --model %s: exit %d: %s", m, code, stderr)
+		}
+		var got map[string]float64
+		json.Unmarshal([]byte(stdout), &got)
+		for _, k := range []string{"p1", "p3", "p5", "ndcg1", "ndcg3", "ndcg5"} {
+			if got[k] != want[k] {
+				t.Errorf("eval --model %s: %s %v, the log's %v", m, k, got[k], want[k])
+			}
+		}
+	}
+	code, _, stderr := runCLI(t, "export", "--model", ck, "--out", npz)
+	if code == 0 || !strings.Contains(stderr, "exists") {
+		t.Errorf("export over an existing file without --force: exit %d, %s", code, stderr)
+	}
+	t.Run("other-data", func(t *testing.T) {
+		code, _, stderr := runCLI(t, "eval", "--model", npz, "--data", testdata.Dir(t, "delicious"))
+		if code == 0 || !strings.Contains(stderr, "features") {
+			t.Errorf("a model on another dataset: exit %d, %s", code, stderr)
+		}
+	})
+}
+
+// predict streams a text file, in chunks of any size, to the same
+// predictions as a set held whole.
+func TestPredictStreamsFiles(t *testing.T) {
+	bib := testdata.Dir(t, "bibtex")
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	if code, _, stderr := runCLI(t, "train", "--time", "virtual", "--epochs", "0.5", "--checkpoint", ck, "--progress", "off"); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	whole := filepath.Join(dir, "whole.jsonl")
+	if code, _, stderr := runCLI(t, "predict", "--model", ck, "--data", "bundled:bibtex", "--as", "jsonl", "--out", whole); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, _ := os.ReadFile(whole)
+	for _, rows := range []string{"1", "7", "1000"} {
+		out := filepath.Join(dir, "s"+rows+".jsonl")
+		if code, _, stderr := runCLI(t, "predict", "--model", ck, "--data", bib, "--as", "jsonl", "--rows", rows, "--out", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if got, _ := os.ReadFile(out); string(got) != string(want) {
+			t.Fatalf("streamed in chunks of %s points, the predictions differ from the whole set's", rows)
+		}
+	}
+}
