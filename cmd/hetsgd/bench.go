@@ -76,7 +76,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opt.Network, opt.NetworkSource = &m, *network
 	}
 	var delicious *repro.Set
-	if studies["lsgd"] || studies["adacons"] {
+	for i := range list {
+		if list[i].Name == "delicious" {
+			delicious = &list[i] // loaded once, for every study
+		}
+	}
+	if (studies["lsgd"] || studies["adacons"]) && delicious == nil {
 		var err error
 		if delicious, err = benchSet(ctx, "delicious", *dataDir, *seed); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,14 +14,20 @@ import (
 
 // progressWanted decides whether to draw the progress bar: "auto" draws it
 // only when stderr is a terminal, so logs and pipes stay clean.
-func progressWanted(mode string, stderr *os.File) (bool, error) {
+func progressWanted(mode string, stderr io.Writer) (bool, error) {
 	switch mode {
 	case "on":
 		return true, nil
 	case "off":
 		return false, nil
 	case "auto":
-		st, err := stderr.Stat()
+		// The writer the command was given, not the process's stderr: a
+		// command writing into a buffer never draws.
+		f, ok := stderr.(*os.File)
+		if !ok {
+			return false, nil
+		}
+		st, err := f.Stat()
 		return err == nil && st.Mode()&os.ModeCharDevice != 0, nil
 	}
 	return false, fmt.Errorf("--progress %q: want auto, on or off", mode)
@@ -65,8 +72,13 @@ func (b *progressBar) Eval(r metric.EvalRecord) {
 
 func (b *progressBar) draw() {
 	const width = 24
-	frac := min(1, b.epoch/b.epochs)
-	full := int(frac * width)
+	// Without an epoch limit there is no end to show: the bar stays empty
+	// and the epoch has no total.
+	total, full := "/∞", 0
+	if b.epochs > 0 {
+		total = "/" + strconv.FormatFloat(b.epochs, 'g', -1, 64)
+		full = int(min(1, b.epoch/b.epochs) * width)
+	}
 	bar := strings.Repeat("█", full) + strings.Repeat("·", width-full)
 	rate := 0.0
 	if b.trainSecs > 0 {
@@ -80,7 +92,7 @@ func (b *progressBar) draw() {
 	if b.lossWeight > 0 {
 		loss = b.loss / b.lossWeight
 	}
-	fmt.Fprintf(b.w, "\r\033[K epoch %6.2f/%g %s %9.0f samples/s  loss %.4f  P@1 %s", b.epoch, b.epochs, bar, rate, loss, p1)
+	fmt.Fprintf(b.w, "\r\033[K epoch %6.2f%s %s %9.0f samples/s  loss %.4f  P@1 %s", b.epoch, total, bar, rate, loss, p1)
 	b.drawn = true
 }
 

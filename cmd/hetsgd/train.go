@@ -319,7 +319,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if err != nil {
 		return err
 	}
-	showProgress, err := progressWanted(f.progress, os.Stderr)
+	showProgress, err := progressWanted(f.progress, stderr)
 	if err != nil {
 		return err
 	}

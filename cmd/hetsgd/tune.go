@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -108,7 +107,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 			}
 		}
 	}
-	showProgress, err := progressWanted(*progress, os.Stderr)
+	showProgress, err := progressWanted(*progress, stderr)
 	if err != nil {
 		return err
 	}
