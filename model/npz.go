@@ -47,30 +47,24 @@ func WriteNPZ(w io.Writer, cfg Config, p []float32) error {
 		return fmt.Errorf("model: %w", err)
 	}
 	buf := make([]byte, 0, 1<<16)
-	for i, l := range m.layers {
-		for _, a := range []struct {
-			name  string
-			shape []int
-			v     []float32
-		}{{"w", []int{l.In, l.Out}, p[l.W:l.B]}, {"b", []int{l.Out}, p[l.B : l.B+l.Out]}} {
-			f, err := z.CreateHeader(&zip.FileHeader{Name: a.name + strconv.Itoa(i) + ".npy", Method: zip.Store})
-			if err != nil {
+	for _, a := range m.arrays(p) {
+		f, err := z.CreateHeader(&zip.FileHeader{Name: a.name, Method: zip.Store})
+		if err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		if _, err := f.Write(npyHeader("<f4", a.shape)); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		for v := a.v; len(v) > 0; {
+			k := min(len(v), cap(buf)/4)
+			buf = buf[:0]
+			for _, x := range v[:k] {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+			}
+			if _, err := f.Write(buf); err != nil {
 				return fmt.Errorf("model: %w", err)
 			}
-			if _, err := f.Write(npyHeader("<f4", a.shape)); err != nil {
-				return fmt.Errorf("model: %w", err)
-			}
-			for v := a.v; len(v) > 0; {
-				k := min(len(v), cap(buf)/4)
-				buf = buf[:0]
-				for _, x := range v[:k] {
-					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
-				}
-				if _, err := f.Write(buf); err != nil {
-					return fmt.Errorf("model: %w", err)
-				}
-				v = v[k:]
-			}
+			v = v[k:]
 		}
 	}
 	if err := z.Close(); err != nil {
@@ -159,49 +153,62 @@ func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
 	}
 	// The archive's arrays must be there with these shapes before the
 	// vector is allocated: a 100-byte file may claim any widths.
-	for i, l := range m.layers {
-		for _, a := range []struct {
-			name  string
-			shape []int
-		}{{"w", []int{l.In, l.Out}}, {"b", []int{l.Out}}} {
-			n := 4
-			for _, d := range a.shape {
-				n *= d
-			}
-			f, ok := files[a.name+strconv.Itoa(i)+".npy"]
-			if !ok || f.UncompressedSize64 < uint64(n) {
-				return Config{}, nil, fmt.Errorf("model: %s%d.npy is missing or smaller than its (%v) shape", a.name, i, a.shape)
-			}
+	for _, a := range m.arrays(nil) {
+		if f, ok := files[a.name]; !ok || f.UncompressedSize64 < 4*uint64(a.size()) {
+			return Config{}, nil, fmt.Errorf("model: %s is missing or smaller than its %v values", a.name, a.shape)
 		}
 	}
 	p := make([]float32, m.NumParams())
-	for i, l := range m.layers {
-		for _, a := range []struct {
-			name  string
-			shape []int
-			v     []float32
-		}{{"w", []int{l.In, l.Out}, p[l.W:l.B]}, {"b", []int{l.Out}, p[l.B : l.B+l.Out]}} {
-			name := a.name + strconv.Itoa(i) + ".npy"
-			rc, _, err := open(name, "<f4", a.shape)
-			if err != nil {
-				return Config{}, nil, err
-			}
-			buf := make([]byte, 1<<16)
-			for v := a.v; len(v) > 0; {
-				k := min(len(v), len(buf)/4)
-				if _, err := io.ReadFull(rc, buf[:4*k]); err != nil {
-					rc.Close()
-					return Config{}, nil, fmt.Errorf("model: %s: %w", name, err)
-				}
-				for j := range v[:k] {
-					v[j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
-				}
-				v = v[k:]
-			}
-			rc.Close()
+	buf := make([]byte, 1<<16)
+	for _, a := range m.arrays(p) {
+		rc, _, err := open(a.name, "<f4", a.shape)
+		if err != nil {
+			return Config{}, nil, err
 		}
+		for v := a.v; len(v) > 0; {
+			k := min(len(v), len(buf)/4)
+			if _, err := io.ReadFull(rc, buf[:4*k]); err != nil {
+				rc.Close()
+				return Config{}, nil, fmt.Errorf("model: %s: %w", a.name, err)
+			}
+			for j := range v[:k] {
+				v[j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
+			}
+			v = v[k:]
+		}
+		rc.Close()
 	}
 	return m.Config(), p, nil
+}
+
+// npyArray is one array of the archive: its file name, shape and values.
+type npyArray struct {
+	name  string
+	shape []int
+	v     []float32
+}
+
+func (a npyArray) size() int {
+	n := 1
+	for _, d := range a.shape {
+		n *= d
+	}
+	return n
+}
+
+// arrays lists the weight and bias arrays of the network, input first, over
+// parameters p (nil: names and shapes only).
+func (m *MLP) arrays(p []float32) []npyArray {
+	var out []npyArray
+	for i, l := range m.layers {
+		w := npyArray{name: "w" + strconv.Itoa(i) + ".npy", shape: []int{l.In, l.Out}}
+		b := npyArray{name: "b" + strconv.Itoa(i) + ".npy", shape: []int{l.Out}}
+		if p != nil {
+			w.v, b.v = p[l.W:l.B], p[l.B:l.B+l.Out]
+		}
+		out = append(out, w, b)
+	}
+	return out
 }
 
 var npyDict = regexp.MustCompile(`^\{'descr': '([<>|][a-z][0-9]+)', 'fortran_order': (True|False), 'shape': \(([0-9, ]*)\), \}\s*$`)

@@ -35,11 +35,19 @@ func DecodeState(b []byte, v any) error {
 	return nil
 }
 
-// CheckLen reports a decoded per-device slice whose length is not the
-// strategy's number of devices: a snapshot of another configuration.
-func CheckLen(what string, got, devices int) error {
-	if got != devices {
-		return fmt.Errorf("strategy: a snapshot with %s of %d devices, for a strategy of %d", what, got, devices)
+// Len is the length of a decoded per-device slice, named for errors.
+type Len struct {
+	What string
+	N    int
+}
+
+// CheckLens reports the first decoded per-device slice whose length is not
+// the strategy's number of devices: a snapshot of another configuration.
+func CheckLens(devices int, lens ...Len) error {
+	for _, l := range lens {
+		if l.N != devices {
+			return fmt.Errorf("strategy: a snapshot with %s of %d devices, for a strategy of %d", l.What, l.N, devices)
+		}
 	}
 	return nil
 }

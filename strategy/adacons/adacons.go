@@ -222,16 +222,14 @@ func (a *AdaCons) UnmarshalBinary(b []byte) error {
 	if err := strategy.DecodeState(b, &st); err != nil {
 		return err
 	}
-	for _, l := range []struct {
-		what string
-		n    int
-	}{{"members", st.Members.Devices()}, {"a barrier", st.Barrier.Devices()}} {
-		if err := strategy.CheckLen(l.what, l.n, a.n); err != nil {
-			return err
-		}
+	if err := strategy.CheckLens(a.n,
+		strategy.Len{What: "members", N: st.Members.Devices()},
+		strategy.Len{What: "a barrier", N: st.Barrier.Devices()},
+	); err != nil {
+		return err
 	}
 	if len(st.M) > a.n {
-		return strategy.CheckLen("coefficients", len(st.M), a.n)
+		return strategy.CheckLens(a.n, strategy.Len{What: "coefficients", N: len(st.M)})
 	}
 	a.M = append(make([]float64, 0, a.n), st.M...)
 	a.started, a.members, a.barrier = st.Started, st.Members, st.Barrier

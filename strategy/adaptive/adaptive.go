@@ -527,16 +527,17 @@ func (a *Adaptive) UnmarshalBinary(b []byte) error {
 	if err := strategy.DecodeState(b, &st); err != nil {
 		return err
 	}
-	for _, l := range []struct {
-		what string
-		n    int
-	}{{"batch sizes", len(st.B)}, {"rates", len(st.LR)}, {"updates", len(st.U)}, {"workers", len(st.Working)}, {"members", st.Members.Devices()}} {
-		if err := strategy.CheckLen(l.what, l.n, a.n); err != nil {
-			return err
-		}
+	if err := strategy.CheckLens(a.n,
+		strategy.Len{What: "batch sizes", N: len(st.B)},
+		strategy.Len{What: "rates", N: len(st.LR)},
+		strategy.Len{What: "updates", N: len(st.U)},
+		strategy.Len{What: "workers", N: len(st.Working)},
+		strategy.Len{What: "members", N: st.Members.Devices()},
+	); err != nil {
+		return err
 	}
 	if st.Smoothed != nil {
-		if err := strategy.CheckLen("smoothed counts", len(st.Smoothed), a.n); err != nil {
+		if err := strategy.CheckLens(a.n, strategy.Len{What: "smoothed counts", N: len(st.Smoothed)}); err != nil {
 			return err
 		}
 	}

@@ -185,13 +185,12 @@ func (c *crossbowSGD) UnmarshalBinary(b []byte) error {
 	if err := strategy.DecodeState(b, &st); err != nil {
 		return err
 	}
-	for _, l := range []struct {
-		what string
-		n    int
-	}{{"steps", len(st.Steps)}, {"modes", len(st.Gradient)}, {"members", st.Members.Devices()}} {
-		if err := strategy.CheckLen(l.what, l.n, c.n); err != nil {
-			return err
-		}
+	if err := strategy.CheckLens(c.n,
+		strategy.Len{What: "steps", N: len(st.Steps)},
+		strategy.Len{What: "modes", N: len(st.Gradient)},
+		strategy.Len{What: "members", N: st.Members.Devices()},
+	); err != nil {
+		return err
 	}
 	c.steps, c.gradient, c.done, c.round, c.members = st.Steps, st.Gradient, st.Done, st.Round, st.Members
 	return nil

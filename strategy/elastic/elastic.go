@@ -118,13 +118,12 @@ func (e *elasticSGD) UnmarshalBinary(b []byte) error {
 	if err := strategy.DecodeState(b, &st); err != nil {
 		return err
 	}
-	for _, l := range []struct {
-		what string
-		n    int
-	}{{"steps", len(st.Steps)}, {"weights", len(st.Weights)}, {"members", st.Members.Devices()}} {
-		if err := strategy.CheckLen(l.what, l.n, e.n); err != nil {
-			return err
-		}
+	if err := strategy.CheckLens(e.n,
+		strategy.Len{What: "steps", N: len(st.Steps)},
+		strategy.Len{What: "weights", N: len(st.Weights)},
+		strategy.Len{What: "members", N: st.Members.Devices()},
+	); err != nil {
+		return err
 	}
 	e.steps, e.done, e.round, e.weights, e.members = st.Steps, st.Done, st.Round, st.Weights, st.Members
 	return nil

@@ -136,13 +136,12 @@ func (s *Server) UnmarshalBinary(b []byte) error {
 	if err := strategy.DecodeState(b, &st); err != nil {
 		return err
 	}
-	for _, l := range []struct {
-		what string
-		n    int
-	}{{"pulls", len(st.PulledAt)}, {"workers", len(st.Working)}, {"members", st.Members.Devices()}} {
-		if err := strategy.CheckLen(l.what, l.n, s.n); err != nil {
-			return err
-		}
+	if err := strategy.CheckLens(s.n,
+		strategy.Len{What: "pulls", N: len(st.PulledAt)},
+		strategy.Len{What: "workers", N: len(st.Working)},
+		strategy.Len{What: "members", N: st.Members.Devices()},
+	); err != nil {
+		return err
 	}
 	s.commits, s.pulledAt, s.working, s.members = st.Commits, st.PulledAt, st.Working, st.Members
 	return nil

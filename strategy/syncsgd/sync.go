@@ -182,13 +182,12 @@ func (s *Sync) UnmarshalBinary(b []byte) error {
 	if err := strategy.DecodeState(b, &st); err != nil {
 		return err
 	}
-	for _, l := range []struct {
-		what string
-		n    int
-	}{{"weights", len(st.Weights)}, {"members", st.Members.Devices()}, {"a barrier", st.Barrier.Devices()}} {
-		if err := strategy.CheckLen(l.what, l.n, s.n); err != nil {
-			return err
-		}
+	if err := strategy.CheckLens(s.n,
+		strategy.Len{What: "weights", N: len(st.Weights)},
+		strategy.Len{What: "members", N: st.Members.Devices()},
+		strategy.Len{What: "a barrier", N: st.Barrier.Devices()},
+	); err != nil {
+		return err
 	}
 	s.samples, s.current, s.members, s.barrier, s.weights = st.Samples, st.Current, st.Members, st.Barrier, st.Weights
 	return nil
