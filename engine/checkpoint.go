@@ -54,6 +54,7 @@ type (
 		Clock    Clock
 
 		Dispatched, Done, NextEval, LastEval, NextCheckpoint int64
+		CheckpointStep                                       int64
 		Changed                                              bool
 		LossSum                                              float64
 		LossRows                                             int64
@@ -253,7 +254,8 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 		return nil, err
 	}
 	st := &engineState{Version: stateVersion, Identity: id, Clock: r.cfg.Clock,
-		Dispatched: r.dispatched, Done: r.done, NextEval: r.nextEval, LastEval: r.lastEval, NextCheckpoint: r.nextCheckpoint,
+		Dispatched: r.dispatched, Done: r.done, NextEval: r.nextEval, LastEval: r.lastEval,
+		NextCheckpoint: r.nextCheckpoint, CheckpointStep: r.checkpointStep,
 		Changed: r.changed, LossSum: r.lossSum, LossRows: r.lossRows,
 		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
@@ -419,9 +421,10 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	}
 
 	r.dispatched, r.done, r.nextEval, r.lastEval = st.Dispatched, st.Done, st.NextEval, st.LastEval
-	if r.cfg.Checkpoint.Dir != "" {
-		// A checkpoint every Every epochs from here (the cadence may have
-		// changed).
+	if st.CheckpointStep == r.checkpointStep {
+		r.nextCheckpoint = st.NextCheckpoint // the same schedule
+	} else if r.checkpointStep != math.MaxInt64 {
+		// A new cadence counts from here.
 		r.nextCheckpoint = r.done + r.checkpointStep
 	}
 	if st.EvalStep != r.evalStep {

@@ -133,7 +133,7 @@ func TestResumeFinishedRunGoesFurther(t *testing.T) {
 			cfg := resumeConfig(name)
 			cfg.Clock, cfg.Epochs = clock, 0.5
 			dir := t.TempDir()
-			cfg.Checkpoint = Checkpointing{Dir: dir}
+			cfg.Checkpoint = Checkpointing{Dir: dir, Keep: 100}
 			first, err := Run(context.Background(), cfg, w, nil, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -146,11 +146,15 @@ func TestResumeFinishedRunGoesFurther(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.Resume, cfg.Epochs, cfg.Checkpoint = rd, 1, Checkpointing{}
+			// Checkpoints only at the end again, into the same folder.
+			cfg.Resume, cfg.Epochs = rd, 1
 			more, err := Run(context.Background(), cfg, w, nil, nil)
 			rd.Close()
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, clock, err)
+			}
+			if list, _ := checkpoint.Dir(dir).List(); len(list) != 2 {
+				t.Fatalf("%s %s: after the longer run the folder holds %v, want the two ends' checkpoints", name, clock, list)
 			}
 			last := more.Evals[len(more.Evals)-1]
 			if more.Samples < int64(w.Size()) || last.Samples <= first.Samples || len(more.Evals) <= len(first.Evals) {
