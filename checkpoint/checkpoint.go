@@ -260,9 +260,6 @@ func (r *Reader) Close() error { return r.f.Close() }
 // Names returns the sections' names in file order.
 func (r *Reader) Names() []string { return append([]string(nil), r.names...) }
 
-// Has reports whether the file has section name.
-func (r *Reader) Has(name string) bool { _, ok := r.sections[name]; return ok }
-
 func (r *Reader) lookup(name string, kind Kind) (entry, error) {
 	e, ok := r.sections[name]
 	switch {

@@ -78,13 +78,7 @@ func (d Dir) Prune(keep int) error {
 			errs = append(errs, fmt.Errorf("checkpoint: %w", err))
 		}
 	}
-	entries, _ := os.ReadDir(string(d))
-	for _, e := range entries {
-		// ".checkpoint-….hck.tmp-PID.….tmp": atomicfile's temporary names.
-		if target, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), "."), ".tmp-"); ok && strings.HasPrefix(e.Name(), "."+prefix) {
-			atomicfile.RemoveStale(filepath.Join(string(d), target))
-		}
-	}
+	atomicfile.RemoveStaleIn(string(d))
 	return errors.Join(errs...)
 }
 

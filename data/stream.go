@@ -82,9 +82,6 @@ func (s *Stream) start(ctx context.Context, f Format) error {
 	return nil
 }
 
-// Format returns the file's format.
-func (s *Stream) Format() Format { return s.format }
-
 // Next returns the next points, at most n of them, and io.EOF once none is
 // left.
 func (s *Stream) Next(n int) (*Dataset, error) {

@@ -79,10 +79,7 @@ type (
 		Steps     int64
 		Faults    []FaultEvent
 
-		Now float64
-		// The event to give the strategy first: the CollectiveDone the run
-		// was saved at.
-		Pending *strategy.Event
+		Now     float64
 		Virtual *virtualState
 		Real    *realState
 	}
@@ -164,7 +161,7 @@ type fixed struct{ Name, Value string }
 // checkpointDue saves the run if a checkpoint is due; pending is the event
 // the strategy has yet to see (nil: none).
 func (r *run) checkpointDue(pending *strategy.Event) error {
-	if r.cfg.Checkpoint.Dir == "" || r.done < r.nextCheckpoint || !r.saveable() {
+	if r.done < r.nextCheckpoint || !r.saveable() {
 		return nil
 	}
 	for r.nextCheckpoint <= r.done {
@@ -261,7 +258,7 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
 		Silent: r.silent, Gone: r.x.gone, HasDPrev: r.x.dprev != nil, LogOffset: r.log.Offset(),
 		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, Notes: r.res.Notes, Steps: r.res.Steps,
-		Faults: r.res.Faults, Now: r.clk.now(), Pending: pending}
+		Faults: r.res.Faults, Now: r.clk.now()}
 	st.EvalStep, st.Evals = r.evalStep, r.res.Evals
 	st.Model = "center"
 	if r.info.Evaluates == strategy.Replica0 {
@@ -314,14 +311,12 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 			e := c.last
 			vs.Queue = append(vs.Queue, vstate{T: e.t, Seq: e.seq, Ev: e.ev})
 			vs.Pending++
-			st.Pending = nil
 		}
 		st.Virtual = vs
 	case *realClock:
 		rs := &realState{FaultsDone: len(sortedFaults(r.cfg.Faults)) - len(c.faults)}
 		if pending != nil {
-			rs.Queue = append(rs.Queue, *pending)
-			st.Pending = nil
+			rs.Queue = append(rs.Queue, *pending) // given first on resume
 		}
 		rs.Queue = append(rs.Queue, c.queue[c.head:]...)
 		for _, g := range c.giveUps {
@@ -503,10 +498,8 @@ func (r *run) restart() error {
 
 // Saved says where the run a checkpoint holds had got to.
 type Saved struct {
-	Clock        Clock
 	Samples      int64   // processed
 	TrainSeconds float64 // the engine's clock
-	Evals        int     // evaluations so far
 	// LogOffset is the end of the run log's last record at the checkpoint
 	// (metric.Log.Offset): a resumed run appends there (metric.AppendLog).
 	LogOffset int64
@@ -523,7 +516,7 @@ func ReadSaved(rd *checkpoint.Reader) (Saved, []byte, error) {
 	if err != nil {
 		return Saved{}, nil, err
 	}
-	return Saved{Clock: st.Clock, Samples: st.Done, TrainSeconds: st.Now, Evals: len(st.Evals), LogOffset: st.LogOffset}, settings, nil
+	return Saved{Samples: st.Done, TrainSeconds: st.Now, LogOffset: st.LogOffset}, settings, nil
 }
 
 // readState decodes the engine's section of a checkpoint.

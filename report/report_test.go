@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 func TestReportFolder(t *testing.T) {
@@ -40,20 +42,6 @@ func TestReportFolder(t *testing.T) {
 	}
 }
 
-// entries lists a folder's names.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // An aborted report leaves no report.md and no temporary file; one written
 // before it, under --force, is left as it was. Abort after Close does
 // nothing.
@@ -66,7 +54,7 @@ func TestReportAbort(t *testing.T) {
 	d.Printf("# Half a report\n")
 	d.Abort()
 	d.Abort()
-	if names := entries(t, dir); len(names) != 0 {
+	if names := testdata.Entries(t, dir); len(names) != 0 {
 		t.Fatalf("an aborted report left %v", names)
 	}
 	if err := d.Close(); err == nil {
@@ -91,7 +79,7 @@ func TestReportAbort(t *testing.T) {
 	if md, _ := os.ReadFile(filepath.Join(dir, "report.md")); string(md) != "# Complete\n" {
 		t.Fatalf("report.md after an aborted overwrite: %q", md)
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := testdata.Entries(t, dir); len(names) != 1 {
 		t.Fatalf("the folder holds %v, want report.md only", names)
 	}
 }
@@ -128,7 +116,7 @@ func TestReportWriteError(t *testing.T) {
 		if err := d.Close(); !errors.Is(err, errFull) {
 			t.Fatalf("Close after a failed write: %v, want the write's error", err)
 		}
-		if names := entries(t, dir); len(names) != 0 {
+		if names := testdata.Entries(t, dir); len(names) != 0 {
 			t.Fatalf("a report that failed to write left %v", names)
 		}
 	}
@@ -157,7 +145,7 @@ func TestFigureAtomic(t *testing.T) {
 	if err := p.Save(filepath.Join(dir, "ok.svg")); err != nil {
 		t.Fatal(err)
 	}
-	names := entries(t, dir)
+	names := testdata.Entries(t, dir)
 	if strings.Join(names, ",") != "elsewhere.svg,fig.svg,ok.svg" {
 		t.Fatalf("the folder holds %v", names)
 	}

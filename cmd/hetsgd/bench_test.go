@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // cancelOnWrite cancels a context at its first write: a Ctrl-C as the
@@ -46,7 +48,7 @@ func TestBenchInterrupted(t *testing.T) {
 	if b, _ := os.ReadFile(md); string(b) != "# An earlier, complete report\n" {
 		t.Fatalf("report.md after an interrupted bench: %q", b)
 	}
-	for _, name := range folderNames(t, dir) {
+	for _, name := range testdata.Entries(t, dir) {
 		if strings.HasPrefix(name, ".") || strings.Contains(name, "partial") {
 			t.Errorf("an interrupted bench left %s", name)
 		}
@@ -61,6 +63,6 @@ func TestBenchBadInputWritesNothing(t *testing.T) {
 		t.Fatal("a missing --network file was accepted")
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a failed bench made its folder: %v %v", folderNames(t, dir), err)
+		t.Fatalf("a failed bench made its folder: %v %v", testdata.Entries(t, dir), err)
 	}
 }

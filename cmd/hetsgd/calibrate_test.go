@@ -11,21 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// folderNames lists a folder's entries.
-func folderNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
+	"github.com/hetsgd/hetsgd/internal/testdata"
+)
 
 // calibrate --out --force replaces a regular file whole and leaves nothing
 // beside it; it refuses, before measuring, to replace a link or a FIFO.
@@ -79,7 +67,7 @@ func TestCalibrateOut(t *testing.T) {
 	if len(refused) == 1 {
 		want = []string{"cost.json", "link.json", "precious"}
 	}
-	if got := folderNames(t, dir); strings.Join(got, ",") != strings.Join(want, ",") {
+	if got := testdata.Entries(t, dir); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("the folder holds %v, want %v", got, want)
 	}
 }
@@ -101,7 +89,7 @@ func TestCalibrateInterrupted(t *testing.T) {
 	if d := time.Since(start); d > after+2*time.Second {
 		t.Errorf("stopped %v after the interruption", d-after)
 	}
-	if got := folderNames(t, dir); len(got) != 0 {
+	if got := testdata.Entries(t, dir); len(got) != 0 {
 		t.Fatalf("an interrupted calibration left %v", got)
 	}
 }

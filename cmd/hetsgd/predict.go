@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -58,10 +59,29 @@ func loadModel(path string) (*model.MLP, []float32, error) {
 	return m, p, err
 }
 
+// scoring holds the flags eval and predict share: the model, the data and
+// its format.
+type scoring struct {
+	model, data, format string
+}
+
+func (s *scoring) register(fs *flag.FlagSet, dataUsage string) {
+	fs.StringVar(&s.model, "model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint), or an .npz of hetsgd export")
+	fs.StringVar(&s.data, "data", "", "the points to score: "+dataUsage)
+	fs.StringVar(&s.format, "format", "auto", "input format: xc, libsvm or auto")
+}
+
+func (s *scoring) check() error {
+	if s.model == "" || s.data == "" {
+		return fmt.Errorf("give --model and --data")
+	}
+	return nil
+}
+
 // testSet loads the data to score whole: a file, a dataset folder's test
 // set, or bundled:NAME's.
-func testSet(ctx context.Context, path, format, cache string, stderr io.Writer) (*data.Dataset, error) {
-	f, err := data.ParseFormat(format)
+func (s *scoring) testSet(ctx context.Context, cache string, stderr io.Writer) (*data.Dataset, error) {
+	f, err := data.ParseFormat(s.format)
 	if err != nil {
 		return nil, err
 	}
@@ -69,16 +89,11 @@ func testSet(ctx context.Context, path, format, cache string, stderr io.Writer) 
 	if err != nil {
 		return nil, fmt.Errorf("--cache: %w", err)
 	}
-	if name, ok := cutPrefix(path, "bundled:"); ok {
-		_, test, err := data.Bundled(name)
-		return test, err
+	sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}, s.data)
+	if err != nil {
+		return nil, err
 	}
-	l := data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		_, test, err := l.LoadDir(path)
-		return test, err
-	}
-	return l.Load(path)
+	return sets[len(sets)-1], nil // a folder's and a bundled set's test set
 }
 
 func checkShapes(m *model.MLP, ds *data.Dataset) error {
@@ -91,23 +106,22 @@ func checkShapes(m *model.MLP, ds *data.Dataset) error {
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", "eval --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME [flags]", stderr)
-	modelPath := fs.String("model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint), or an .npz of hetsgd export")
-	dataPath := fs.String("data", "", "the points to score: a dataset `file`, a dataset folder (its test set) or bundled:NAME")
-	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
+	var sc scoring
+	sc.register(fs, "a dataset `file`, a dataset folder (its test set) or bundled:NAME")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
 	points := fs.Int("eval-points", 0, "score only the first `n` points (0: all)")
 	asJSON := fs.Bool("json", false, "print the scores as one JSON record (the run log's eval fields)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *modelPath == "" || *dataPath == "" {
-		return fmt.Errorf("give --model and --data")
+	if err := sc.check(); err != nil {
+		return err
 	}
-	m, p, err := loadModel(*modelPath)
+	m, p, err := loadModel(sc.model)
 	if err != nil {
 		return err
 	}
-	test, err := testSet(ctx, *dataPath, *format, *cache, stderr)
+	test, err := sc.testSet(ctx, *cache, stderr)
 	if err != nil {
 		return err
 	}
@@ -128,9 +142,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("predict", "predict --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME [flags]", stderr)
-	modelPath := fs.String("model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint), or an .npz of hetsgd export")
-	dataPath := fs.String("data", "", "the points to score: a dataset `file` (read a chunk at a time: it may be larger than memory), a dataset folder (its test set) or bundled:NAME")
-	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
+	var sc scoring
+	sc.register(fs, "a dataset `file` (read a chunk at a time: it may be larger than memory), a dataset folder (its test set) or bundled:NAME")
 	top := fs.Int("top", 5, "labels to write per point, best first")
 	outPath := fs.String("out", "", "write the predictions to `file` (default: standard output)")
 	force := fs.Bool("force", false, "overwrite an existing --out")
@@ -139,9 +152,10 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := sc.check(); err != nil {
+		return err
+	}
 	switch {
-	case *modelPath == "" || *dataPath == "":
-		return fmt.Errorf("give --model and --data")
 	case *as != "tsv" && *as != "jsonl":
 		return fmt.Errorf("--as %q: want tsv or jsonl", *as)
 	case *top < 1 || *top > 1<<20:
@@ -149,25 +163,25 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	case *rows < 1 || *rows > 1<<20:
 		return fmt.Errorf("--rows %d: need a whole number in [1, 1048576]", *rows)
 	}
-	m, p, err := loadModel(*modelPath)
+	m, p, err := loadModel(sc.model)
 	if err != nil {
 		return err
 	}
 	c := m.Config()
-	fmtIn, err := data.ParseFormat(*format)
+	fmtIn, err := data.ParseFormat(sc.format)
 	if err != nil {
 		return err
 	}
 	// The source: a text file streamed, or a set held whole (bundled, MNIST).
 	var next func(n int) (*data.Dataset, error)
-	file := *dataPath
-	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+	file := sc.data
+	if isDir(file) {
 		if file, err = data.TestFile(file); err != nil {
-			file = ""
+			file = "" // an MNIST folder, or one without a test set: LoadDir says which
 		}
 	}
-	if _, bundled := cutPrefix(*dataPath, "bundled:"); bundled || file == "" {
-		ds, err := testSet(ctx, *dataPath, *format, "auto", stderr)
+	if _, bundled := cutPrefix(sc.data, "bundled:"); bundled || file == "" {
+		ds, err := sc.testSet(ctx, "auto", stderr)
 		if err != nil {
 			return err
 		}

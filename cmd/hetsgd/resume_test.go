@@ -14,6 +14,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // resumeArgs is a virtual-time run of Adaptive SGD on 4 uneven devices with
@@ -75,13 +76,20 @@ func TestKillAndResume(t *testing.T) {
 	}
 	span := time.Since(t0)
 	rng := rand.New(rand.NewPCG(1, 2))
-	resumedMidRun := 0
+	resumedMidRun, midWrite := 0, 0
 	for i := range 10 {
 		ck, log := filepath.Join(dir, "ck"+itoa(i)), filepath.Join(dir, "run"+itoa(i)+".jsonl")
 		cmd := start(ck, log)
 		time.Sleep(time.Duration(rng.Float64() * float64(span)))
 		cmd.Process.Kill()
 		cmd.Wait()
+		left, _ := os.ReadDir(ck) // none yet if killed before its first checkpoint
+		for _, e := range left {
+			if strings.HasPrefix(e.Name(), ".checkpoint-") {
+				midWrite++ // a checkpoint's temporary file: killed while writing it
+				break
+			}
+		}
 		latest, err := checkpoint.Latest(ck)
 		if err != nil {
 			continue // killed before its first checkpoint: nothing to resume
@@ -113,7 +121,7 @@ func TestKillAndResume(t *testing.T) {
 	if resumedMidRun == 0 {
 		t.Fatal("no kill fell in the middle of a run: nothing was tested")
 	}
-	t.Logf("%d of 10 killed runs resumed from the middle (a run takes %v)", resumedMidRun, span)
+	t.Logf("%d of 10 killed runs resumed from the middle, %d killed while writing a checkpoint (a run takes %v)", resumedMidRun, midWrite, span)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -136,6 +144,12 @@ func TestResumeErrors(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "--strategy sync") {
 		t.Errorf("--strategy changed on resume: exit %d, %s", code, stderr)
 	}
+	t.Run("other-data", func(t *testing.T) {
+		code, _, stderr := runCLI(t, "train", "--resume", ck, "--data", testdata.Dir(t, "delicious"))
+		if code == 0 || !strings.Contains(stderr, "a resumed run trains on the same data") {
+			t.Errorf("other data on resume: exit %d, %s", code, stderr)
+		}
+	})
 	other := filepath.Join(dir, "more.jsonl")
 	if code, _, stderr := runCLI(t, "train", "--resume", ck, "--epochs", "2", "--log", other); code != 0 {
 		t.Fatalf("a longer run into a new log: exit %d: %s", code, stderr)

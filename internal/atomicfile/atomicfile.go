@@ -162,17 +162,32 @@ func RemoveStale(path string) {
 	if dir == "" {
 		dir = "."
 	}
-	prefix := tempPrefix(base)
+	removeStale(dir, tempPrefix(base))
+}
+
+// RemoveStaleIn removes the temporary files of every target in folder dir
+// left by writers that died, as RemoveStale does for one target: for a
+// folder of outputs named as they are written (checkpoints), whose next
+// target is never the same as the one a dead writer left.
+func RemoveStaleIn(dir string) { removeStale(dir, ".") }
+
+// removeStale removes dir's temporary files whose names start with prefix
+// and whose writer is gone.
+func removeStale(dir, prefix string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !strings.HasSuffix(rest, ".tmp") || !e.Type().IsRegular() {
+		name := e.Name()
+		// ".TARGET.tmp-PID.RANDOM.tmp": the writer's process id follows
+		// the last ".tmp-".
+		k := strings.LastIndex(name, ".tmp-")
+		if !strings.HasPrefix(name, prefix) || k < 0 || !strings.HasSuffix(name, ".tmp") || !e.Type().IsRegular() {
 			continue
 		}
-		pid, err := strconv.Atoi(rest[:strings.IndexByte(rest, '.')])
+		rest := name[k+len(".tmp-"):]
+		pid, err := strconv.Atoi(rest[:max(0, strings.IndexByte(rest, '.'))])
 		if err != nil {
 			continue
 		}
@@ -181,7 +196,7 @@ func RemoveStale(path string) {
 			continue
 		}
 		if pid != os.Getpid() && !alive(pid) || time.Since(info.ModTime()) > staleAge {
-			os.Remove(filepath.Join(dir, e.Name()))
+			os.Remove(filepath.Join(dir, name))
 		}
 	}
 }

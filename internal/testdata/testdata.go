@@ -52,3 +52,18 @@ func moduleRoot() (string, error) {
 		dir = parent
 	}
 }
+
+// Entries lists the names in folder dir, for tests of what a command
+// leaves behind.
+func Entries(t testing.TB, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
