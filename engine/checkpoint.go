@@ -9,8 +9,8 @@ import (
 	"strconv"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -71,13 +71,13 @@ type (
 		ModelConfig *model.Config
 
 		EvalStep  int64
-		Evals     []metric.EvalRecord
-		Merges    []MergeEvent
-		AsyncRecs []AsyncEvent
+		Evals     []runlog.Eval
+		Merges    []runlog.Merge
+		AsyncRecs []runlog.Async
 		Staleness []int64
 		Notes     int
 		Steps     int64
-		Faults    []FaultEvent
+		Faults    []runlog.Fault
 
 		Now     float64
 		Virtual *virtualState
@@ -501,7 +501,7 @@ type Saved struct {
 	Samples      int64   // processed
 	TrainSeconds float64 // the engine's clock
 	// LogOffset is the end of the run log's last record at the checkpoint
-	// (metric.Log.Offset): a resumed run appends there (metric.AppendLog).
+	// (runlog.Log.Offset): a resumed run appends there (runlog.AppendLog).
 	LogOffset int64
 }
 

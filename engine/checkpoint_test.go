@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // savedState reads the engine's books of a checkpoint.
@@ -72,7 +72,7 @@ func TestResumeIsTheSameRun(t *testing.T) {
 			dir := t.TempDir()
 			cfg.Checkpoint = Checkpointing{Dir: dir, Every: 0.25, Keep: 100}
 			var whole bytes.Buffer
-			full, err := Run(context.Background(), cfg, w, metric.NewLog(&whole), nil)
+			full, err := Run(context.Background(), cfg, w, runlog.NewLog(&whole), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestResumeIsTheSameRun(t *testing.T) {
 				again.Checkpoint = Checkpointing{}
 				again.Resume = rd
 				var rest bytes.Buffer
-				res, err := Run(context.Background(), again, w, metric.NewLog(&rest), nil)
+				res, err := Run(context.Background(), again, w, runlog.NewLog(&rest), nil)
 				rd.Close()
 				if err != nil {
 					t.Fatalf("resuming from %s: %v", path, err)

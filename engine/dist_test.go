@@ -11,7 +11,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/comm/commtest"
-	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // onRanks runs cfg on a world of ranks processes — goroutines exchanging
@@ -176,7 +176,7 @@ func TestDistributedSettingsMustAgree(t *testing.T) {
 		if c.Rank() == 2 {
 			cfg.LR = 0.4
 		}
-		_, err := Run(context.Background(), cfg, w, &metric.Log{}, nil)
+		_, err := Run(context.Background(), cfg, w, &runlog.Log{}, nil)
 		return err
 	})
 	for r, err := range errs {

@@ -12,6 +12,7 @@ import (
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -19,43 +20,14 @@ import (
 // and must be cheap.
 type Observer interface {
 	Step(epoch float64, samples int64, trainSeconds float64, loss float64)
-	Eval(r metric.EvalRecord)
-}
-
-// MergeEvent is the "merge" record of the run log.
-type MergeEvent struct {
-	Event      string  `json:"event"`       // "merge"
-	Time       float64 `json:"time"`        // engine seconds
-	CenterNorm float64 `json:"center_norm"` // ‖w̄‖₂ after the merge
-	*strategy.MergeRecord
-}
-
-// NoteEvent is the "note" record a strategy asks for.
-type NoteEvent struct {
-	Event    string  `json:"event"` // "note"
-	Time     float64 `json:"time"`
-	Strategy string  `json:"strategy"`
-	Text     string  `json:"text"`
-}
-
-// AsyncEvent is the "async" record of parameter-server runs, written at
-// every evaluation: commits so far, the staleness of the commits since the
-// last record, and for GEM the median of the scaling factors π (the GEM
-// paper's Fig. 3), estimated per commit on a fixed sample of parameters.
-type AsyncEvent struct {
-	Event         string   `json:"event"` // "async"
-	Time          float64  `json:"time"`
-	Commits       int64    `json:"commits"`
-	MeanStaleness float64  `json:"mean_staleness"`
-	MaxStaleness  int      `json:"max_staleness"`
-	MedianPi      *float64 `json:"median_pi,omitempty"` // nil without GEM commits
+	Eval(r runlog.Eval)
 }
 
 // Result summarises a run.
 type Result struct {
-	Evals        []metric.EvalRecord
-	Merges       []MergeEvent
-	Async        []AsyncEvent
+	Evals        []runlog.Eval
+	Merges       []runlog.Merge
+	Async        []runlog.Async
 	Staleness    []int64 // commits by staleness τ (index)
 	Notes        int
 	TrainSeconds float64
@@ -68,7 +40,7 @@ type Result struct {
 	// across ranks (nil when there were none).
 	Layered *LayeredTiming
 	// Faults are the injected faults as they struck and as devices left.
-	Faults []FaultEvent
+	Faults []runlog.Fault
 }
 
 // Run trains workload w with cfg's strategy, evaluates it, and writes
@@ -79,7 +51,7 @@ type Result struct {
 // same settings and workload: rank 0 drives the run, evaluates and writes
 // the log, and gets the Result; the other ranks serve their devices until
 // rank 0 ends the run, and get a nil Result.
-func Run(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
+func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Observer) (*Result, error) {
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && layeredInProcess(cfg, info.Groups) {
 		if cfg.Checkpoint.Dir != "" || cfg.Resume != nil {
 			return nil, fmt.Errorf("engine: --checkpoint and --resume: %s with nodes under the real clock runs a rank per device, and checkpoints save one rank's run (use --time virtual)", cfg.Strategy)
@@ -130,7 +102,7 @@ type run struct {
 	cl         *cluster  // the other ranks' (nil in one process)
 	clk        clock
 	slots      []slot // every device of the job
-	log        *metric.Log
+	log        *runlog.Log
 	obs        Observer
 	res        *Result
 	budget     int64 // samples (math.MaxInt64: none)
@@ -202,7 +174,7 @@ type asyncStats struct {
 	pis          []float64 // per-commit median π since the last record
 }
 
-func newRun(cfg Config, w Workload, log *metric.Log, obs Observer) (*run, error) {
+func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error) {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
@@ -397,7 +369,7 @@ func (r *run) do(a *strategy.Action) error {
 		}
 		if a.Note != "" {
 			r.res.Notes++
-			if err := r.write(NoteEvent{Event: "note", Time: r.clk.now(), Strategy: r.cfg.Strategy, Text: a.Note}); err != nil {
+			if err := r.write(runlog.Note{Event: "note", Time: r.clk.now(), Strategy: r.cfg.Strategy, Text: a.Note}); err != nil {
 				return err
 			}
 		}
@@ -416,7 +388,7 @@ func (r *run) do(a *strategy.Action) error {
 		}
 		if a.Kind == strategy.Merge && a.Record != nil && !r.cfg.TimingOnly {
 			// Timing-only runs compute no merge and record none.
-			ev := MergeEvent{Event: "merge", Time: r.clk.now(), CenterNorm: norm, MergeRecord: a.Record}
+			ev := runlog.Merge{Event: "merge", Time: r.clk.now(), CenterNorm: norm, MergeRecord: a.Record}
 			r.res.Merges = append(r.res.Merges, ev)
 			if err := r.write(ev); err != nil {
 				return err
@@ -626,7 +598,7 @@ func (r *run) evaluate(final bool) error {
 	} else {
 		scores = r.w.Evaluate(r.evaluated())
 	}
-	rec := metric.NewEvalRecord(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), scores, trainLoss)
+	rec := runlog.NewEval(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), scores, trainLoss)
 	r.res.Evals = append(r.res.Evals, rec)
 	if r.obs != nil {
 		r.obs.Eval(rec)
@@ -635,7 +607,7 @@ func (r *run) evaluate(final bool) error {
 		return err
 	}
 	if st := &r.async; st.sinceCommits > 0 {
-		ev := AsyncEvent{Event: "async", Time: r.clk.now(), Commits: st.commits, MaxStaleness: st.sinceMax,
+		ev := runlog.Async{Event: "async", Time: r.clk.now(), Commits: st.commits, MaxStaleness: st.sinceMax,
 			MeanStaleness: float64(st.sinceTau) / float64(st.sinceCommits)}
 		if len(st.pis) > 0 {
 			slices.Sort(st.pis)

@@ -16,9 +16,9 @@ import (
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
 )
@@ -74,7 +74,7 @@ func reference(t testing.TB, cfg Config, dropout float64, trainSet *data.Dataset
 
 // start builds and runs an engine on w (nil: Bibtex without dropout),
 // returning it for inspection.
-func start(t testing.TB, cfg Config, w Workload, log *metric.Log) *run {
+func start(t testing.TB, cfg Config, w Workload, log *runlog.Log) *run {
 	t.Helper()
 	if w == nil {
 		w = xml(t, 0)
@@ -209,7 +209,7 @@ func TestVirtualIsDeterministic(t *testing.T) {
 		cfg.Options = map[string]float64{"mega-batch": 40}
 		cfg.EvalEvery = 0.1
 		var buf bytes.Buffer
-		l := metric.NewLog(&buf)
+		l := runlog.NewLog(&buf)
 		start(t, cfg, nil, l)
 		return buf.String()
 	}
@@ -317,14 +317,14 @@ func TestBudgetsAndErrors(t *testing.T) {
 		{func(c *Config) { c.Speeds = []float64{1} }, "--speeds has 1 values for 2 devices"},
 		{func(c *Config) { c.Epochs, c.TimeBudget = 0, 0 }, "--epochs or --time-budget"},
 		{func(c *Config) { c.Clock = "sundial" }, "--time"},
-		{func(c *Config) { c.Options = map[string]float64{"beta": 2} }, "--beta does not apply to elastic"},
+		{func(c *Config) { c.Options = map[string]float64{"beta": 2} }, "option beta does not apply to elastic"},
 		{func(c *Config) { c.Speeds = []float64{1, 0} }, "--speeds 0: need a number in (0, 1e+06] (device 1)"},
 		{func(c *Config) { c.Epochs = 1e18 }, "--epochs 1e+18: need a number in [0, 1e+06]"},
 		{func(c *Config) { c.EvalEvery = math.Inf(1) }, "--eval-every +Inf"},
 		{func(c *Config) { c.Net.Intra.Latency = math.Inf(1) }, "--net-latency +Inf"},
 		{func(c *Config) { c.Optimizer.WeightDecay = math.Inf(1) }, "--weight-decay +Inf"},
 		{func(c *Config) { c.Devices = 1 << 20 }, "--devices 1048576"},
-		{func(c *Config) { c.Options = map[string]float64{"k": 1e30} }, "--k 1e+30: need a whole number"},
+		{func(c *Config) { c.Options = map[string]float64{"k": 1e30} }, "elastic.k 1e+30: need a whole number"},
 
 		{func(c *Config) { c.Strategy = "hogwild" }, "unknown strategy"},
 	} {
@@ -444,7 +444,7 @@ func (c *cancelAfter) Step(float64, int64, float64, float64) {
 		c.cancel()
 	}
 }
-func (c *cancelAfter) Eval(metric.EvalRecord) {}
+func (c *cancelAfter) Eval(runlog.Eval) {}
 
 // Training with the tool's defaults (Adam, dropout) learns Bibtex.
 func TestDefaultsLearnBibtex(t *testing.T) {

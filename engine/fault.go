@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -39,20 +40,6 @@ type Fault struct {
 	Kind    FaultKind `json:"kind"`
 	Factor  float64   `json:"factor,omitempty"`  // Slow: how many times slower
 	Timeout float64   `json:"timeout,omitempty"` // Stall: seconds before giving up (0: DefaultStallTimeout)
-}
-
-// FaultEvent is the "fault" record of the run log: a fault that struck, and
-// for crashes and stalls the moment the device left the run.
-type FaultEvent struct {
-	Event  string    `json:"event"` // "fault"
-	Time   float64   `json:"time"`
-	Device int       `json:"device"`
-	Kind   FaultKind `json:"kind"`
-	Factor float64   `json:"factor,omitempty"`
-	// Left says the device left the run at Time (for a stall, Timeout after
-	// it stopped); Live is how many devices remain.
-	Left bool `json:"left"`
-	Live int  `json:"live"`
 }
 
 // ParseFault reads a --fault value: "device=2,at=30s,kind=crash",
@@ -164,7 +151,7 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 	switch f.Kind {
 	case Slow:
 		d.slowDown(f.Factor)
-		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Factor: f.Factor, Live: r.x.live()})
+		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Factor: f.Factor, Live: r.x.live()})
 		return false, 0
 	case Stall:
 		r.silent[f.Device] = true
@@ -172,7 +159,7 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 		if t == 0 {
 			t = DefaultStallTimeout
 		}
-		r.noteFault(FaultEvent{Event: "fault", Time: now, Device: f.Device, Kind: f.Kind, Live: r.x.live()})
+		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Live: r.x.live()})
 		return false, now + t
 	}
 	return true, 0
@@ -188,12 +175,12 @@ func (r *run) leave(d int, kind FaultKind, now float64) bool {
 	r.x.leave(d)
 	r.silent[d] = true
 	r.slots[d].busy = false
-	r.noteFault(FaultEvent{Event: "fault", Time: now, Device: d, Kind: kind, Left: true, Live: r.x.live()})
+	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: d, Kind: string(kind), Left: true, Live: r.x.live()})
 	return true
 }
 
 // noteFault logs a fault; a log write error ends the run at the next event.
-func (r *run) noteFault(ev FaultEvent) {
+func (r *run) noteFault(ev runlog.Fault) {
 	r.res.Faults = append(r.res.Faults, ev)
 	if err := r.write(ev); err != nil && r.faultErr == nil {
 		r.faultErr = err

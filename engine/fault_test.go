@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 func TestParseFault(t *testing.T) {
@@ -74,7 +76,7 @@ func TestFaultsLeaveTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, %s: %v", strat, kind, err)
 			}
-			var left []FaultEvent
+			var left []runlog.Fault
 			for _, e := range res.Faults {
 				if e.Left {
 					left = append(left, e)

@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/hetsgd/hetsgd/comm"
-	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // layeredInProcess reports whether a run takes Layered SGD's path between
@@ -22,7 +22,7 @@ func layeredInProcess(cfg Config, groups bool) bool {
 // among the communicators overlapped with the next batch's preparation,
 // broadcast back — is the one the ranks of an MPI job take, with its
 // timings. Rank 0 drives, writes the log and returns the result.
-func runRanks(ctx context.Context, cfg Config, w Workload, log *metric.Log, obs Observer) (*Result, error) {
+func runRanks(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Observer) (*Result, error) {
 	var res *Result
 	errs := make([]error, cfg.Devices)
 	var wg sync.WaitGroup

@@ -50,7 +50,7 @@ func checkRange(name string, v float64) error {
 	if !ok {
 		panic("engine: no range for " + name)
 	}
-	if err := r.Check(name, v); err != nil {
+	if err := r.Check("--"+name, v); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	return nil

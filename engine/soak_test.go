@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 var soak = flag.Duration("soak", 0, "run TestSoak for this long per strategy family (e.g. 30m); 0 skips it")
@@ -70,7 +70,7 @@ func TestSoak(t *testing.T) {
 				slow := Fault{Device: rng.IntN(4), At: rng.Float64() * seconds, Kind: Slow, Factor: 1 + 3*rng.Float64()}
 				cfg.Faults = []Fault{f, slow}
 				var buf bytes.Buffer
-				res, err := Run(context.Background(), cfg, w, metric.NewLog(&buf), nil)
+				res, err := Run(context.Background(), cfg, w, runlog.NewLog(&buf), nil)
 				if err != nil {
 					t.Fatalf("%s, run %d, faults %v: %v", strat, len(faulty), cfg.Faults, err)
 				}

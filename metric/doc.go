@@ -1,7 +1,6 @@
-// Package metric measures a model and records a run: precision and nDCG at
-// 1, 3 and 5 and the test loss over a whole test set (Evaluator),
-// time-to-accuracy over a series of evaluations, and the JSON Lines run log
-// (Log) whose schema the README documents.
+// Package metric measures a model: precision and nDCG at 1, 3 and 5 and the
+// test loss over a whole test set (Evaluator), and each point's top labels
+// (Predict). The run log that records the measurements is package runlog's.
 //
 // Conventions, as in the Extreme Classification Repository's tools: P@k is
 // the fraction of the k highest-scored labels that are true, averaged over

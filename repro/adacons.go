@@ -98,7 +98,7 @@ AdaCons" above 1 means AdaCons ends lower. Plots show the first seed.
 		r.rep.Printf("### %s rule\n\n", rule)
 		r.rep.Table(t)
 		r.rep.Printf("AdaCons ends lower than Sum in %d of %d settings.\n\n", wins[rule], total)
-		if err := r.rep.Figure("adacons-regression-"+rule, report.Plot{Title: fmt.Sprintf("Linear regression, %s rule: log10 f(w) against steps", rule), X: "steps", Y: "log10 f(w)", Series: series}); err != nil {
+		if err := r.rep.Figure("adacons-regression-"+rule, report.Plot{Title: fmt.Sprintf("Linear regression, %s rule: log10 f(w) against steps", rule), X: "steps (one batch per worker)", Y: "log10 f(w) (objective)", Series: series}); err != nil {
 			return err
 		}
 	}
@@ -130,7 +130,7 @@ func adaconsDelicious(ctx context.Context, r *runner, set Set) error {
 			}
 			series = append(series, report.Series{Name: s, X: x, Y: y})
 		}
-		if err := r.rep.Figure(fmt.Sprintf("adacons-delicious-%d", n), report.Plot{Title: fmt.Sprintf("Delicious, %d workers: P@1 against epochs", n), X: "epochs", Y: "P@1", Series: series}); err != nil {
+		if err := r.rep.Figure(fmt.Sprintf("adacons-delicious-%d", n), report.Plot{Title: fmt.Sprintf("Delicious, %d workers: P@1 against epochs", n), X: "epochs (passes over the training set)", Y: "P@1", Series: series}); err != nil {
 			return err
 		}
 	}

@@ -232,10 +232,10 @@ func (s *adaptiveStudy) compare(ctx context.Context) error {
 				s.main["single"] = res
 			}
 		}
-		if err := s.rep.Figure(s.name("time", n), report.Plot{Title: fmt.Sprintf("%s, %d device(s): P@1 against time", s.set.Name, n), X: "virtual seconds", Y: "P@1", Series: timeS}); err != nil {
+		if err := s.rep.Figure(s.name("time", n), report.Plot{Title: fmt.Sprintf("%s, %d device(s): P@1 against time", s.set.Name, n), X: "training time (virtual seconds)", Y: "P@1", Series: timeS}); err != nil {
 			return err
 		}
-		if err := s.rep.Figure(s.name("megabatches", n), report.Plot{Title: fmt.Sprintf("%s, %d device(s): P@1 against mega-batches", s.set.Name, n), X: fmt.Sprintf("mega-batches (%d samples)", megaSmall*bmax), Y: "P@1", Series: megaS}); err != nil {
+		if err := s.rep.Figure(s.name("megabatches", n), report.Plot{Title: fmt.Sprintf("%s, %d device(s): P@1 against mega-batches", s.set.Name, n), X: fmt.Sprintf("mega-batches (%d samples each)", megaSmall*bmax), Y: "P@1", Series: megaS}); err != nil {
 			return err
 		}
 	}
@@ -292,7 +292,7 @@ func (s *adaptiveStudy) fig12(ctx context.Context) error {
 		}
 	}
 	s.rep.Printf("### Batch sizes and perturbation (Fig. 12)\n\n")
-	if err := s.rep.Figure(s.name("batchsizes"), report.Plot{Title: s.set.Name + ": batch size per device across merges (4 devices)", X: "merge", Y: "batch size", Series: series}); err != nil {
+	if err := s.rep.Figure(s.name("batchsizes"), report.Plot{Title: s.set.Name + ", 4 devices: batch size per device across merges", X: "merges (count)", Y: "batch size (samples)", Series: series}); err != nil {
 		return err
 	}
 	last := a.Merges[len(a.Merges)-1]
@@ -342,7 +342,7 @@ func (s *adaptiveStudy) realTime(ctx context.Context) error {
 			b := best(res)
 			t.Add(n, strat, b.P1, b.TrainSeconds, float64(res.Samples)/float64(s.set.Train.Len()), timeTo(res, eb.P1), float64(res.Samples)/res.TrainSeconds)
 		}
-		if err := s.rep.Figure(s.name("real", n), report.Plot{Title: fmt.Sprintf("%s, %d devices, real time: P@1 against wall seconds", s.set.Name, n), X: "seconds (wall, evaluation excluded)", Y: "P@1", Series: series}); err != nil {
+		if err := s.rep.Figure(s.name("real", n), report.Plot{Title: fmt.Sprintf("%s, %d devices: P@1 against real time", s.set.Name, n), X: "training time (wall-clock seconds, evaluation excluded)", Y: "P@1", Series: series}); err != nil {
 			return err
 		}
 	}
@@ -380,10 +380,10 @@ func (s *adaptiveStudy) scalability(ctx context.Context) error {
 		megaS = append(megaS, report.Series{Name: fmt.Sprintf("%d devices", n), X: x, Y: y})
 	}
 	s.rep.Table(t)
-	if err := s.rep.Figure(s.name("scale-time"), report.Plot{Title: s.set.Name + ": adaptive, P@1 against time", X: "virtual seconds", Y: "P@1", Series: timeS, LogX: true}); err != nil {
+	if err := s.rep.Figure(s.name("scale-time"), report.Plot{Title: s.set.Name + ": adaptive, P@1 against time", X: "training time (virtual seconds, log scale)", Y: "P@1", Series: timeS, LogX: true}); err != nil {
 		return err
 	}
-	return s.rep.Figure(s.name("scale-mega"), report.Plot{Title: s.set.Name + ": adaptive, P@1 against mega-batches", X: "mega-batches", Y: "P@1", Series: megaS})
+	return s.rep.Figure(s.name("scale-mega"), report.Plot{Title: s.set.Name + ": adaptive, P@1 against mega-batches", X: fmt.Sprintf("mega-batches (%d samples each)", megaSmall*bmax), Y: "P@1", Series: megaS})
 }
 
 // sensitivity is Fig. 9–11: one parameter at a time around the defaults,
@@ -427,7 +427,7 @@ func (s *adaptiveStudy) sensitivity(ctx context.Context) error {
 			x, y := timeCurve(res)
 			series = append(series, report.Series{Name: fmt.Sprintf("%s = %g", p.option, v), X: x, Y: y})
 		}
-		if err := s.rep.Figure(s.name("sens", p.option), report.Plot{Title: fmt.Sprintf("%s: %s (Fig. %s)", s.set.Name, p.name, p.fig), X: "virtual seconds", Y: "P@1", Series: series}); err != nil {
+		if err := s.rep.Figure(s.name("sens", p.option), report.Plot{Title: fmt.Sprintf("%s: %s (Fig. %s)", s.set.Name, p.name, p.fig), X: "training time (virtual seconds)", Y: "P@1", Series: series}); err != nil {
 			return err
 		}
 	}

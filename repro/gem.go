@@ -90,12 +90,12 @@ plots at the master; test loss and accuracy are the centre model's.
 				piSeries = append(piSeries, report.Series{Name: fmt.Sprintf("%d workers", n), X: pt, Y: pv})
 			}
 		}
-		if err := rep.Figure("gem-loss-"+strat, report.Plot{Title: strat + ": training loss", X: "steps per worker", Y: "training loss", Series: lossS}); err != nil {
+		if err := rep.Figure("gem-loss-"+strat, report.Plot{Title: strat + ": training loss against steps per worker", X: "steps per worker (batches of 64)", Y: "training loss (cross-entropy)", Series: lossS}); err != nil {
 			return err
 		}
 	}
 	rep.Table(t)
-	if err := rep.Figure("gem-median-pi", report.Plot{Title: "GEM: median scaling factor π (Fig. 3)", X: "virtual seconds", Y: "median π", Series: piSeries}); err != nil {
+	if err := rep.Figure("gem-median-pi", report.Plot{Title: "GEM: median scaling factor π against time (Fig. 3)", X: "training time (virtual seconds)", Y: "median π (scaling factor)", Series: piSeries}); err != nil {
 		return err
 	}
 	if !opt.Quick {
@@ -127,7 +127,7 @@ plots at the master; test loss and accuracy are the centre model's.
 		series = append(series, report.Series{Name: strat, X: x, Y: y})
 	}
 	rep.Table(t)
-	if err := rep.Figure("gem-lr0p1", report.Plot{Title: fmt.Sprintf("η = 0.1, %d workers: training loss", n), X: "steps per worker", Y: "training loss", Series: series}); err != nil {
+	if err := rep.Figure("gem-lr0p1", report.Plot{Title: fmt.Sprintf("η = 0.1, %d workers: training loss against steps", n), X: "steps per worker (batches of 64)", Y: "training loss (cross-entropy)", Series: series}); err != nil {
 		return err
 	}
 
@@ -166,7 +166,7 @@ plots at the master; test loss and accuracy are the centre model's.
 		series = append(series, report.Series{Name: fmt.Sprintf("%d × %d", k, 256/k), X: x, Y: y})
 	}
 	rep.Table(t)
-	return rep.Figure("gem-speedup", report.Plot{Title: "GEM, effective batch 256: training loss against time", X: "virtual seconds", Y: "training loss", Series: series, LogX: true})
+	return rep.Figure("gem-speedup", report.Plot{Title: "GEM, effective batch 256: training loss against time", X: "training time (virtual seconds, log scale)", Y: "training loss (cross-entropy)", Series: series, LogX: true})
 }
 
 // runPS runs a parameter-server configuration; a diverged run is a result.

@@ -142,7 +142,7 @@ the base as in the paper's Fig. 6.
 	r.rep.Printf("At %d workers: lsgd %.1f%%, sync with a flat ring %.1f%%, with a flat tree %.1f%% (the paper: 93.1%% and 63.8%%). Bar — lsgd ≥ 90%% where sync < 70%%: %s with the tree, %s with the ring.\n\n",
 		counts[last], eff[2].Y[last], eff[0].Y[last], eff[1].Y[last],
 		yesNo(eff[2].Y[last] >= 90 && eff[1].Y[last] < 70), yesNo(eff[2].Y[last] >= 90 && eff[0].Y[last] < 70))
-	return r.rep.Figure("lsgd-efficiency", report.Plot{Title: "Scaling efficiency, nodes of 4 (Fig. 6)", X: "workers", Y: "efficiency (%)", Series: eff, LogX: true})
+	return r.rep.Figure("lsgd-efficiency", report.Plot{Title: "Scaling efficiency against workers, nodes of 4 (Fig. 6)", X: "workers (log scale)", Y: "scaling efficiency (%)", Series: eff, LogX: true})
 }
 
 // lsgdAccuracy runs sync and lsgd on 16 workers (4 nodes of 4) on Delicious
@@ -196,8 +196,8 @@ sooner.
 		same = same && results["sync"].Evals[i].P1 == results["lsgd"].Evals[i].P1
 	}
 	r.rep.Printf("Same accuracy at every evaluation: %s.\n\n", yesNo(same))
-	if err := r.rep.Figure("lsgd-accuracy-epochs", report.Plot{Title: "Delicious, 16 workers: P@1 against epochs", X: "epochs", Y: "P@1", Series: eS}); err != nil {
+	if err := r.rep.Figure("lsgd-accuracy-epochs", report.Plot{Title: "Delicious, 16 workers: P@1 against epochs", X: "epochs (passes over the training set)", Y: "P@1", Series: eS}); err != nil {
 		return err
 	}
-	return r.rep.Figure("lsgd-accuracy-time", report.Plot{Title: "Delicious, 16 workers: P@1 against time", X: "virtual seconds", Y: "P@1", Series: tS})
+	return r.rep.Figure("lsgd-accuracy-time", report.Plot{Title: "Delicious, 16 workers: P@1 against time", X: "training time (virtual seconds)", Y: "P@1", Series: tS})
 }

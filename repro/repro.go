@@ -15,8 +15,8 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/report"
+	"github.com/hetsgd/hetsgd/runlog"
 	_ "github.com/hetsgd/hetsgd/strategy/all" // the studies name every strategy
 )
 
@@ -65,7 +65,7 @@ func newRunner(rep *report.Dir, opt Options) (*runner, error) {
 func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Config) (_ *engine.Result, err error) {
 	r.runs++
 	path := filepath.Join(r.rep.Path, "runs", name+".jsonl")
-	log, err := metric.CreateLog(path, true)
+	log, err := runlog.CreateLog(path, true)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,18 @@ func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Confi
 			err = fmt.Errorf("repro: run %s: %w", name, cerr)
 		}
 	}()
-	if err := log.Write(runRecord{Event: "config", Name: name, Data: set.Name, Config: cfg}); err != nil {
+	// The same config record as hetsgd train's, less the settings (no
+	// flags made the run), with the study's name for the run.
+	full, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("repro: run %s: %w", name, err)
+	}
+	rec, err := engine.Record(full, set.Workload)
+	if err != nil {
+		return nil, fmt.Errorf("repro: run %s: %w", name, err)
+	}
+	rec.Command, rec.Name, rec.Data = "bench", name, set.Name
+	if err := log.Write(rec); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -82,25 +93,19 @@ func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Confi
 	if err != nil && !errors.Is(err, engine.ErrDiverged) {
 		return nil, fmt.Errorf("repro: run %s: %w", name, err)
 	}
-	if err != nil {
-		if werr := log.Write(map[string]any{"event": "diverged", "error": err.Error()}); werr != nil {
-			return nil, fmt.Errorf("repro: run %s: %w", name, werr)
-		}
+	done := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Merges: len(res.Merges), Diverged: err != nil}
+	if b, ok := runlog.Best(res.Evals); ok {
+		done.BestP1, done.BestP1TrainSeconds, done.BestP1Epoch = b.P1, b.TrainSeconds, b.Epoch
+	}
+	if werr := log.Write(done); werr != nil {
+		return nil, fmt.Errorf("repro: run %s: %w", name, werr)
 	}
 	if r.opt.Log != nil {
-		best, _ := metric.Best(res.Evals)
+		best, _ := runlog.Best(res.Evals)
 		fmt.Fprintf(r.opt.Log, "[%3d] %-52s best P@1 %.4f at %7.3f s (%s clock)  %5.1f epochs  %5.1fs wall\n",
 			r.runs, name, best.P1, best.TrainSeconds, cfg.Clock, float64(res.Samples)/float64(set.Workload.Size()), time.Since(start).Seconds())
 	}
 	return res, nil
-}
-
-// runRecord is the first line of a study run's log.
-type runRecord struct {
-	Event  string        `json:"event"`
-	Name   string        `json:"name"`
-	Data   string        `json:"data"`
-	Config engine.Config `json:"config"`
 }
 
 // Curves drawn from a run.
@@ -122,15 +127,15 @@ func megaCurve(res *engine.Result, megaSamples float64) (x, y []float64) {
 	return x, y
 }
 
-func best(res *engine.Result) metric.EvalRecord {
-	b, _ := metric.Best(res.Evals)
+func best(res *engine.Result) runlog.Eval {
+	b, _ := runlog.Best(res.Evals)
 	return b
 }
 
 // timeTo returns the training seconds at which P@1 first reaches target,
 // NaN if never.
 func timeTo(res *engine.Result, target float64) float64 {
-	if t, ok := metric.TimeTo(res.Evals, target); ok {
+	if t, ok := runlog.TimeTo(res.Evals, target); ok {
 		return t
 	}
 	return math.NaN()

@@ -59,7 +59,7 @@ func (r Range) Check(name string, v float64) error {
 	if r.Contains(v) {
 		return nil
 	}
-	return fmt.Errorf("--%s %s: need %s", name, num(v), r)
+	return fmt.Errorf("%s %s: need %s", name, num(v), r)
 }
 
 // IsZero reports whether r was left undeclared.

@@ -27,7 +27,7 @@ func TestRange(t *testing.T) {
 		}
 		for _, v := range c.out {
 			err := c.r.Check("x", v)
-			if c.r.Contains(v) || err == nil || !strings.Contains(err.Error(), "--x") || !strings.Contains(err.Error(), c.text) {
+			if c.r.Contains(v) || err == nil || !strings.Contains(err.Error(), "x ") || !strings.Contains(err.Error(), c.text) {
 				t.Errorf("%s: %v accepted or badly reported: %v", c.r, v, err)
 			}
 		}
@@ -46,12 +46,12 @@ func TestResolveChecksRanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := info.Resolve(Config{Options: map[string]float64{"n": 1e30}})
-	if err == nil || !strings.Contains(err.Error(), "--n 1e+30") {
+	if err == nil || !strings.Contains(err.Error(), "test.n 1e+30") {
 		t.Errorf("a given value out of range: %v", err)
 	}
 	// The derived default n/8 is 0 for n = 4: the message says where it came from.
 	_, err = info.Resolve(Config{})
-	if err == nil || !strings.Contains(err.Error(), "n/8") || !strings.Contains(err.Error(), "give --half") {
+	if err == nil || !strings.Contains(err.Error(), "n/8") || !strings.Contains(err.Error(), "give test.half") {
 		t.Errorf("a derived value out of range: %v", err)
 	}
 }

@@ -372,7 +372,7 @@ func (info Info) MaxBatchOf(cfg Config) int {
 func (info Info) Resolve(cfg Config) (map[string]float64, error) {
 	for k := range cfg.Options {
 		if !slices.ContainsFunc(info.Options, func(o Option) bool { return o.Name == k }) {
-			return nil, fmt.Errorf("strategy: --%s does not apply to %s (%s)", k, info.Name, optionNames(info))
+			return nil, fmt.Errorf("strategy: option %s does not apply to %s (%s)", k, info.Name, optionNames(info))
 		}
 	}
 	out := make(map[string]float64, len(info.Options))
@@ -385,11 +385,12 @@ func (info Info) Resolve(cfg Config) (map[string]float64, error) {
 		default:
 			v = o.Default
 		}
-		if err := o.Range.Check(o.Name, v); err != nil {
+		name := info.Name + "." + o.Name // as a config file and the flags name it
+		if err := o.Range.Check(name, v); err != nil {
 			if !ok && o.Derive != nil {
-				return nil, fmt.Errorf("strategy: %s: %w (the default is %s for this run; give --%s)", info.Name, err, o.Formula, o.Name)
+				return nil, fmt.Errorf("strategy: %w (the default is %s for this run; give %s)", err, o.Formula, name)
 			}
-			return nil, fmt.Errorf("strategy: %s: %w", info.Name, err)
+			return nil, fmt.Errorf("strategy: %w", err)
 		}
 		out[o.Name] = v
 	}
@@ -502,11 +503,11 @@ func New(name string, cfg Config) (Strategy, Info, error) {
 	}
 	switch {
 	case cfg.Devices < 1:
-		return nil, info, fmt.Errorf("strategy: --devices %d: need at least 1", cfg.Devices)
+		return nil, info, fmt.Errorf("strategy: devices %d: need at least 1", cfg.Devices)
 	case cfg.Batch < 1:
-		return nil, info, fmt.Errorf("strategy: --batch %d: need at least 1", cfg.Batch)
+		return nil, info, fmt.Errorf("strategy: batch %d: need at least 1", cfg.Batch)
 	case !(cfg.LR > 0) || math.IsInf(cfg.LR, 0):
-		return nil, info, fmt.Errorf("strategy: --lr %v: need a positive learning rate", cfg.LR)
+		return nil, info, fmt.Errorf("strategy: lr %v: need a positive learning rate", cfg.LR)
 	}
 	opts, err := info.Resolve(cfg)
 	if err != nil {
@@ -526,7 +527,7 @@ func optionNames(info Info) string {
 	}
 	var s []string
 	for _, o := range info.Options {
-		s = append(s, "--"+o.Name)
+		s = append(s, o.Name)
 	}
 	return "it takes " + strings.Join(s, ", ")
 }

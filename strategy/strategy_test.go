@@ -23,7 +23,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	cfg := strategy.Config{Devices: 2, Batch: 8, LR: 0.1, Options: map[string]float64{"beta": 1}}
-	if _, _, err := strategy.New("sync", cfg); err == nil || !strings.Contains(err.Error(), "--beta does not apply to sync") {
+	if _, _, err := strategy.New("sync", cfg); err == nil || !strings.Contains(err.Error(), "option beta does not apply to sync") {
 		t.Errorf("option for another strategy: %v", err)
 	}
 	if _, _, err := strategy.New("nope", cfg); err == nil || !strings.Contains(err.Error(), "unknown strategy") {
@@ -31,7 +31,7 @@ func TestRegistry(t *testing.T) {
 	}
 	cfg.Options = nil
 	cfg.Devices = 0
-	if _, _, err := strategy.New("sync", cfg); err == nil || !strings.Contains(err.Error(), "--devices") {
+	if _, _, err := strategy.New("sync", cfg); err == nil || !strings.Contains(err.Error(), "devices 0") {
 		t.Errorf("zero devices: %v", err)
 	}
 }

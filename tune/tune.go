@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -75,12 +75,12 @@ type Result struct {
 	Optimizer string `json:"optimizer"`
 	// EffectiveLR is the rate the run took: LR, or the strategy's default
 	// where LR is 0.
-	EffectiveLR  float64             `json:"effective_lr"`
-	BestP1       float64             `json:"best_p1"`
-	BestSeconds  float64             `json:"best_p1_train_seconds"`
-	TrainSeconds float64             `json:"train_seconds"`
-	Diverged     bool                `json:"diverged,omitempty"`
-	Evals        []metric.EvalRecord `json:"evals"`
+	EffectiveLR  float64       `json:"effective_lr"`
+	BestP1       float64       `json:"best_p1"`
+	BestSeconds  float64       `json:"best_p1_train_seconds"`
+	TrainSeconds float64       `json:"train_seconds"`
+	Diverged     bool          `json:"diverged,omitempty"`
+	Evals        []runlog.Eval `json:"evals"`
 }
 
 // Run runs every point of g on w from base (which sets the devices, clock,
@@ -116,7 +116,7 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 						return out, fmt.Errorf("tune: %s at lr %g, batch %d, seed %d: %w", s, lr, b, seed, err)
 					}
 					r.Evals, r.TrainSeconds = res.Evals, res.TrainSeconds
-					if best, ok := metric.Best(res.Evals); ok {
+					if best, ok := runlog.Best(res.Evals); ok {
 						r.BestP1, r.BestSeconds = best.P1, best.TrainSeconds
 					}
 					out = append(out, r)
@@ -234,7 +234,7 @@ func Summarize(results []Result, target float64) Summary {
 		p := &sum.Points[i]
 		p.Reached = true
 		for _, r := range group[k] {
-			t, ok := metric.TimeTo(r.Evals, sum.Target)
+			t, ok := runlog.TimeTo(r.Evals, sum.Target)
 			if !ok {
 				p.Reached, p.TTA = false, 0
 				break

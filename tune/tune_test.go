@@ -11,16 +11,16 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
 	"github.com/hetsgd/hetsgd/tune"
 )
 
-func evals(p1s ...float64) []metric.EvalRecord {
-	var out []metric.EvalRecord
+func evals(p1s ...float64) []runlog.Eval {
+	var out []runlog.Eval
 	for i, p := range p1s {
-		out = append(out, metric.EvalRecord{P1: p, TrainSeconds: float64(i + 1)})
+		out = append(out, runlog.Eval{P1: p, TrainSeconds: float64(i + 1)})
 	}
 	return out
 }
@@ -32,7 +32,7 @@ func evals(p1s ...float64) []metric.EvalRecord {
 func TestSummarize(t *testing.T) {
 	r := func(s string, lr float64, seed uint64, p1s ...float64) tune.Result {
 		e := evals(p1s...)
-		best, _ := metric.Best(e)
+		best, _ := runlog.Best(e)
 		return tune.Result{Strategy: s, LR: lr, Batch: 128, Seed: seed, Optimizer: "sgd", BestP1: best.P1, Evals: e}
 	}
 	results := []tune.Result{

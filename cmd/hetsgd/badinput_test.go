@@ -50,8 +50,8 @@ func TestBadInputByClass(t *testing.T) {
 		"numbers": {
 			{"epochs that overflow", []string{"train", "--epochs", "1e18", "--log", log}, nil, 1, "--epochs 1e+18: need a number in [0, 1e+06]"},
 			{"an infinite evaluation interval", []string{"train", "--eval-every", "Inf", "--log", log}, nil, 1, "--eval-every +Inf"},
-			{"a count of 1e30", []string{"train", "--strategy", "elastic", "--k", "1e30", "--log", log}, nil, 1, "--k 1e+30: need a whole number in [1, 1073741824]"},
-			{"a batch step of 1e30", []string{"train", "--strategy", "adaptive-code", "--step", "1e30", "--log", log}, nil, 1, "--step 1e+30"},
+			{"a count of 1e30", []string{"train", "--strategy", "elastic", "--elastic.k", "1e30", "--log", log}, nil, 1, "elastic.k 1e+30: need a whole number in [1, 1073741824]"},
+			{"a batch step of 1e30", []string{"train", "--strategy", "adaptive-code", "--adaptive-code.step", "1e30", "--log", log}, nil, 1, "adaptive-code.step 1e+30"},
 			{"an infinite weight decay", []string{"train", "--weight-decay", "Inf", "--log", log}, nil, 1, "--weight-decay +Inf"},
 			{"an infinite latency", []string{"train", "--time", "virtual", "--net-latency", "Inf", "--log", log}, nil, 1, "--net-latency +Inf"},
 			{"negative test points", []string{"train", "--eval-points", "-1", "--log", log}, nil, 1, "--eval-points -1"},
@@ -68,9 +68,9 @@ func TestBadInputByClass(t *testing.T) {
 		"messages": {
 			{"a malformed XC header", []string{"data", "stats", header}, nil, 1, "header.txt:1: XC header"},
 			{"a value that is not a number", []string{"data", "stats", nan}, nil, 1, "nan.txt:2"},
-			{"a strategy option before the data", []string{"train", "--strategy", "adaptive", "--bmin", "0", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--bmin 0"},
-			{"options that contradict each other before the data", []string{"train", "--strategy", "adaptive", "--batch", "64", "--binit", "100", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--binit 100: need a whole batch size in [b_min=8, b_max=64]"},
-			{"an option of another strategy before the data", []string{"train", "--strategy", "sync", "--k", "3", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--k does not apply to sync"},
+			{"a strategy option before the data", []string{"train", "--strategy", "adaptive", "--adaptive.bmin", "0", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "adaptive.bmin 0"},
+			{"options that contradict each other before the data", []string{"train", "--strategy", "adaptive", "--batch", "64", "--adaptive.binit", "100", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "binit 100: need a whole batch size in [b_min=8, b_max=64]"},
+			{"an option of another strategy before the data", []string{"train", "--strategy", "sync", "--elastic.k", "3", "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "--elastic.k: another strategy's option; this run's strategy is sync"},
 			{"checkpoints of a run that computes nothing, before the data", []string{"train", "--time", "virtual", "--timing-only", "--checkpoint", filepath.Join(dir, "ck"), "--data", filepath.Join(dir, "missing"), "--log", log}, nil, 1, "not with --timing-only"},
 			{"a checkpoint that is not one", []string{"train", "--resume", good, "--log", log}, nil, 1, "good.txt is not a checkpoint"},
 			{"a folder without checkpoints", []string{"train", "--resume", dir, "--log", log}, nil, 1, "holds no checkpoint"},

@@ -179,7 +179,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hetsgd %s: %v\n", c.name, err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "hetsgd: unknown command %q\n\n", args[0])
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "hetsgd: unknown command %q%s\n\n", args[0], suggest(args[0], names, ""))
 	usage(stderr)
 	return 2
 }
@@ -187,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "hetsgd trains sparse multi-label models with parallel SGD strategies.\n\nUsage:\n  hetsgd <command> [flags]\n\nCommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun \"hetsgd <command> --help\" for a command's flags.\n")
 }
@@ -218,13 +222,26 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args, turning flag errors (already printed with the
-// usage) into errUsage.
+// parseFlags parses args. A flag error is printed with the nearest flag
+// names and where to find the flags (not the whole usage, which can be
+// long), and returned as errUsage; --help prints the usage.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
 			return err
 		}
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			msg = fmt.Sprintf("unknown flag --%s%s", name, suggest(name, flagNames(fs), "--"))
+		}
+		fmt.Fprintf(out, "hetsgd %s: %s\nRun \"hetsgd %s --help\" for the flags.\n", fs.Name(), msg, fs.Name())
 		return errUsage
 	}
 	if fs.NArg() > 0 {

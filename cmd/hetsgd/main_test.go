@@ -124,19 +124,21 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--strategy", "downpour", "--momentum", "0.5"}, 1, "--momentum does not apply to downpour"},
 		{[]string{"train", "--strategy", "staleness", "--weight-decay", "1e-4"}, 1, "--weight-decay does not apply to staleness"},
 		{[]string{"train", "--momentum", "0.95"}, 1, "--momentum does nothing with sync's optimizer adam"},
-		{[]string{"train", "--strategy", "elastic", "--devices", "4", "--groups", "2"}, 1, "--groups and --topology do nothing for elastic under the real clock"},
+		{[]string{"train", "--strategy", "elastic", "--devices", "4", "--groups", "2"}, 1, "--groups does nothing for elastic under the real clock"},
 		{[]string{"train", "--devices", "4", "--speeds", "1,0.5"}, 1, "--speeds has 2 values for 4 devices"},
 		{[]string{"train", "--dim", "5"}, 1, "--dim applies to --workload regression only"},
 		{[]string{"train", "--paper"}, 1, "--paper: sync's defaults are its paper's"},
 		{[]string{"train", "--optimizer", "sgd"}, 1, "--optimizer sgd: give --lr too (sync's default rate 0.001 is for adam)"},
-		{[]string{"train", "--beta", "0.5"}, 1, "--beta does not apply to sync (it takes --warmup"},
-		{[]string{"train", "--strategy", "adacons", "--beta", "x"}, 2, "invalid value \"x\" for flag -beta"},
-		{[]string{"train", "--strategy", "crossbow", "--a", "NaN"}, 1, "--a NaN: need a number in (0, 1]"},
-		{[]string{"train", "--strategy", "adaptive", "--bmax", "1e300"}, 1, "--bmax 1e+300: need a whole number in [1, 1073741824]"},
+		{[]string{"train", "--beta", "0.5"}, 2, "unknown flag --beta (strategy options go under the strategy's name: --adacons.beta, --adaptive.beta)"},
+		{[]string{"train", "--epoch", "3"}, 2, "unknown flag --epoch (did you mean --epochs?)"},
+		{[]string{"train", "--adaptive.beta", "0.5"}, 1, "--adaptive.beta: another strategy's option; this run's strategy is sync"},
+		{[]string{"train", "--strategy", "adacons", "--adacons.beta", "x"}, 2, "invalid value \"x\" for flag -adacons.beta"},
+		{[]string{"train", "--strategy", "crossbow", "--crossbow.a", "NaN"}, 1, "crossbow.a NaN: need a number in (0, 1]"},
+		{[]string{"train", "--strategy", "adaptive", "--adaptive.bmax", "1e300"}, 1, "adaptive.bmax 1e+300: need a whole number in [1, 1073741824]"},
 		{[]string{"train", "--devices", "2", "--fault", "device=2,at=1s,kind=crash"}, 1, "--fault device=2,at=1s,kind=crash: no device 2 among 2"},
 		{[]string{"train", "--fault", "device=0,at=1s"}, 2, "give device=N, at=SECONDS and kind=crash"},
 		{[]string{"train", "--devices", "2", "--fault", "device=0,at=1,kind=crash", "--fault", "device=1,at=2,kind=stall"}, 1, "at least one must remain"},
-		{[]string{"train", "--strategy", "elastic", "--k", "1e300"}, 1, "--k 1e+300: need a whole number in [1, 1073741824]"},
+		{[]string{"train", "--strategy", "elastic", "--elastic.k", "1e300"}, 1, "elastic.k 1e+300: need a whole number in [1, 1073741824]"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.msg) {
@@ -271,7 +273,7 @@ func TestStrategyHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"--strategy gem on 4 device(s)", "--lr             0.316 × batch/64 = 0.632", "--batch          128                          given", "--mu", "-kappa value\n    \tgem: energy scale κ", "--paper: --optimizer sgd --lr 0.05 --batch 64"} {
+	for _, want := range []string{"--strategy gem on 4 device(s)", "--lr             0.316 × batch/64 = 0.632", "--batch          128                          given", "--gem.mu", "-gem.kappa value\n    \tgem: energy scale κ", "--paper: --optimizer sgd --lr 0.05 --batch 64"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("gem help lacks %q:\n%s", want, errs)
 		}
@@ -282,14 +284,14 @@ func TestStrategyHelp(t *testing.T) {
 		}
 	}
 	_, _, errs = runCLI(t, "train", "--strategy", "elastic", "--devices", "3", "--help")
-	if !strings.Contains(errs, "--k              ⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points = 7") {
+	if !strings.Contains(errs, "--elastic.k      ⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points = 7") {
 		t.Errorf("elastic help: derived k not shown for 3 devices:\n%s", errs)
 	}
 	code, out, _ := runCLI(t, "strategies", "-v")
 	if code != 0 || strings.Contains(out, "NaN") {
 		t.Fatalf("strategies -v: exit %d, NaN in:\n%s", code, out)
 	}
-	for _, want := range []string{"--bmin           b_max/8 = 16", "--a              1/devices = 0.25", "differs from the paper", "--lr             0.001 × devices = 0.004"} {
+	for _, want := range []string{"--adaptive.bmin       b_max/8 = 16", "--crossbow.a             1/devices = 0.25", "differs from the paper", "--lr             0.001 × devices = 0.004"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("strategies -v lacks %q", want)
 		}
@@ -344,9 +346,9 @@ func TestTuneCommand(t *testing.T) {
 		{[]string{"tune", "--seeds", "x"}, "--seeds: \"x\" is not a seed"},
 		{[]string{"tune", "--optimizer", "rmsprop"}, "unknown optimizer"},
 		{[]string{"tune", "--target", "2"}, "--target 2"},
-		{[]string{"tune", "--strategies", "sync,adaptive[renorm=3]", "--lrs", "default", "--optimizer", "strategy"}, "--strategies adaptive[renorm=3], batch 128: strategy: adaptive: --renorm 3"},
+		{[]string{"tune", "--strategies", "sync,adaptive[renorm=3]", "--lrs", "default", "--optimizer", "strategy"}, "--strategies adaptive[renorm=3], batch 128: strategy: adaptive.renorm 3"},
 		{[]string{"tune", "--strategies", "sync[lr=0.5]", "--lrs", "0.1"}, "a variant's lr= replaces the grid's rate: give it with --lrs default"},
-		{[]string{"tune", "--strategies", "adaptive[binit=100]", "--batches", "128,64", "--lrs", "1"}, "--strategies adaptive[binit=100], batch 64: adaptive: --binit 100"},
+		{[]string{"tune", "--strategies", "adaptive[binit=100]", "--batches", "128,64", "--lrs", "1"}, "--strategies adaptive[binit=100], batch 64: adaptive: binit 100"},
 		{[]string{"tune", "--strategies", "elastic[gamma=0]"}, "elastic has no option \"gamma\""},
 	} {
 		if code, _, errs := runCLI(t, c.args...); code != 1 || !strings.Contains(errs, c.msg) {

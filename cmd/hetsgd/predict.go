@@ -18,6 +18,7 @@ import (
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // loadModel reads a trained model: a checkpoint folder (its newest), a
@@ -133,7 +134,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(metric.NewEvalRecord(0, 0, 0, s, 0))
+		return json.NewEncoder(stdout).Encode(runlog.NewEval(0, 0, 0, s, 0))
 	}
 	_, err = fmt.Fprintf(stdout, "%d points  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@1 %.4f  nDCG@3 %.4f  nDCG@5 %.4f  loss %.4f\n",
 		s.Points, s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, s.Loss)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // progressWanted decides whether to draw the progress bar: "auto" draws it
@@ -65,7 +65,7 @@ func (b *progressBar) Step(epoch float64, samples int64, trainSeconds, loss floa
 	}
 }
 
-func (b *progressBar) Eval(r metric.EvalRecord) {
+func (b *progressBar) Eval(r runlog.Eval) {
 	b.lastP1, b.haveP1 = r.P1, true
 	b.draw()
 }
@@ -112,7 +112,7 @@ type multiObserver struct {
 
 func (m *multiObserver) Step(e float64, s int64, t, l float64) { m.bar.Step(e, s, t, l) }
 
-func (m *multiObserver) Eval(r metric.EvalRecord) {
+func (m *multiObserver) Eval(r runlog.Eval) {
 	m.bar.clear()
 	m.printer.Eval(r)
 	m.bar.Eval(r)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // savedSettings is what hetsgd train saves in its checkpoints (the section
@@ -32,7 +32,7 @@ var mayChange = []string{"epochs", "time-budget", "eval-every", "eval-points", "
 	"checkpoint", "checkpoint-every", "checkpoint-keep", "resume", "cache", "data", "train", "test", "format"}
 
 // notSaved are flags a checkpoint does not carry over to a resumed run.
-var notSaved = []string{"resume", "force", "progress"}
+var notSaved = []string{"resume", "force", "progress", "config", "print-config"}
 
 // givenFlags lists the flags set on fs, in order, as Set takes them back
 // (a repeated flag once per value).
@@ -149,8 +149,8 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 
 // checkSameData refuses data other than the checkpoint run's: its config
 // record's counts must be the new run's.
-func (res *resumed) checkSameData(rec configRecordT) error {
-	var was configRecordT
+func (res *resumed) checkSameData(rec runlog.Config) error {
+	var was runlog.Config
 	if err := json.Unmarshal(res.settings.Config, &was); err != nil {
 		return fmt.Errorf("--resume: %s: its config record: %w", res.rd.Path(), err)
 	}
@@ -164,37 +164,27 @@ func (res *resumed) checkSameData(rec configRecordT) error {
 	return nil
 }
 
-// resumeRecord is the run log's "resume" record: where a resumed run took
-// up the run it continues, and the flags given anew.
-type resumeRecord struct {
-	Event        string            `json:"event"` // "resume"
-	Checkpoint   string            `json:"checkpoint"`
-	Samples      int64             `json:"samples"`
-	TrainSeconds float64           `json:"train_seconds"`
-	Changed      map[string]string `json:"changed"`
-}
-
 // openLog opens the resumed run's log: the checkpoint run's own, continued
 // from the checkpoint's offset, when path is that log (the default); else a
 // new file, which starts with the config record.
-func (res *resumed) openLog(path string, force bool, inputs []string, rec configRecordT) (*metric.Log, error) {
+func (res *resumed) openLog(path string, force bool, inputs []string, rec runlog.Config) (*runlog.Log, error) {
 	if path == "" {
 		return nil, nil
 	}
-	var log *metric.Log
+	var log *runlog.Log
 	var err error
 	if path == res.settings.Log {
 		if _, serr := os.Lstat(path); serr != nil {
 			return nil, fmt.Errorf("--log %s: the log of the run to continue: %w (give --log NEW to start a new one)", path, serr)
 		}
-		log, err = metric.AppendLog(path, res.saved.LogOffset, inputs...)
+		log, err = runlog.AppendLog(path, res.saved.LogOffset, inputs...)
 	} else {
-		if log, err = metric.CreateLog(path, force, inputs...); err == nil {
+		if log, err = runlog.CreateLog(path, force, inputs...); err == nil {
 			err = log.Write(rec)
 		}
 	}
 	if err == nil {
-		err = log.Write(resumeRecord{Event: "resume", Checkpoint: res.rd.Path(), Samples: res.saved.Samples,
+		err = log.Write(runlog.Resume{Event: "resume", Checkpoint: res.rd.Path(), Samples: res.saved.Samples,
 			TrainSeconds: res.saved.TrainSeconds, Changed: res.changed})
 	}
 	if err != nil {

@@ -103,7 +103,12 @@ func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int,
 	if err != nil {
 		return err
 	}
+	width := 16 // the option flags' names line up with the settings' above
 	for _, v := range vals {
+		width = max(width, len(info.Name)+len(v.Name)+3)
+	}
+	for _, v := range vals {
+		name := "--" + info.Name + "." + v.Name
 		val := strconv.FormatFloat(v.Value, 'g', 6, 64)
 		switch {
 		case v.Formula != "" && points == 0 && strings.Contains(v.Formula, "N "):
@@ -113,22 +118,22 @@ func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int,
 		}
 		usage := v.Usage + "; " + v.Range.String()
 		if len(val) > 28 {
-			fmt.Fprintf(w, "%s%-16s %s\n%s%-16s %-28s %s\n", indent, "--"+v.Name, val, indent, "", "", usage)
+			fmt.Fprintf(w, "%s%-*s %s\n%s%-*s %-28s %s\n", indent, width, name, val, indent, width, "", "", usage)
 		} else {
-			fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+v.Name, val, usage)
+			fmt.Fprintf(w, "%s%-*s %-28s %s\n", indent, width, name, val, usage)
 		}
 		if v.Paper != "" && !v.Given {
-			fmt.Fprintf(w, "%s%-16s %-28s differs from the paper: %s\n", indent, "", "", v.Paper)
+			fmt.Fprintf(w, "%s%-*s %-28s differs from the paper: %s\n", indent, width, "", "", v.Paper)
 		}
 	}
 	if p := info.Paper; p != nil && !cfg.Paper {
-		fmt.Fprintf(w, "%s--paper: %s\n", indent, presetText(p))
+		fmt.Fprintf(w, "%s--paper: %s\n", indent, presetText(info.Name, p))
 	}
 	return nil
 }
 
 // presetText says what --paper sets.
-func presetText(p *strategy.Preset) string {
+func presetText(name string, p *strategy.Preset) string {
 	var parts []string
 	if s := p.Settings; s.Optimizer != "" {
 		t := fmt.Sprintf("--optimizer %s --lr %g --batch %d", s.Optimizer, s.LR, s.Batch)
@@ -146,7 +151,7 @@ func presetText(p *strategy.Preset) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("--%s %g", k, p.Options[k]))
+		parts = append(parts, fmt.Sprintf("--%s.%s %g", name, k, p.Options[k]))
 	}
 	return strings.Join(parts, " ") + " (" + p.Source + ")"
 }

@@ -8,10 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,9 +18,8 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/kernel"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -152,6 +150,8 @@ type trainFlags struct {
 	checkpoint, resume                   string
 	checkpointEvery                      float64
 	checkpointKeep                       int
+	configPath                           string
+	printConfig                          bool
 
 	strategy       string
 	devices        int
@@ -177,7 +177,7 @@ type trainFlags struct {
 	lineSearch     bool
 	stepRule       string
 	paper          bool
-	options        map[string]*optionFlag // every strategy option, by flag name
+	options        map[string]*optionFlag // every option of every strategy, by flag name (STRATEGY.OPTION)
 }
 
 func (f *trainFlags) register(fs *flag.FlagSet) {
@@ -237,24 +237,19 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.lineSearch, "line-search", false, "use the optimal step of --workload regression (see --step-rule) instead of --lr")
 	fs.StringVar(&f.stepRule, "step-rule", engine.RuleDistance, "with --line-search: distance (the step closest to the optimum, as the AdaCons authors' code) or loss (exact line search of the loss)")
 
-	// One flag per strategy option; only those set reach the strategy,
-	// which rejects the ones it does not take.
+	fs.StringVar(&f.configPath, "config", "", "read settings from `file` (YAML or JSON, keys named as these flags, a strategy's options under its name; or a run log, whose config record holds them); flags given override the file's")
+	fs.BoolVar(&f.printConfig, "print-config", false, "print the run's effective settings as a --config file and exit")
+
+	// One flag per option of each strategy, named STRATEGY.OPTION (an option
+	// name means one thing: adaptive.beta is not adacons.beta). Only those
+	// given reach the strategy; the chosen strategy's alone may be given.
 	f.options = map[string]*optionFlag{}
-	usage := map[string][]string{}
 	for _, i := range strategy.List() {
 		for _, o := range i.Options {
-			usage[o.Name] = append(usage[o.Name], i.Name+": "+o.Usage)
+			v := &optionFlag{}
+			f.options[i.Name+"."+o.Name] = v
+			fs.Var(v, i.Name+"."+o.Name, i.Name+": "+o.Usage)
 		}
-	}
-	keys := make([]string, 0, len(usage))
-	for k := range usage {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		o := &optionFlag{}
-		f.options[k] = o
-		fs.Var(o, k, strings.Join(usage[k], "; "))
 	}
 }
 
@@ -266,6 +261,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	documentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if f.configPath != "" {
+		if f.resume != "" {
+			return errors.New("--config with --resume: a resumed run takes its settings from its checkpoint")
+		}
+		if err := applyConfig(fs, f.configPath, visited(fs), strategy.List()); err != nil {
+			return err
+		}
 	}
 	var res *resumed
 	if f.resume != "" {
@@ -315,6 +318,16 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 			return err
 		}
 	}
+	info, _ := strategy.Lookup(cfg.Strategy) // engineConfig looked it up
+	settings := f.settings(fs, info, cfg)
+	if f.printConfig {
+		if !root {
+			return nil
+		}
+		return writeYAML(stdout, fmt.Sprintf("Settings of a hetsgd train run (hetsgd %s); hetsgd train --config FILE runs it again.\n"+
+			"Flags given with --config override these. Outputs (--log, --checkpoint) are not settings: give them as flags.\n"+
+			"Options derived from other settings are left out, to be derived again; --help shows their values.", version), settings)
+	}
 	format, err := data.ParseFormat(f.format)
 	if err != nil {
 		return err
@@ -331,7 +344,10 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	}
 	loadSeconds := time.Since(loadStart).Seconds()
 	shareThreads(f.threads)
-	rec := configRecord(*f, cfg, source, w, loadSeconds)
+	rec, err := configRecord(*f, cfg, source, w, loadSeconds, settings)
+	if err != nil {
+		return err
+	}
 	if from != nil {
 		if err := from.checkSameData(rec); err != nil {
 			return err
@@ -359,12 +375,12 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	}
 	// The log is created only once every input is known to be good, so a
 	// mistyped flag never leaves an empty or truncated log behind.
-	var log *metric.Log
+	var log *runlog.Log
 	if f.logPath != "" && root {
 		inputs := inputFiles(f.trainPath, f.testPath, f.dataDir)
 		if from != nil {
 			log, err = from.openLog(f.logPath, f.force, inputs, rec)
-		} else if log, err = metric.CreateLog(f.logPath, f.force, inputs...); err == nil {
+		} else if log, err = runlog.CreateLog(f.logPath, f.force, inputs...); err == nil {
 			err = log.Write(rec)
 		}
 		if err != nil {
@@ -414,13 +430,13 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
 		if res != nil && errors.Is(err, engine.ErrDiverged) {
-			if werr := log.Write(doneRecord{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Diverged: true}); werr != nil {
+			if werr := log.Write(runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Diverged: true}); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
 		return err
 	}
-	done := doneRecord{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Interrupted: interrupted,
+	done := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Interrupted: interrupted,
 		Merges: len(res.Merges)}
 	if cfg.Clock == engine.Real {
 		// Under the virtual clock the log holds nothing that varies from run
@@ -430,13 +446,13 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if rss := maxRSS(); rss > 0 {
 		fmt.Fprintf(stdout, "peak memory %.2f GiB (max RSS)\n", float64(rss)/(1<<30))
 	}
-	best, ok := metric.Best(res.Evals)
+	best, ok := runlog.Best(res.Evals)
 	if ok {
 		done.BestP1, done.BestP1TrainSeconds, done.BestP1Epoch = best.P1, best.TrainSeconds, best.Epoch
 	}
 	if l := res.Layered; l != nil {
 		n := float64(l.Steps)
-		done.Layered = &layeredRecord{Steps: l.Steps, ReduceMS: 1e3 * l.Reduce / n, OverlapMS: 1e3 * l.Overlap / n,
+		done.Layered = &runlog.Layered{Steps: l.Steps, ReduceMS: 1e3 * l.Reduce / n, OverlapMS: 1e3 * l.Overlap / n,
 			WaitMS: 1e3 * l.Wait / n, BroadcastMS: 1e3 * l.Broadcast / n}
 		fmt.Fprintf(stdout, "layered all-reduce on rank 0, per step: reduce in the node %.3f ms, next batch prepared during the nodes' all-reduce %.3f ms, then waiting for it %.3f ms, broadcast %.3f ms\n",
 			done.Layered.ReduceMS, done.Layered.OverlapMS, done.Layered.WaitMS, done.Layered.BroadcastMS)
@@ -534,20 +550,24 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	if f.checkpoint != "" {
 		cfg.Checkpoint = engine.Checkpointing{Dir: f.checkpoint, Every: f.checkpointEvery, Keep: f.checkpointKeep}
 	}
-	cfg.Options = f.givenOptions()
+	cfg.Options = f.givenOptions(f.strategy)
 	cfg.Paper = f.paper
 	info, err := strategy.Lookup(cfg.Strategy)
 	if err != nil {
 		return cfg, err
 	}
-	if err := checkApplies(info, set, f, world.Size(), stderr, world.Rank() == 0); err != nil {
+	if err := f.checkOptions(info.Name); err != nil {
+		return cfg, err
+	}
+	optimizer := cfg.Optimizer.Name // the run's: given, else the strategy's
+	if optimizer == "" {
+		optimizer = info.SettingsFor(cfg.Paper).Optimizer
+	}
+	if err := checkApplies(info, optimizer, set, f, world.Size(), stderr, world.Rank() == 0); err != nil {
 		return cfg, err
 	}
 	if cfg, err = cfg.WithDefaults(); err != nil {
 		return cfg, err
-	}
-	if set["momentum"] && cfg.Optimizer.Name != "momentum" {
-		return cfg, fmt.Errorf("--momentum does nothing with %s's optimizer %s (give --optimizer momentum)", cfg.Strategy, cfg.Optimizer.Name)
 	}
 	if _, err := optim.New(cfg.Optimizer, 0); err != nil {
 		return cfg, err
@@ -566,64 +586,95 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	return cfg, cfg.Validate()
 }
 
-// givenOptions returns the strategy options given on the command line.
-func (f *trainFlags) givenOptions() map[string]float64 {
+// givenOptions returns the options of strategy name given as flags (or in a
+// config file), by their names without the strategy's.
+func (f *trainFlags) givenOptions(name string) map[string]float64 {
 	var m map[string]float64
 	for k, o := range f.options {
-		if o.set {
+		opt, ok := strings.CutPrefix(k, name+".")
+		if o.set && ok {
 			if m == nil {
 				m = map[string]float64{}
 			}
-			m[k] = o.v
+			m[opt] = o.v
 		}
 	}
 	return m
 }
 
-// checkApplies rejects a flag that would do nothing for the chosen strategy
-// and clock where a user would expect it to change the run, and warns about
-// one that is harmlessly ignored. (A strategy option of another strategy is
-// the strategy package's error.)
-func checkApplies(info strategy.Info, set map[string]bool, f *trainFlags, ranks int, stderr io.Writer, root bool) error {
-	name := info.Name
+// checkOptions rejects an option of a strategy other than the run's.
+func (f *trainFlags) checkOptions(name string) error {
+	var other []string
+	for k, o := range f.options {
+		if o.set && !strings.HasPrefix(k, name+".") {
+			other = append(other, "--"+k)
+		}
+	}
+	if len(other) == 0 {
+		return nil
+	}
+	slices.Sort(other)
+	return fmt.Errorf("%s: another strategy's option; this run's strategy is %s (its options are --%s.NAME: hetsgd train --strategy %s --help)",
+		strings.Join(other, ", "), name, name, name)
+}
+
+// inapplicable lists the flags that do nothing for a run of strategy info
+// with optimizer (the effective one) and f's clock, nodes and workload: why,
+// and whether giving one is an error (where a user would expect it to
+// change the run) or a warning (harmlessly ignored). checkApplies judges the
+// flags given by it, and --print-config leaves these flags out. (An option
+// of another strategy is checkOptions' error.)
+func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int) map[string]notApplying {
+	out := map[string]notApplying{}
+	add := func(fatal bool, why string, flags ...string) {
+		for _, fl := range flags {
+			out[fl] = notApplying{why, fatal}
+		}
+	}
 	if info.OwnUpdate {
-		// "sgd" names the commits' own update Δ = −lr·g, so it is allowed.
-		if set["optimizer"] && strings.ToLower(f.optimizer) != "sgd" {
-			return fmt.Errorf("--optimizer %s does not apply to %s: a parameter server commits Δ = −lr·g by its rule, no local optimizer runs", f.optimizer, name)
-		}
-		for _, fl := range []string{"momentum", "weight-decay"} {
-			if set[fl] {
-				return fmt.Errorf("--%s does not apply to %s: a parameter server commits Δ = −lr·g by its rule, no local optimizer runs", fl, name)
-			}
-		}
+		add(true, "does not apply to "+info.Name+": a parameter server commits Δ = −lr·g by its rule, no local optimizer runs", "momentum", "weight-decay")
+	} else if optimizer != "momentum" {
+		add(true, fmt.Sprintf("does nothing with %s's optimizer %s (give --optimizer momentum)", info.Name, optimizer), "momentum")
 	}
 	realClock := f.clock == string(engine.Real)
-	if realClock && !info.Groups && (set["groups"] || set["topology"]) {
-		return fmt.Errorf("--groups and --topology do nothing for %s under the real clock: nodes shape the virtual clock's network, and Layered SGD's (lsgd) layers", name)
+	if realClock && !info.Groups {
+		add(true, "does nothing for "+info.Name+" under the real clock: nodes shape the virtual clock's network, and Layered SGD's (lsgd) layers", "groups", "topology")
 	}
-	warn := func(format string, args ...any) {
-		if root {
-			fmt.Fprintf(stderr, "hetsgd train: warning: "+format+"\n", args...)
-		}
-	}
-	if set["overlap"] && (!info.Groups || !realClock || (ranks == 1 && f.groups == 0 && f.topology == "")) {
-		warn("--overlap applies to lsgd under the real clock with nodes (--groups, --topology or mpirun) only; ignored")
+	if !info.Groups || !realClock || (ranks == 1 && f.groups == 0 && f.topology == "") {
+		add(false, "applies to lsgd under the real clock with nodes (--groups, --topology or mpirun) only; ignored", "overlap")
 	}
 	if realClock {
-		for _, fl := range []string{"noise", "cost", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth", "allreduce"} {
-			if set[fl] {
-				warn("--%s describes the virtual clock; ignored under --time real", fl)
-			}
-		}
+		add(false, "describes the virtual clock; ignored under --time real", "noise", "cost", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth", "allreduce")
 	}
 	if f.workload != "regression" {
-		for _, fl := range []string{"dim", "step-rule", "line-search"} {
-			if set[fl] {
-				return fmt.Errorf("--%s applies to --workload regression only", fl)
-			}
+		add(true, "applies to --workload regression only", "dim", "step-rule", "line-search")
+	} else if !f.lineSearch {
+		add(false, "applies with --line-search only; ignored", "step-rule")
+	}
+	return out
+}
+
+// notApplying is why a flag does nothing for a run.
+type notApplying struct {
+	why   string
+	fatal bool
+}
+
+// checkApplies rejects a given flag that would do nothing for the run where
+// a user would expect it to change the run, and warns about one that is
+// harmlessly ignored.
+func checkApplies(info strategy.Info, optimizer string, set map[string]bool, f *trainFlags, ranks int, stderr io.Writer, root bool) error {
+	bad := inapplicable(info, optimizer, f, ranks)
+	names := slices.Sorted(maps.Keys(set))
+	for _, fl := range names {
+		if n, ok := bad[fl]; ok && n.fatal {
+			return fmt.Errorf("--%s %s", fl, n.why)
 		}
-	} else if set["step-rule"] && !f.lineSearch {
-		warn("--step-rule applies with --line-search only; ignored")
+	}
+	for _, fl := range names {
+		if n, ok := bad[fl]; ok && root {
+			fmt.Fprintf(stderr, "hetsgd train: warning: --%s %s\n", fl, n.why)
+		}
 	}
 	return nil
 }
@@ -709,124 +760,23 @@ func loadData(l data.Loader, trainPath, testPath, dir string) (trainSet, testSet
 	return trainSet, testSet, "bundled " + bundledDefault, err
 }
 
-// configRecordT is the first record of a run log: every setting, the seed,
-// the data and the machine. Under the virtual clock it holds nothing that
-// depends on the wall clock, so that the log repeats byte for byte.
-type configRecordT struct {
-	Event        string             `json:"event"`
-	Time         string             `json:"time,omitempty"`
-	Version      string             `json:"version"`
-	Command      string             `json:"command"`
-	Data         string             `json:"data"`
-	Train        string             `json:"train,omitempty"`
-	Test         string             `json:"test,omitempty"`
-	TrainPoints  int                `json:"train_points"`
-	TestPoints   int                `json:"test_points"`
-	Features     int                `json:"features"`
-	Labels       int                `json:"labels"`
-	Hidden       []int              `json:"hidden"`
-	Dropout      float64            `json:"dropout"`
-	Batch        int                `json:"batch"`
-	LR           float64            `json:"lr"`
-	Optimizer    string             `json:"optimizer"`
-	Momentum     float64            `json:"momentum"`
-	WeightDecay  float64            `json:"weight_decay"`
-	Epochs       float64            `json:"epochs"`
-	TimeBudget   float64            `json:"time_budget"`
-	EvalEvery    float64            `json:"eval_every"`
-	EvalPoints   int                `json:"eval_points"`
-	Seed         uint64             `json:"seed"`
-	Strategy     string             `json:"strategy"`
-	Options      map[string]float64 `json:"options"`
-	Devices      int                `json:"devices"`
-	Ranks        int                `json:"ranks,omitempty"`
-	PerRank      int                `json:"devices_per_rank,omitempty"`
-	Speeds       []float64          `json:"speeds"`
-	Faults       []engine.Fault     `json:"faults,omitempty"`
-	Clock        string             `json:"clock"`
-	Noise        float64            `json:"noise,omitempty"`
-	Cost         *engine.CostModel  `json:"cost,omitempty"`
-	Network      *comm.Model        `json:"network,omitempty"`
-	Prep         float64            `json:"prep,omitempty"`
-	NoOverlap    bool               `json:"no_overlap,omitempty"`
-	TimingOnly   bool               `json:"timing_only,omitempty"`
-	Workload     string             `json:"workload"`
-	LineSearch   bool               `json:"line_search,omitempty"`
-	StepRule     string             `json:"step_rule,omitempty"`
-	Threads      int                `json:"threads"`
-	Kernel       string             `json:"kernel"`
-	BLAS         string             `json:"blas,omitempty"`
-	CPUs         int                `json:"cpus"`
-	GoVersion    string             `json:"go_version"`
-	LoadSeconds  float64            `json:"load_seconds,omitempty"`
-	TrainSecNote string             `json:"train_seconds_note"`
-}
-
-func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workload, loadSeconds float64) configRecordT {
-	speeds := cfg.Speeds
-	if speeds == nil {
-		speeds = make([]float64, cfg.Devices)
-		for i := range speeds {
-			speeds[i] = 1
-		}
+// configRecord is the run log's first record: the engine's account of the
+// run, with the data's source, the tool's version and the run's settings.
+func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workload, loadSeconds float64, settings runlog.Settings) (runlog.Config, error) {
+	rec, err := engine.Record(cfg, w)
+	if err != nil {
+		return rec, err
 	}
-	rec := configRecordT{
-		Event: "config", Version: version, Command: "train",
-		Data: source, Train: f.trainPath, Test: f.testPath, Workload: f.workload,
-		Hidden: append([]int{}, f.hidden...), Dropout: f.dropout, Batch: f.batch, LR: f.lr, Optimizer: cfg.Optimizer.Name,
-		Momentum: f.momentum, WeightDecay: f.weightDecay, Epochs: f.epochs, TimeBudget: f.timeBudget,
-		EvalEvery: f.evalEvery, EvalPoints: f.evalPoints, Seed: f.seed,
-		Strategy: cfg.Strategy, Options: cfg.Options, Devices: cfg.Devices, Speeds: speeds, Faults: cfg.Faults, Clock: string(cfg.Clock), LineSearch: cfg.LineSearch,
-		Threads: kernel.Default().Workers(), Kernel: kernel.Impl(), BLAS: kernel.BLAS(), CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
-		TrainSecNote: "train_seconds counts training steps only (batch preparation, forward, backward, update, merges) in the engine's clock; loading and evaluation are excluded",
+	rec.Version, rec.Command, rec.Settings = version, "train", settings
+	rec.Data, rec.Train, rec.Test = source, f.trainPath, f.testPath
+	if _, ok := w.(*engine.XML); ok {
+		rec.EvalPoints = f.evalPoints
 	}
-	if cfg.LineSearch {
-		rec.StepRule = f.stepRule
-	}
-	if cfg.World != nil && cfg.World.Size() > 1 {
-		rec.Ranks, rec.PerRank = cfg.World.Size(), cfg.Devices/cfg.World.Size()
-	}
-	if rec.Options == nil {
-		rec.Options = map[string]float64{}
-	}
-	if x, ok := w.(*engine.XML); ok {
-		rec.TrainPoints, rec.TestPoints, rec.Features, rec.Labels = x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels()
-	}
-	rec.Prep, rec.NoOverlap = cfg.Prep, cfg.NoOverlap
-	if cfg.Clock == engine.Virtual {
-		rec.Noise, rec.Cost, rec.Network, rec.TimingOnly = cfg.Noise, &cfg.Cost, &cfg.Net, cfg.TimingOnly
-	} else {
+	if cfg.Clock != engine.Virtual {
 		rec.Time = time.Now().UTC().Format(time.RFC3339)
 		rec.LoadSeconds = loadSeconds
 	}
-	return rec
-}
-
-// doneRecord is the last record of a run log.
-type doneRecord struct {
-	Event              string  `json:"event"`
-	BestP1             float64 `json:"best_p1"`
-	BestP1TrainSeconds float64 `json:"best_p1_train_seconds"`
-	BestP1Epoch        float64 `json:"best_p1_epoch"`
-	TrainSeconds       float64 `json:"train_seconds"`
-	WallSeconds        float64 `json:"wall_seconds,omitempty"`
-	Samples            int64   `json:"samples"`
-	Merges             int     `json:"merges"`
-	Interrupted        bool    `json:"interrupted"`
-	Diverged           bool    `json:"diverged,omitempty"`
-	MaxRSSBytes        int64   `json:"max_rss_bytes,omitempty"` // real clock: the process's peak resident memory
-	// Layered SGD across ranks: where rank 0's time went per step.
-	Layered *layeredRecord `json:"layered,omitempty"`
-}
-
-// layeredRecord is the done record's account of Layered SGD's all-reduces
-// across ranks, in milliseconds per step on rank 0.
-type layeredRecord struct {
-	Steps       int64   `json:"steps"`
-	ReduceMS    float64 `json:"reduce_ms"`
-	OverlapMS   float64 `json:"overlap_ms"`
-	WaitMS      float64 `json:"wait_ms"`
-	BroadcastMS float64 `json:"broadcast_ms"`
+	return rec, nil
 }
 
 // evalPrinter prints one line per evaluation on stdout (the loss alone for
@@ -838,7 +788,7 @@ type evalPrinter struct {
 
 func (p *evalPrinter) Step(float64, int64, float64, float64) {}
 
-func (p *evalPrinter) Eval(r metric.EvalRecord) {
+func (p *evalPrinter) Eval(r runlog.Eval) {
 	if p.lossOnly {
 		fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  loss %.6g  train loss %.6g\n", r.Epoch, r.TrainSeconds, r.Loss, r.TrainLoss)
 		return
@@ -857,7 +807,7 @@ func trainUsage(f *trainFlags, fs *flag.FlagSet, w io.Writer) {
 		info, _ = strategy.Lookup("sync")
 	}
 	set := visited(fs)
-	cfg := engine.Config{Strategy: info.Name, Devices: f.devices, Paper: f.paper, Options: f.givenOptions()}
+	cfg := engine.Config{Strategy: info.Name, Devices: f.devices, Paper: f.paper, Options: f.givenOptions(info.Name)}
 	if set["batch"] {
 		cfg.Batch = f.batch
 	}
@@ -879,13 +829,8 @@ func trainUsage(f *trainFlags, fs *flag.FlagSet, w io.Writer) {
 	show := flag.NewFlagSet("train", flag.ContinueOnError)
 	show.SetOutput(w)
 	fs.VisitAll(func(fl *flag.Flag) {
-		if _, isOption := f.options[fl.Name]; isOption {
-			i := slices.IndexFunc(info.Options, func(o strategy.Option) bool { return o.Name == fl.Name })
-			if i < 0 {
-				return // another strategy's option
-			}
-			show.Var(fl.Value, fl.Name, info.Name+": "+info.Options[i].Usage)
-			return
+		if _, isOption := f.options[fl.Name]; isOption && !strings.HasPrefix(fl.Name, info.Name+".") {
+			return // another strategy's option
 		}
 		show.Var(fl.Value, fl.Name, fl.Usage)
 		show.Lookup(fl.Name).DefValue = fl.DefValue

@@ -13,8 +13,8 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/tune"
 )
@@ -127,9 +127,9 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	var log *metric.Log
+	var log *runlog.Log
 	if *logPath != "" {
-		if log, err = metric.CreateLog(*logPath, *force, inputFiles(*trainPath, *testPath, *dataDir)...); err != nil {
+		if log, err = runlog.CreateLog(*logPath, *force, inputFiles(*trainPath, *testPath, *dataDir)...); err != nil {
 			return err
 		}
 		defer func() {

@@ -32,7 +32,7 @@ func checkRanges(fs *flag.FlagSet, ranges map[string]strategy.Range) error {
 			if perr != nil {
 				continue // not a number ("none" for --hidden): the flag's own Set judged it
 			}
-			if err = r.Check(f.Name, v); err != nil {
+			if err = r.Check("--"+f.Name, v); err != nil {
 				return
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // multiRank lists the commands that run as one job across the ranks mpirun
@@ -61,7 +62,7 @@ func binarySum() ([32]byte, error) {
 // with the same settings on the same data, and names the rank that does not.
 // Settings are the run log's config record without what may differ from
 // host to host (paths, the kernels and threads a machine picks, times).
-func agreeRanks(world comm.Comm, rec configRecordT, w engine.Workload) error {
+func agreeRanks(world comm.Comm, rec runlog.Config, w engine.Workload) error {
 	bin, err := binarySum()
 	if err != nil {
 		return err

@@ -133,7 +133,7 @@ func TestEq13ByHand(t *testing.T) {
 func TestOptionErrors(t *testing.T) {
 	for _, v := range []float64{0.5, 2, -1} {
 		_, _, err := strategy.New("adacons", strategy.Config{Devices: 2, Batch: 8, LR: 0.1, Options: map[string]float64{"eq13": v}})
-		if err == nil || !strings.Contains(err.Error(), "adacons: --eq13") {
+		if err == nil || !strings.Contains(err.Error(), "adacons.eq13") {
 			t.Errorf("--eq13 %v: error %v", v, err)
 		}
 	}

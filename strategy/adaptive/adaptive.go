@@ -88,16 +88,16 @@ var paper = &strategy.Preset{Source: "Adaptive SGD, Ma et al., §5.1 and Alg. 2"
 
 func init() {
 	bmax := strategy.Option{Name: "bmax", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Batch) },
-		Formula: "--batch", Range: strategy.Count(1, strategy.MaxCount), Usage: "largest batch size, also the initial one"}
+		Formula: "batch", Range: strategy.Count(1, strategy.MaxCount), Usage: "largest batch size, also the initial one"}
 	common := []strategy.Option{
 		{Name: "mega-batch", Derive: func(c strategy.Config, o map[string]float64) float64 {
 			return strategy.MegaBatch(c.DatasetSize, int(o["bmax"]))
 		}, Formula: strings.ReplaceAll(strategy.MegaBatchFormula, "2·b", "2·b_max"),
-			Paper: "the paper's mega-batch is 100 batches (--paper)", Range: strategy.Range{Min: 0, Max: strategy.MaxCount, MinOpen: true}, Usage: "samples between merges, in batches of b_max"},
+			Paper: "the paper's mega-batch is 100 batches (paper)", Range: strategy.Range{Min: 0, Max: strategy.MaxCount, MinOpen: true}, Usage: "samples between merges, in batches of b_max"},
 		{Name: "pert-thr", Default: 0.1, Range: strategy.NonNegative, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
 		{Name: "delta", Default: 0.1, Range: strategy.Unit, Usage: "perturbation factor δ"},
 		{Name: "renorm", Default: 1, Range: strategy.Count(0, 1),
-			Paper: "the paper's perturbed weights need not sum to 1 (--renorm 0)",
+			Paper: "the paper's perturbed weights need not sum to 1 (renorm = 0)",
 			Usage: "1: rescale the perturbed weights to sum to 1, so that the perturbation moves weight between replicas and never scales the model"},
 		{Name: "gamma", Default: 0.9, Range: strategy.Unit, Usage: "momentum γ of the global model"},
 	}
@@ -194,9 +194,9 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	// Each option's own range was checked by strategy.Resolve; here are the
 	// constraints between them.
 	case bmin > bmax:
-		return nil, fmt.Errorf("adaptive: --bmin %v: need at most b_max=%d", bmin, int(bmax))
+		return nil, fmt.Errorf("adaptive: bmin %v: need at most b_max=%d", bmin, int(bmax))
 	case mega*bmax > strategy.MaxCount:
-		return nil, fmt.Errorf("adaptive: --mega-batch %v: at most %d samples in all (b_max=%d)", mega, strategy.MaxCount, int(bmax))
+		return nil, fmt.Errorf("adaptive: mega-batch %v: at most %d samples in all (b_max=%d)", mega, strategy.MaxCount, int(bmax))
 	}
 	a.mega = max(1, int(math.Round(mega*bmax)))
 	a.B, a.LR, a.U = make([]int, a.n), make([]float64, a.n), make([]int, a.n)
@@ -205,7 +205,7 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	// --lr is the rate for b_max; a smaller initial batch starts at the rate
 	// the linear scaling rule gives it.
 	if binit < bmin || binit > bmax {
-		return nil, fmt.Errorf("adaptive: --binit %v: need a whole batch size in [b_min=%d, b_max=%d]", binit, int(bmin), int(bmax))
+		return nil, fmt.Errorf("adaptive: binit %v: need a whole batch size in [b_min=%d, b_max=%d]", binit, int(bmin), int(bmax))
 	}
 	for i := range a.B {
 		a.B[i], a.LR[i] = int(binit), a.lr*binit/bmax

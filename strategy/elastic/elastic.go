@@ -26,7 +26,7 @@ func init() {
 			{Name: "k", Derive: func(c strategy.Config, _ map[string]float64) float64 {
 				return math.Ceil(strategy.MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
 			}, Formula: "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points",
-				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: --k ⌈100/devices⌉", Range: strategy.Count(1, strategy.MaxCount),
+				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: k = ⌈100/devices⌉", Range: strategy.Count(1, strategy.MaxCount),
 				Usage: "local steps per device between merges (by default a mega-batch shared by the devices)"},
 		},
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // BENCHMARKS.md §8

@@ -34,7 +34,7 @@ import (
 
 var options = []strategy.Option{
 	{Name: "warmup", Default: 0, Range: strategy.Between(0, 1e6), Usage: "epochs of linear learning-rate warm-up"},
-	{Name: "warmup-start", Default: 0.1, Range: strategy.Fraction, Usage: "fraction of --lr the warm-up starts from"},
+	{Name: "warmup-start", Default: 0.1, Range: strategy.Fraction, Usage: "fraction of lr the warm-up starts from"},
 	{Name: "decay-every", Default: 0, Range: strategy.Between(0, 1e6), Usage: "epochs between step decays of the learning rate (0: no decay; Layered SGD's paper: 30)"},
 	{Name: "decay-factor", Default: 0.1, Range: strategy.Fraction, Usage: "factor of each step decay"},
 }
@@ -99,7 +99,7 @@ func New(cfg strategy.Config, layered bool) (*Sync, error) {
 		every: cfg.Opt("decay-every"), factor: cfg.Opt("decay-factor"), weights: strategy.Uniform(cfg.Devices),
 		members: strategy.NewMembers(cfg.Devices), barrier: strategy.NewBarrier(cfg.Devices)}
 	if (s.warmup > 0 || s.every > 0) && s.size < 1 {
-		return nil, fmt.Errorf("sync: --warmup and --decay-every need the training set size")
+		return nil, fmt.Errorf("sync: warmup and decay-every need the training set size")
 	}
 	return s, nil
 }

@@ -1,4 +1,4 @@
-package metric
+package runlog
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package metric
+package runlog
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func newLog(name string, w io.Writer, cut func(int64) error) *Log {
 // name or link) is an error, since overwriting it would destroy the data.
 func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 	if err := atomicfile.Distinct(path, inputs...); err != nil {
-		return nil, fmt.Errorf("metric: %w (name another log file)", err)
+		return nil, fmt.Errorf("runlog: %w (name another log file)", err)
 	}
 	fi, err := os.Lstat(path)
 	switch {
@@ -66,14 +66,14 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 			return nil, existsErr(path)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("metric: %w", err)
+			return nil, fmt.Errorf("runlog: %w", err)
 		}
 		return fileLog(path, f), nil
 	case err != nil:
-		return nil, fmt.Errorf("metric: %w", err)
+		return nil, fmt.Errorf("runlog: %w", err)
 	case fi.Mode()&fs.ModeSymlink != 0 && isStream(path):
 		if fi, err = os.Stat(path); err != nil {
-			return nil, fmt.Errorf("metric: %w", err)
+			return nil, fmt.Errorf("runlog: %w", err)
 		}
 		if fi.IsDir() {
 			return nil, notFileErr(path, fi.Mode())
@@ -90,7 +90,7 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 	// checked above, not whatever replaced it in between.
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("metric: %w", err)
+		return nil, fmt.Errorf("runlog: %w", err)
 	}
 	ofi, err := f.Stat()
 	if err == nil && !os.SameFile(fi, ofi) {
@@ -101,7 +101,7 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 	}
 	if err != nil {
 		f.Close() // nothing was written: its error would add nothing
-		return nil, fmt.Errorf("metric: log file %s: %w", path, err)
+		return nil, fmt.Errorf("runlog: log file %s: %w", path, err)
 	}
 	return fileLog(path, f), nil
 }
@@ -114,43 +114,43 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 // not the log the checkpoint counted: an error.
 func AppendLog(path string, at int64, inputs ...string) (*Log, error) {
 	if err := atomicfile.Distinct(path, inputs...); err != nil {
-		return nil, fmt.Errorf("metric: %w (name another log file)", err)
+		return nil, fmt.Errorf("runlog: %w (name another log file)", err)
 	}
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return nil, fmt.Errorf("metric: continuing the log: %w", err)
+		return nil, fmt.Errorf("runlog: continuing the log: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, notFileErr(path, fi.Mode())
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("metric: %w", err)
+		return nil, fmt.Errorf("runlog: %w", err)
 	}
 	fail := func(err error) (*Log, error) {
 		f.Close()
 		return nil, err
 	}
 	if fi, err = f.Stat(); err != nil {
-		return fail(fmt.Errorf("metric: %w", err))
+		return fail(fmt.Errorf("runlog: %w", err))
 	}
 	switch size := fi.Size(); {
 	case size < at:
-		return fail(fmt.Errorf("metric: log file %s has %d bytes, fewer than the %d the checkpoint counted: it is not that run's log (give a new --log)", path, size, at))
+		return fail(fmt.Errorf("runlog: log file %s has %d bytes, fewer than the %d the checkpoint counted: it is not that run's log (give a new --log)", path, size, at))
 	case size > at:
 		tail := make([]byte, size-at)
 		if _, err := f.ReadAt(tail, at); err != nil {
-			return fail(fmt.Errorf("metric: %w", err))
+			return fail(fmt.Errorf("runlog: %w", err))
 		}
 		if err := atomicfile.WriteFile(fmt.Sprintf("%s.cut-%d", path, at), tail, true); err != nil {
-			return fail(fmt.Errorf("metric: keeping the records after the checkpoint: %w", err))
+			return fail(fmt.Errorf("runlog: keeping the records after the checkpoint: %w", err))
 		}
 		if err := f.Truncate(at); err != nil {
-			return fail(fmt.Errorf("metric: log file %s: %w", path, err))
+			return fail(fmt.Errorf("runlog: log file %s: %w", path, err))
 		}
 	}
 	if _, err := f.Seek(at, io.SeekStart); err != nil {
-		return fail(fmt.Errorf("metric: %w", err))
+		return fail(fmt.Errorf("runlog: %w", err))
 	}
 	l := fileLog(path, f)
 	l.end = at
@@ -176,7 +176,7 @@ func fileLog(path string, f *os.File) *Log {
 func streamLog(path string, regular bool) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return nil, fmt.Errorf("metric: %w", err)
+		return nil, fmt.Errorf("runlog: %w", err)
 	}
 	l := newLog(path, f, nil)
 	l.f = f
@@ -203,11 +203,11 @@ func isStream(path string) bool {
 }
 
 func existsErr(path string) error {
-	return fmt.Errorf("metric: log file %s already exists (choose another name, or overwrite it with --force)", path)
+	return fmt.Errorf("runlog: log file %s already exists (choose another name, or overwrite it with --force)", path)
 }
 
 func notFileErr(path string, m fs.FileMode) error {
-	return fmt.Errorf("metric: log file %s is %s, not a regular file: refusing to write a log over it (name a file)", path, atomicfile.Kind(m))
+	return fmt.Errorf("runlog: log file %s is %s, not a regular file: refusing to write a log over it (name a file)", path, atomicfile.Kind(m))
 }
 
 // NewLog writes a log to w (tests, standard output).
@@ -223,11 +223,11 @@ func (l *Log) Write(record any) error {
 		return l.err
 	}
 	if l.closed {
-		return fmt.Errorf("metric: writing %s: the log is closed", l.name)
+		return fmt.Errorf("runlog: writing %s: the log is closed", l.name)
 	}
 	l.buf.Reset()
 	if err := l.enc.Encode(record); err != nil { // Encode writes nothing on error
-		return fmt.Errorf("metric: encoding a %T log record: %w", record, err)
+		return fmt.Errorf("runlog: encoding a %T log record: %w", record, err)
 	}
 	n, err := l.w.Write(l.buf.Bytes())
 	if err == nil && n < l.buf.Len() {
@@ -237,7 +237,7 @@ func (l *Log) Write(record any) error {
 		l.end += int64(n)
 		return nil
 	}
-	err = fmt.Errorf("metric: writing %s: %w", l.name, err)
+	err = fmt.Errorf("runlog: writing %s: %w", l.name, err)
 	if n <= 0 {
 		return err // nothing reached the output: it still ends on a whole record
 	}
@@ -246,7 +246,7 @@ func (l *Log) Write(record any) error {
 		if cerr == nil {
 			return err
 		}
-		err = errors.Join(err, fmt.Errorf("metric: cutting %s back to its last whole record: %w", l.name, cerr))
+		err = errors.Join(err, fmt.Errorf("runlog: cutting %s back to its last whole record: %w", l.name, cerr))
 	}
 	// The output ends with part of a record: a record appended to it would
 	// be glued to that part, so none is.
@@ -271,7 +271,7 @@ func (l *Log) Sync() error {
 		return nil
 	}
 	if err := l.sync(); err != nil {
-		return fmt.Errorf("metric: writing %s: %w", l.name, err)
+		return fmt.Errorf("runlog: writing %s: %w", l.name, err)
 	}
 	return nil
 }
@@ -286,62 +286,13 @@ func (l *Log) Close() error {
 	var err error
 	if l.sync != nil {
 		if serr := l.sync(); serr != nil && err == nil {
-			err = fmt.Errorf("metric: writing %s: %w", l.name, serr)
+			err = fmt.Errorf("runlog: writing %s: %w", l.name, serr)
 		}
 	}
 	if l.f != nil {
 		if cerr := l.f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("metric: closing %s: %w", l.name, cerr)
+			err = fmt.Errorf("runlog: closing %s: %w", l.name, cerr)
 		}
 	}
 	return err
-}
-
-// EvalRecord is the "eval" event: the metrics of one evaluation. Later
-// versions add fields; these names never change.
-type EvalRecord struct {
-	Event        string  `json:"event"` // "eval"
-	Epoch        float64 `json:"epoch"`
-	Samples      int64   `json:"samples"`
-	TrainSeconds float64 `json:"train_seconds"`
-	P1           float64 `json:"p1"`
-	P3           float64 `json:"p3"`
-	P5           float64 `json:"p5"`
-	NDCG1        float64 `json:"ndcg1"`
-	NDCG3        float64 `json:"ndcg3"`
-	NDCG5        float64 `json:"ndcg5"`
-	Loss         float64 `json:"loss"`
-	TrainLoss    float64 `json:"train_loss"`
-	TestPoints   int     `json:"test_points"`
-}
-
-// NewEvalRecord fills an eval record from scores.
-func NewEvalRecord(epoch float64, samples int64, trainSeconds float64, s Scores, trainLoss float64) EvalRecord {
-	return EvalRecord{Event: "eval", Epoch: epoch, Samples: samples, TrainSeconds: trainSeconds,
-		P1: s.P1, P3: s.P3, P5: s.P5, NDCG1: s.NDCG1, NDCG3: s.NDCG3, NDCG5: s.NDCG5,
-		Loss: s.Loss, TrainLoss: trainLoss, TestPoints: s.Points}
-}
-
-// Best returns the evaluation with the highest P@1 (the earliest on ties) and
-// false when there is none.
-func Best(evals []EvalRecord) (EvalRecord, bool) {
-	var best EvalRecord
-	found := false
-	for _, e := range evals {
-		if !found || e.P1 > best.P1 {
-			best, found = e, true
-		}
-	}
-	return best, found
-}
-
-// TimeTo returns the training seconds of the first evaluation whose P@1
-// reaches target, and false when none does.
-func TimeTo(evals []EvalRecord, target float64) (float64, bool) {
-	for _, e := range evals {
-		if e.P1 >= target {
-			return e.TrainSeconds, true
-		}
-	}
-	return 0, false
 }

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// A config file holds any flag of hetsgd train by its name, without dashes,
+// and a strategy's options under the strategy's name:
+//
+//	strategy: adaptive
+//	devices: 4
+//	hidden: [128]
+//	adaptive:
+//	  beta: 8
+//
+// It is YAML (JSON is YAML too); a run log is read as the settings in its
+// config record. Flags given on the command line override the file's
+// values. Paths in the file are taken as the command line takes them:
+// relative to the current folder.
+
+// notSettings are the flags that say where a run's outputs go, how it is
+// shown, or how this invocation behaves, not what the run is: --print-config
+// leaves them out and the config record's settings do not hold them, so
+// that a run repeated from its settings writes the same log. A config file
+// may still give them.
+var notSettings = []string{"config", "print-config", "resume", "force", "progress", "log",
+	"checkpoint", "checkpoint-every", "checkpoint-keep", "topology", "devices-per-rank"}
+
+// settings returns the run's effective settings, as --print-config prints
+// them and the config record holds them: every flag that decides the run
+// and applies to it (inapplicable), with its value after the strategy's
+// defaults were filled in (engineConfig), in the flags' order; then the
+// strategy's options that are numbers (given, or defaults), under its name.
+// Derived defaults (formulas of the run's data and settings) are left out,
+// so that they are derived again when a setting they depend on changes.
+func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.Config) runlog.Settings {
+	ranks := 1
+	if cfg.World != nil {
+		ranks = cfg.World.Size()
+	}
+	skip := inapplicable(info, cfg.Optimizer.Name, f, ranks)
+	set := visited(fs)
+	var out runlog.Settings
+	fs.VisitAll(func(fl *flag.Flag) {
+		name := fl.Name
+		if _, isOption := f.options[name]; isOption || slices.Contains(notSettings, name) {
+			return
+		}
+		if _, no := skip[name]; no {
+			return
+		}
+		switch {
+		case f.workload == "regression" && slices.Contains([]string{"hidden", "dropout", "data", "train", "test", "format", "cache", "eval-points"}, name):
+			return
+		case f.networkPath != "" && slices.Contains([]string{"net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth"}, name):
+			return
+		case !set[name] && slices.Contains([]string{"data", "train", "test", "cost", "network", "speeds", "fault"}, name):
+			return // empty: the bundled data, the built-in models, equal speeds, no faults
+		}
+		out = append(out, runlog.Setting{Name: name, Value: settingValue(fl)})
+	})
+	vals, err := info.Describe(strategy.Config{Devices: f.devices, Batch: f.batch, LR: f.lr, DatasetSize: 1, Options: cfg.Options})
+	if err != nil || len(vals) == 0 {
+		return out
+	}
+	var opts runlog.Settings
+	for _, v := range vals {
+		if v.Given || v.Formula == "" {
+			opts = append(opts, runlog.Setting{Name: v.Name, Value: v.Value})
+		}
+	}
+	if len(opts) > 0 {
+		out = append(out, runlog.Setting{Name: info.Name, Value: opts})
+	}
+	return out
+}
+
+// settingValue is a flag's value as a setting: a number, a bool, a string
+// or a list, as JSON and YAML write them.
+func settingValue(fl *flag.Flag) any {
+	switch v := fl.Value.(type) {
+	case *intList:
+		return append([]int{}, (*v)...)
+	case *floatList:
+		return append([]float64{}, (*v)...)
+	case *faultList:
+		s := []string{}
+		for _, x := range *v {
+			s = append(s, x.String())
+		}
+		return s
+	case flag.Getter:
+		return v.Get()
+	}
+	return fl.Value.String()
+}
+
+// writeYAML writes settings as a YAML config file, with a header comment.
+func writeYAML(w io.Writer, header string, s runlog.Settings) error {
+	var b bytes.Buffer
+	for _, line := range strings.Split(header, "\n") {
+		b.WriteString("# " + line + "\n")
+	}
+	for _, x := range s {
+		if sub, ok := x.Value.(runlog.Settings); ok {
+			b.WriteString(x.Name + ":\n")
+			for _, y := range sub {
+				fmt.Fprintf(&b, "  %s: %s\n", y.Name, yamlScalar(y.Value))
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", x.Name, yamlScalar(x.Value))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// plainYAML are strings YAML reads back as the same string unquoted.
+var plainYAML = regexp.MustCompile(`^[A-Za-z_./][A-Za-z0-9_./+-]*$`)
+
+// yamlScalar writes a value in YAML's flow style. Strings that could read as
+// something else are quoted as JSON quotes them, which YAML reads.
+func yamlScalar(v any) string {
+	switch v := v.(type) {
+	case string:
+		switch strings.ToLower(v) {
+		case "true", "false", "yes", "no", "on", "off", "null", "y", "n":
+		default:
+			if plainYAML.MatchString(v) {
+				return v
+			}
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case []int:
+		if len(v) == 0 {
+			return "none" // --hidden none: a linear model
+		}
+		return yamlList(v)
+	case []float64:
+		return yamlList(v)
+	case []string:
+		return yamlList(v)
+	case []any: // read back from JSON
+		if len(v) == 0 {
+			return "none"
+		}
+		return yamlList(v)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func yamlList[T any](v []T) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = yamlScalar(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// applyConfig sets the flags of fs from the config file path, except those
+// already given on the command line (set), which override the file. A key
+// that is no flag is an error naming the file's line and the nearest name.
+func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies []strategy.Info) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(b), []byte(`{"event":"config"`)) {
+		// A run log: its config record's settings.
+		line, _, _ := bytes.Cut(b, []byte("\n"))
+		var rec runlog.Config
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("--config %s:1: %v", path, err)
+		}
+		if rec.Settings == nil {
+			return fmt.Errorf("--config %s: the log's config record holds no settings (a study's run, or an earlier version's log)", path)
+		}
+		if b, err = json.Marshal(rec.Settings); err != nil {
+			return fmt.Errorf("--config %s: %w", path, err)
+		}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return fmt.Errorf("--config %s: %v", path, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("--config %s:%d: want settings as `name: value` lines", path, root.Line)
+	}
+	isStrategy := func(name string) bool {
+		return slices.ContainsFunc(strategies, func(i strategy.Info) bool { return i.Name == name })
+	}
+	at := func(n *yaml.Node) string { return fmt.Sprintf("--config %s:%d", path, n.Line) }
+	seen := map[string]bool{}
+	var apply func(prefix string, m *yaml.Node) error
+	apply = func(prefix string, m *yaml.Node) error {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := m.Content[i], m.Content[i+1]
+			name := prefix + k.Value
+			if seen[name] {
+				return fmt.Errorf("%s: %s is given twice", at(k), name)
+			}
+			seen[name] = true
+			if prefix == "" && v.Kind == yaml.MappingNode && isStrategy(k.Value) {
+				if err := apply(name+".", v); err != nil {
+					return err
+				}
+				continue
+			}
+			fl := fs.Lookup(name)
+			if fl == nil {
+				return fmt.Errorf("%s: unknown setting %q%s", at(k), name, suggest(name, flagNames(fs), ""))
+			}
+			if set[name] {
+				continue // the command line's value stands
+			}
+			values, err := scalars(v)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %v", at(v), name, err)
+			}
+			if _, repeated := fl.Value.(*faultList); !repeated {
+				values = []string{strings.Join(values, ",")}
+			}
+			for _, x := range values {
+				if err := fs.Set(name, x); err != nil {
+					return fmt.Errorf("%s: %s %q: %v", at(v), name, x, err)
+				}
+			}
+		}
+		return nil
+	}
+	return apply("", root)
+}
+
+// scalars returns a value's text: a scalar's, or each of a list's.
+func scalars(v *yaml.Node) ([]string, error) {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.Tag == "!!null" {
+			return nil, errors.New("no value")
+		}
+		return []string{v.Value}, nil
+	case yaml.SequenceNode:
+		out := []string{}
+		for _, x := range v.Content {
+			if x.Kind != yaml.ScalarNode {
+				return nil, errors.New("want a list of values")
+			}
+			out = append(out, x.Value)
+		}
+		if len(out) == 0 {
+			return []string{"none"}, nil // hidden: [] is a linear model
+		}
+		return out, nil
+	}
+	return nil, errors.New("want a value or a list of values")
+}
+
+func flagNames(fs *flag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+// suggest returns " (did you mean X?)" for the names nearest to name, or "",
+// each name written after prefix ("--" for flags). A strategy option given
+// without its strategy (beta) suggests every strategy's option of that name
+// (adacons.beta, adaptive.beta).
+func suggest(name string, names []string, prefix string) string {
+	var near []string
+	for _, n := range names {
+		if _, opt, ok := strings.Cut(n, "."); ok && opt == name {
+			near = append(near, prefix+n)
+		}
+	}
+	if len(near) > 0 {
+		return " (strategy options go under the strategy's name: " + strings.Join(near, ", ") + ")"
+	}
+	best := len(name)/3 + 1 // a typo or two
+	for _, n := range names {
+		d := editDistance(name, n)
+		switch {
+		case d < best:
+			best, near = d, []string{prefix + n}
+		case d == best:
+			near = append(near, prefix+n)
+		}
+	}
+	if len(near) == 0 || len(near) > 3 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(near, " or ") + "?)"
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

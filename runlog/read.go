@@ -1,0 +1,129 @@
+package runlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Run is a run log read back: its records by kind, in the order written.
+type Run struct {
+	Name    string  // the file's name
+	Config  *Config // nil when the log has no config record
+	Evals   []Eval
+	Merges  []Merge
+	Async   []Async
+	Faults  []Fault
+	Notes   []Note
+	Resumes []Resume
+	Done    *Done // nil for a run that is going on or was killed
+}
+
+// Label names the run for a legend: a study run's name, else its strategy
+// and devices, else the file's name.
+func (r *Run) Label() string {
+	switch c := r.Config; {
+	case c == nil:
+		return r.Name
+	case c.Name != "":
+		return c.Name
+	case c.Strategy != "":
+		return fmt.Sprintf("%s ×%d", c.Strategy, c.Devices)
+	}
+	return r.Name
+}
+
+// ReadFile reads the run log at path.
+func ReadFile(path string) (*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("runlog: %w", err)
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// Read reads a run log from r; name is the file's, for errors. Records of
+// kinds this version does not know are skipped, as are fields it does not
+// know. A last line without its newline is a record still being written and
+// is skipped too. A line that is not a JSON object, and a config record of a
+// later schema, are errors naming the line.
+func Read(r io.Reader, name string) (*Run, error) {
+	run := &Run{Name: name}
+	br := bufio.NewReader(r)
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return run, nil // a partial last line is skipped
+		}
+		if err != nil {
+			return nil, fmt.Errorf("runlog: %s: %w", name, err)
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		if err := run.add(b); err != nil {
+			return nil, fmt.Errorf("runlog: %s:%d: %w", name, line, err)
+		}
+	}
+}
+
+// add decodes one record into the run.
+func (r *Run) add(b []byte) error {
+	var head struct {
+		Event string `json:"event"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return fmt.Errorf("not a JSON record: %w", err)
+	}
+	var err error
+	switch head.Event {
+	case "config":
+		var c Config
+		if err = json.Unmarshal(b, &c); err == nil && c.Schema > Schema {
+			return fmt.Errorf("schema %d is later than this version's %d: read it with a later hetsgd", c.Schema, Schema)
+		}
+		if r.Config == nil {
+			r.Config = &c
+		}
+	case "eval":
+		err = appendRecord(b, &r.Evals)
+	case "merge":
+		var m Merge
+		if err = json.Unmarshal(b, &m); err == nil {
+			r.Merges = append(r.Merges, m)
+		}
+	case "async":
+		err = appendRecord(b, &r.Async)
+	case "fault":
+		err = appendRecord(b, &r.Faults)
+	case "note":
+		err = appendRecord(b, &r.Notes)
+	case "resume":
+		err = appendRecord(b, &r.Resumes)
+	case "done":
+		var d Done
+		if err = json.Unmarshal(b, &d); err == nil {
+			r.Done = &d
+		}
+	case "":
+		return errors.New(`a record without an "event"`)
+	}
+	if err != nil {
+		return fmt.Errorf("%s record: %w", head.Event, err)
+	}
+	return nil
+}
+
+func appendRecord[T any](b []byte, list *[]T) error {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*list = append(*list, v)
+	return nil
+}
