@@ -33,6 +33,8 @@ type Log struct {
 	enc    *json.Encoder // encodes into buf, so a record reaches w in one write
 	err    error         // set when the output ends with part of a record
 	closed bool
+	// also receives every record written, as written (a live view).
+	also func(line []byte)
 }
 
 func newLog(name string, w io.Writer, cut func(int64) error) *Log {
@@ -213,6 +215,16 @@ func notFileErr(path string, m fs.FileMode) error {
 // NewLog writes a log to w (tests, standard output).
 func NewLog(w io.Writer) *Log { return newLog("log", w, nil) }
 
+// Also makes the log pass every record it writes from now on to f, as it
+// reached the output: one JSON object ending in a newline, in a buffer f
+// must copy to keep. f is called on the writer's goroutine and must not
+// block (a live dashboard queues the line).
+func (l *Log) Also(f func(line []byte)) {
+	if l != nil {
+		l.also = f
+	}
+}
+
 // Write appends one record: a struct or map that marshals to a JSON object
 // with an "event" field.
 func (l *Log) Write(record any) error {
@@ -235,6 +247,9 @@ func (l *Log) Write(record any) error {
 	}
 	if err == nil {
 		l.end += int64(n)
+		if l.also != nil {
+			l.also(l.buf.Bytes())
+		}
 		return nil
 	}
 	err = fmt.Errorf("runlog: writing %s: %w", l.name, err)

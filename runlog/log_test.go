@@ -328,3 +328,16 @@ func TestAppendLogContinuesFromOffset(t *testing.T) {
 		t.Fatal("a missing log: no error")
 	}
 }
+
+// Also sees every record as it reached the output, and none that failed.
+func TestLogAlso(t *testing.T) {
+	w := &fullWriter{room: 30}
+	l := NewLog(w)
+	var seen []string
+	l.Also(func(line []byte) { seen = append(seen, string(line)) })
+	l.Write(map[string]any{"event": "a"})
+	l.Write(map[string]any{"event": "b", "pad": "xxxxxxxxxxxxxxxxxxxx"}) // does not fit
+	if len(seen) != 1 || seen[0] != "{\"event\":\"a\"}\n" {
+		t.Fatalf("Also saw %q", seen)
+	}
+}
