@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +23,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) == 0 || sub[args[0]] == nil {
 		fmt.Fprint(stderr, usage)
 		if len(args) > 0 {
-			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q\n", args[0])
+			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q%s\n", args[0], suggest(args[0], []string{"stats", "gen"}, ""))
 		}
 		return errUsage
 	}
@@ -36,11 +35,8 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	format := fs.String("format", "auto", "input format: xc, libsvm or auto")
 	top := fs.Int("top", 5, "labels to list at each end of the frequency ranking")
 	cache := fs.String("cache", "auto", "binary cache of text files of 8 MB or more: auto, refresh or off")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if *top < 0 {
 		return fmt.Errorf("--top %d: must be 0 or more", *top)

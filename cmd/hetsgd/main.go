@@ -222,10 +222,24 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args. A flag error is printed with the nearest flag
+// parseFlags parses args, which hold flags only (parseArgs allows
+// arguments after them). A flag error is printed with the nearest flag
 // names and where to find the flags (not the whole usage, which can be
 // long), and returned as errUsage; --help prints the usage.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "hetsgd %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// parseArgs is parseFlags for commands that take arguments after the flags.
+func parseArgs(fs *flag.FlagSet, args []string) error {
 	out, usage := fs.Output(), fs.Usage
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -242,11 +256,6 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			msg = fmt.Sprintf("unknown flag --%s%s", name, suggest(name, flagNames(fs), "--"))
 		}
 		fmt.Fprintf(out, "hetsgd %s: %s\nRun \"hetsgd %s --help\" for the flags.\n", fs.Name(), msg, fs.Name())
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "hetsgd %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		fs.Usage()
 		return errUsage
 	}
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -20,11 +19,8 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 	devices := fs.Int("devices", 4, "devices the derived defaults are computed for (-v)")
 	batch := fs.Int("batch", 0, "batch size the derived defaults are computed for (-v; default: the strategy's)")
 	points := fs.Int("points", bundledPoints, "training points the derived defaults are computed for (-v; default: the bundled "+bundledDefault+"'s)")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
