@@ -14,8 +14,10 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one line of a plot.
@@ -24,7 +26,10 @@ type Series struct {
 	X, Y []float64
 }
 
-// Plot describes a line plot.
+// Plot describes a line plot. Title is wrapped to the figure's width (a
+// newline in it starts a line); X and Y label the axes and should name
+// their units ("training time (virtual seconds)"). Each series gets a
+// colour, and a dashed line after the palette's eight, and a legend entry.
 type Plot struct {
 	Title, X, Y string
 	Series      []Series
@@ -37,22 +42,61 @@ var palette = []color.RGBA{
 	{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 0, 0, 255}, {240, 228, 66, 255},
 }
 
-// Save writes the plot as an SVG file (5×3.5 in), or in the format its
-// extension names (png, pdf, eps, ...). The file is written under a
-// temporary name and renamed, so an interrupted run leaves no half figure;
-// a path that exists and is not a regular file is an error.
-func (p Plot) Save(path string) error {
+// The figure's geometry. The axes and data keep the 5×3.5 in the figures
+// always had; the canvas grows around them for the title and the legend
+// instead of taking room from the data.
+const (
+	plotWidth  = 5 * vg.Inch
+	plotHeight = 3.5 * vg.Inch
+	margin     = vg.Length(6) // points, on every side
+	titleGap   = vg.Length(4) // between the title and the plot
+	legendGap  = vg.Length(10)
+	// fontSlack is the room left for a wider font than the one measured.
+	// An SVG names its font (Liberation Serif) without embedding it, which
+	// would add half a megabyte to each figure; a viewer without the font
+	// draws a substitute: Times New Roman, of the same widths, on most
+	// systems, but DejaVu Serif, about 1.3 times as wide, on some Linux
+	// ones. The title is wrapped, and the legend given room, for that font,
+	// and the title starts at the left margin so that all its slack lies on
+	// the side it grows towards: neither is cut in such a viewer either.
+	fontSlack = 1.3
+	// pngDPI makes a PNG sharp enough to read where it is shown at its
+	// pixel size (about 1000 pixels wide); gonum's default, 96, blurs the
+	// 9-point legend.
+	pngDPI = 150
+)
+
+// figure is a Plot laid out: gonum/plot draws the axes and the data, and
+// the title and the legend are drawn beside them rather than by gonum/plot,
+// which would put the legend over the data and cut a title wider than the
+// canvas.
+type figure struct {
+	pl         *plot.Plot
+	legend     plot.Legend
+	entries    int
+	title      []string // wrapped to the canvas
+	titleStyle text.Style
+	w, h       vg.Length // the canvas
+	plotH      vg.Length // the axes and data, below the title
+	legendW    vg.Length
+}
+
+// layout builds the plot and measures its title and legend with the fonts
+// they are drawn in.
+func (p Plot) layout() (*figure, error) {
 	pl := plot.New()
-	pl.Title.Text = p.Title
 	pl.X.Label.Text = p.X
 	pl.Y.Label.Text = p.Y
-	pl.Legend.Top = false
-	pl.Legend.Left = false
 	pl.Add(plotter.NewGrid())
 	if p.LogX {
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
+	f := &figure{pl: pl, legend: plot.NewLegend(), titleStyle: pl.Title.TextStyle}
+	f.legend.Top, f.legend.Left = true, true // top-aligned; icons before the names
+	f.legend.ThumbnailWidth = vg.Points(16)
+	f.legend.Padding = vg.Points(2)
+	f.legend.TextStyle.Font.Size = vg.Points(9)
 	for i, s := range p.Series {
 		if len(s.X) == 0 {
 			continue
@@ -72,7 +116,7 @@ func (p Plot) Save(path string) error {
 		}
 		line, err := plotter.NewLine(pts)
 		if err != nil {
-			return fmt.Errorf("report: %s: %w", p.Title, err)
+			return nil, fmt.Errorf("report: %s: %w", p.Title, err)
 		}
 		line.Color = palette[i%len(palette)]
 		line.Width = vg.Points(1.5)
@@ -80,27 +124,147 @@ func (p Plot) Save(path string) error {
 			line.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		}
 		pl.Add(line)
-		pl.Legend.Add(s.Name, line)
+		f.legend.Add(s.Name, line)
+		f.entries++
 	}
-	pl.Legend.ThumbnailWidth = vg.Points(14)
-	pl.Legend.Padding = vg.Points(1)
-	pl.Legend.TextStyle.Font.Size = vg.Points(8)
-	pl.Legend.YPosition = draw.PosBottom
-	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	wt, err := pl.WriterTo(5*vg.Inch, 3.5*vg.Inch, format)
+
+	f.w = margin + plotWidth + margin
+	var legendH vg.Length
+	if f.entries > 0 {
+		r := f.legend.Rectangle(draw.Canvas{})
+		f.legendW, legendH = r.Size().X, r.Size().Y
+		f.w += legendGap + f.legendW*fontSlack
+	}
+	f.title = wrapText(p.Title, f.titleStyle, (f.w-2*margin)/fontSlack)
+	for _, line := range f.title {
+		f.w = max(f.w, f.titleStyle.Width(line)*fontSlack+2*margin) // a word wider than the canvas
+	}
+	// The legend starts at the top of the data area; a legend taller than
+	// that area makes the plot taller, so no entry falls off the canvas.
+	area := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: plotWidth, Y: plotHeight}}}
+	axes := plotHeight - pl.DataCanvas(area).Size().Y
+	f.plotH = max(plotHeight, legendH+axes)
+	f.h = margin + f.titleHeight() + f.plotH + margin
+	return f, nil
+}
+
+// titleHeight is the height of the title's lines and the gap below them.
+func (f *figure) titleHeight() vg.Length {
+	if len(f.title) == 0 {
+		return 0
+	}
+	return vg.Length(len(f.title))*f.titleStyle.FontExtents().Height + titleGap
+}
+
+// draw draws the figure on a canvas of f.w × f.h.
+func (f *figure) draw(c draw.Canvas) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	sty := f.titleStyle
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+	lineH := sty.FontExtents().Height
+	for i, line := range f.title {
+		c.FillText(sty, vg.Point{X: c.Min.X + margin, Y: c.Max.Y - margin - vg.Length(i)*lineH}, line)
+	}
+	plotC := c
+	plotC.Min = vg.Point{X: c.Min.X + margin, Y: c.Min.Y + margin}
+	plotC.Max = vg.Point{X: plotC.Min.X + plotWidth, Y: plotC.Min.Y + f.plotH}
+	f.pl.Draw(plotC)
+	if f.entries == 0 {
+		return
+	}
+	legendC := c
+	legendC.Min = vg.Point{X: plotC.Max.X + legendGap, Y: plotC.Min.Y}
+	legendC.Max = vg.Point{X: legendC.Min.X + f.legendW, Y: f.pl.DataCanvas(plotC).Max.Y}
+	f.legend.Draw(legendC)
+}
+
+// wrapText breaks s at spaces into lines no wider than width in sty, and
+// at its newlines. Two lines are balanced, so that a title wrapped for a
+// word or two does not leave them alone on its second line.
+func wrapText(s string, sty text.Style, width vg.Length) []string {
+	var lines []string
+	for _, para := range strings.Split(s, "\n") {
+		words := strings.Fields(para)
+		if len(words) == 0 {
+			continue
+		}
+		var wrapped []string
+		line := words[0]
+		for _, w := range words[1:] {
+			if sty.Width(line+" "+w) > width {
+				wrapped = append(wrapped, line)
+				line = w
+				continue
+			}
+			line += " " + w
+		}
+		wrapped = append(wrapped, line)
+		if len(wrapped) == 2 {
+			best := max(sty.Width(wrapped[0]), sty.Width(wrapped[1]))
+			for i := 1; i < len(words); i++ {
+				a, b := strings.Join(words[:i], " "), strings.Join(words[i:], " ")
+				if w := max(sty.Width(a), sty.Width(b)); w < best {
+					best, wrapped[0], wrapped[1] = w, a, b
+				}
+			}
+		}
+		lines = append(lines, wrapped...)
+	}
+	return lines
+}
+
+// Save writes the plot as an SVG file, or in the format its extension
+// names (png, pdf, eps, ...). The axes and data take 5×3.5 in; the title,
+// above them, is wrapped to the canvas, and the legend lies to the right of
+// the data, the canvas widened (and if need be heightened) for it. A PNG
+// is drawn at 150 dots per inch.
+//
+// The file is written under a temporary name and renamed, so an
+// interrupted run leaves no half figure; an existing file is replaced, and
+// a path that exists and is not a regular file is an error.
+func (p Plot) Save(path string) error {
+	f, err := p.layout()
 	if err != nil {
-		return fmt.Errorf("report: %s: %w (name a .svg, .png, .pdf or .eps file)", path, err)
+		return err
 	}
-	f, err := atomicfile.Create(path, true)
+	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
+	case "jpg", "jpeg":
+		c = vgimg.JpegCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
+	case "tif", "tiff":
+		c = vgimg.TiffCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
+	default:
+		if c, err = draw.NewFormattedCanvas(f.w, f.h, format); err != nil {
+			return fmt.Errorf("report: %s: %w (name a .svg, .png, .pdf or .eps file)", path, err)
+		}
+	}
+	f.draw(draw.New(c))
+	af, err := atomicfile.Create(path, true)
 	if err != nil {
 		return fmt.Errorf("report: figure: %w", err)
 	}
-	defer f.Abort()
-	if _, err := wt.WriteTo(f); err != nil {
+	defer af.Abort()
+	if _, err := c.WriteTo(af); err != nil {
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	if err := af.Commit(); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("report: %w", err)
+	return nil
+}
+
+// SaveSVGAndPNG writes the plot as base.svg and base.png, each as Save
+// writes it: the SVG for pages and print, the PNG for where an SVG is not
+// shown (many chat tools, issue trackers' previews, image viewers).
+func (p Plot) SaveSVGAndPNG(base string) error {
+	for _, ext := range []string{".svg", ".png"} {
+		if err := p.Save(base + ext); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -202,9 +366,10 @@ func (d *Dir) Table(t *Table) {
 	d.Printf("\n")
 }
 
-// Figure saves a plot as name.svg and links it from the report.
+// Figure saves a plot as name.svg and name.png (SaveSVGAndPNG) and links
+// the SVG from the report.
 func (d *Dir) Figure(name string, p Plot) error {
-	if err := p.Save(filepath.Join(d.Path, name+".svg")); err != nil {
+	if err := p.SaveSVGAndPNG(filepath.Join(d.Path, name)); err != nil {
 		return err
 	}
 	d.Printf("![%s](%s.svg)\n\n", p.Title, name)

@@ -292,7 +292,7 @@ func (s *adaptiveStudy) fig12(ctx context.Context) error {
 		}
 	}
 	s.rep.Printf("### Batch sizes and perturbation (Fig. 12)\n\n")
-	if err := s.rep.Figure(s.name("batchsizes"), report.Plot{Title: s.set.Name + ", 4 devices: batch size per device across merges", X: "merges (count)", Y: "batch size (samples)", Series: series}); err != nil {
+	if err := s.rep.Figure(s.name("batchsizes"), report.Plot{Title: s.set.Name + ", 4 devices: batch size per device across merges", X: "merge number", Y: "batch size (samples)", Series: series}); err != nil {
 		return err
 	}
 	last := a.Merges[len(a.Merges)-1]
@@ -427,7 +427,7 @@ func (s *adaptiveStudy) sensitivity(ctx context.Context) error {
 			x, y := timeCurve(res)
 			series = append(series, report.Series{Name: fmt.Sprintf("%s = %g", p.option, v), X: x, Y: y})
 		}
-		if err := s.rep.Figure(s.name("sens", p.option), report.Plot{Title: fmt.Sprintf("%s: %s (Fig. %s)", s.set.Name, p.name, p.fig), X: "training time (virtual seconds)", Y: "P@1", Series: series}); err != nil {
+		if err := s.rep.Figure(s.name("sens", p.option), report.Plot{Title: fmt.Sprintf("%s, 4 devices: P@1 against time by %s (Fig. %s)", s.set.Name, p.option, p.fig), X: "training time (virtual seconds)", Y: "P@1", Series: series}); err != nil {
 			return err
 		}
 	}
