@@ -3,7 +3,8 @@
 # pure-Go tests with and without the race detector, then the tests of the two
 # cgo builds — OpenBLAS (-tags openblas) and OpenMPI (-tags mpi; they start
 # mpirun themselves, on shared memory and loopback only). The Debian packages
-# those builds need, and NumPy (a test reads the exported model with it), are
+# those builds need, NumPy (a test reads the exported model with it) and
+# Chromium (the dashboard's test draws its page in it, headless) are
 # installed when missing and apt-get can (as root); otherwise their tests are
 # skipped with a message saying what to install.
 set -euo pipefail
@@ -13,11 +14,13 @@ export GOFLAGS=${GOFLAGS:--buildvcs=false}
 have_blas() { [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; }
 have_mpi() { command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; }
 have_numpy() { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; }
+have_chromium() { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }
 
 need=()
 have_blas || need+=(libopenblas-dev)
 have_mpi || need+=(libopenmpi-dev openmpi-bin pkg-config)
 have_numpy || need+=(python3-numpy) # the exported model, read by NumPy
+have_chromium || need+=(chromium)    # the dashboard's browser test loads its page headless
 if ((${#need[@]})) && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   echo "== installing ${need[*]}"
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >/dev/null 2>&1 ||

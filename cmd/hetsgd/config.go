@@ -39,7 +39,7 @@ import (
 // leaves them out and the config record's settings do not hold them, so
 // that a run repeated from its settings writes the same log. A config file
 // may still give them.
-var notSettings = []string{"config", "print-config", "resume", "force", "progress", "log",
+var notSettings = []string{"config", "print-config", "resume", "force", "progress", "log", "dashboard",
 	"checkpoint", "checkpoint-every", "checkpoint-keep", "topology", "devices-per-rank"}
 
 // settings returns the run's effective settings, as --print-config prints

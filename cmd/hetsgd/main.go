@@ -32,6 +32,7 @@ func commands() []command {
 		{"eval", "score a trained model on a dataset: P@1/3/5 and nDCG@1/3/5", runEval},
 		{"export", "export a checkpoint's model to a NumPy .npz archive", runExport},
 		{"plot", "draw run logs' metrics (P@k, nDCG@k, loss, batch sizes) against time, epochs or samples into an SVG and a PNG", runPlot},
+		{"dashboard", "serve a live page of run logs (P@1, loss, per-device batch sizes and merges, settings), following logs being written", runDashboard},
 		{"strategies", "list the parallel SGD strategies (-v: with their options)", runStrategies},
 		{"tune", "compare strategies over a grid of learning rates and batches, at one shared rate and at each one's best", runTune},
 		{"data", "describe or generate datasets (data stats, data gen)", runData},

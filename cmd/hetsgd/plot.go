@@ -54,7 +54,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	yName := fs.String("y", "p1", "metric: "+strings.Join(names, ", ")+" (batch: one log's per-device batch sizes at each merge, against merge time)")
 	title := fs.String("title", "", "figure `title` (default: the dataset and what is drawn)")
 	out := fs.String("out", "", "the figure: `FIG`.svg and FIG.png are written")
-	logs, err := parsePlotArgs(fs, args)
+	logs, err := parseLogArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -142,11 +142,11 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return err
 }
 
-// parsePlotArgs parses the flags, which may come before, between or after
+// parseLogArgs parses the flags, which may come before, between or after
 // the logs (the flag package stops at the first argument that is not a
 // flag, and "plot a.jsonl b.jsonl --out fig" is how one writes it), and
 // returns the logs. Everything after "--" is a log.
-func parsePlotArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseLogArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var logs []string
 	for {
 		if err := parseArgs(fs, args); err != nil {

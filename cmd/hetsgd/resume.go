@@ -28,11 +28,11 @@ type savedSettings struct {
 // it continues: how long it runs, how often it evaluates and saves, where it
 // writes, how it shows progress and how many threads compute — and where
 // the data is, when it moved (the data itself must be the same).
-var mayChange = []string{"epochs", "time-budget", "eval-every", "eval-points", "log", "force", "progress", "threads",
+var mayChange = []string{"epochs", "time-budget", "eval-every", "eval-points", "log", "force", "progress", "threads", "dashboard",
 	"checkpoint", "checkpoint-every", "checkpoint-keep", "resume", "cache", "data", "train", "test", "format"}
 
 // notSaved are flags a checkpoint does not carry over to a resumed run.
-var notSaved = []string{"resume", "force", "progress", "config", "print-config"}
+var notSaved = []string{"resume", "force", "progress", "config", "print-config", "dashboard"}
 
 // givenFlags lists the flags set on fs, in order, as Set takes them back
 // (a repeated flag once per value).
@@ -166,8 +166,10 @@ func (res *resumed) checkSameData(rec runlog.Config) error {
 
 // openLog opens the resumed run's log: the checkpoint run's own, continued
 // from the checkpoint's offset, when path is that log (the default); else a
-// new file, which starts with the config record.
-func (res *resumed) openLog(path string, force bool, inputs []string, rec runlog.Config) (*runlog.Log, error) {
+// new file, which starts with the config record. A dashboard (nil: none)
+// is shown the continued log's records up to the checkpoint, then every
+// record written.
+func (res *resumed) openLog(path string, force bool, inputs []string, rec runlog.Config, dash *liveView) (*runlog.Log, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -177,9 +179,13 @@ func (res *resumed) openLog(path string, force bool, inputs []string, rec runlog
 		if _, serr := os.Lstat(path); serr != nil {
 			return nil, fmt.Errorf("--log %s: the log of the run to continue: %w (give --log NEW to start a new one)", path, serr)
 		}
-		log, err = runlog.AppendLog(path, res.saved.LogOffset, inputs...)
+		if log, err = runlog.AppendLog(path, res.saved.LogOffset, inputs...); err == nil && dash != nil {
+			err = dash.publishFile(path, res.saved.LogOffset)
+		}
+		log.Also(dash.publish)
 	} else {
 		if log, err = runlog.CreateLog(path, force, inputs...); err == nil {
+			log.Also(dash.publish)
 			err = log.Write(rec)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
@@ -152,6 +153,7 @@ type trainFlags struct {
 	checkpointKeep                       int
 	configPath                           string
 	printConfig                          bool
+	dashboard                            string
 
 	strategy       string
 	devices        int
@@ -239,6 +241,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 
 	fs.StringVar(&f.configPath, "config", "", "read settings from `file` (YAML or JSON, keys named as these flags, a strategy's options under its name; or a run log, whose config record holds them); flags given override the file's")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the run's effective settings as a --config file and exit")
+	fs.StringVar(&f.dashboard, "dashboard", "", "serve a live view of the run at `addr` (host:port, e.g. "+dashboard.DefaultAddr+"; port 0: any free one): its log's records charted as they are written; the page stays up after the run until Ctrl-C")
 
 	// One flag per option of each strategy, named STRATEGY.OPTION (an option
 	// name means one thing: adaptive.beta is not adacons.beta). Only those
@@ -374,14 +377,31 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		return err
 	}
 	// The log is created only once every input is known to be good, so a
-	// mistyped flag never leaves an empty or truncated log behind.
+	// mistyped flag never leaves an empty or truncated log behind. A
+	// dashboard shows the log's records as they are written (with no
+	// --log, those of a log written nowhere).
 	var log *runlog.Log
-	if f.logPath != "" && root {
+	var dash *liveView
+	if f.dashboard != "" && root {
+		if dash, err = startDashboard(f.dashboard, fmt.Sprintf("%s ×%d", cfg.Strategy, cfg.Devices), stdout, stderr); err != nil {
+			return err
+		}
+		defer dash.stop()
+	}
+	if (f.logPath != "" || dash != nil) && root {
 		inputs := inputFiles(f.trainPath, f.testPath, f.dataDir)
-		if from != nil {
-			log, err = from.openLog(f.logPath, f.force, inputs, rec)
-		} else if log, err = runlog.CreateLog(f.logPath, f.force, inputs...); err == nil {
+		switch {
+		case f.logPath == "":
+			log = runlog.NewLog(io.Discard)
+			log.Also(dash.publish)
 			err = log.Write(rec)
+		case from != nil:
+			log, err = from.openLog(f.logPath, f.force, inputs, rec, dash)
+		default:
+			if log, err = runlog.CreateLog(f.logPath, f.force, inputs...); err == nil {
+				log.Also(dash.publish)
+				err = log.Write(rec)
+			}
 		}
 		if err != nil {
 			log.Close()
@@ -474,6 +494,13 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	}
 	if interrupted {
 		return fmt.Errorf("%w after %d samples", errInterrupted, res.Samples)
+	}
+	if dash != nil {
+		if err := log.Sync(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "hetsgd train: the run is over; the dashboard stays at %s until Ctrl-C\n", dash.url)
+		<-ctx.Done()
 	}
 	return nil
 }

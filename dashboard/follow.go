@@ -1,0 +1,195 @@
+package dashboard
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Follow publishes the records of the log file path as run's, then
+// follows the file, polling it every interval, and publishes each record
+// appended to it, until ctx is done: a log that another process is writing
+// shows live. It returns nil then, or at once the error of a file it cannot
+// read at the start.
+//
+// Only complete records are published: a line is taken when its line break
+// is written, or before if it already is a whole JSON object (the last
+// line of a file written by hand may lack its line break). A line that is
+// not a JSON object is skipped and reported to warn, if not nil, once,
+// with the file and line.
+//
+// A log that shrinks, or whose last record read is no longer where it was,
+// was cut back (a resumed run cuts its log to its checkpoint's records) or
+// replaced (--force): the run is Reset and the file read again from its
+// start as the run's new history. Clients are told to drop the run and
+// receive the new history, so the page never shows records the log no
+// longer holds. A file that disappears is reported once and waited for.
+func (s *Server) Follow(ctx context.Context, run int, path string, interval time.Duration, warn func(error)) error {
+	if warn == nil {
+		warn = func(error) {}
+	}
+	f := &follower{s: s, run: run, path: path, warn: warn, warned: map[string]bool{}}
+	defer f.close()
+	if err := f.poll(); err != nil {
+		return err
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := f.poll(); err != nil {
+			if !f.missing {
+				warn(err)
+			}
+			f.missing = true
+			f.close()
+		} else {
+			f.missing = false
+		}
+	}
+}
+
+// follower holds Follow's place in a file: everything before off is
+// published (or skipped), and last, the last line taken, ends at off.
+type follower struct {
+	s    *Server
+	run  int
+	path string
+	warn func(error)
+
+	file    *os.File
+	off     int64
+	line    int    // lines taken
+	last    []byte // the last line taken, as the file holds it
+	midLine bool   // the last line taken was a whole object without its line break yet
+	missing bool   // the last poll failed (reported)
+	warned  map[string]bool
+}
+
+func (f *follower) close() {
+	if f.file != nil {
+		f.file.Close()
+		f.file = nil
+	}
+}
+
+// poll publishes the records written since the last poll.
+func (f *follower) poll() error {
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	if f.file != nil {
+		if cur, err := f.file.Stat(); err != nil || !os.SameFile(cur, fi) {
+			f.close() // replaced: read the new file from its start
+		}
+	}
+	if f.file == nil {
+		if f.file, err = os.Open(f.path); err != nil {
+			return fmt.Errorf("dashboard: %w", err)
+		}
+		f.restart()
+	}
+	if fi.Size() < f.off || !f.lastInPlace() {
+		f.restart()
+	}
+	if _, err := f.file.Seek(f.off, io.SeekStart); err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	rd := bufio.NewReader(f.file)
+	for {
+		b, err := rd.ReadBytes('\n')
+		if len(b) > 0 && !f.take(b, err == nil) {
+			return nil // an unfinished last line: taken once whole
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("dashboard: %w", err)
+		}
+	}
+}
+
+// restart makes the next read start at the file's beginning, the run's
+// history starting over, unless nothing was read yet.
+func (f *follower) restart() {
+	if f.off > 0 || f.line > 0 {
+		f.s.Reset(f.run)
+	}
+	f.off, f.line, f.last, f.midLine = 0, 0, nil, false
+}
+
+// lastInPlace reports whether the line last taken is still where it was
+// read: if not, the file was rewritten.
+func (f *follower) lastInPlace() bool {
+	if len(f.last) == 0 {
+		return true
+	}
+	b := make([]byte, len(f.last))
+	_, err := f.file.ReadAt(b, f.off-int64(len(b)))
+	return err == nil && bytes.Equal(b, f.last)
+}
+
+// take publishes or skips the line b (ended says it ends with its line
+// break) and reports whether it was taken.
+func (f *follower) take(b []byte, ended bool) bool {
+	text := bytes.TrimRight(b, "\r\n")
+	if f.midLine {
+		// The rest of the line of an object taken before its line break:
+		// spaces and the line break end it; anything else starts a line.
+		if len(bytes.TrimSpace(text)) == 0 {
+			f.midLine = !ended
+			f.advance(b)
+			return true
+		}
+		f.midLine = false
+	}
+	switch {
+	case !ended && !isObject(text):
+		return false
+	case len(bytes.TrimSpace(text)) == 0:
+	case !isObject(text):
+		key := fmt.Sprintf("%d\x00%s", f.line+1, text)
+		if !f.warned[key] {
+			f.warned[key] = true
+			f.warn(fmt.Errorf("dashboard: %s:%d: %w, skipped", f.path, f.line+1, notObject(text)))
+		}
+	default:
+		f.s.Publish(f.run, text)
+	}
+	f.line++
+	f.midLine = !ended
+	f.advance(b)
+	return true
+}
+
+func (f *follower) advance(b []byte) {
+	f.off += int64(len(b))
+	f.last = append(f.last[:0], b...)
+}
+
+// isObject reports whether b is one JSON object.
+func isObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// notObject says why b is not a JSON object.
+func notObject(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("not a JSON object (%w)", err)
+	}
+	return errors.New("not a JSON object")
+}
