@@ -60,4 +60,3 @@ func TestBestAndTimeTo(t *testing.T) {
 		t.Fatalf("log line %q", buf.String())
 	}
 }
-
