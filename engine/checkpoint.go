@@ -141,7 +141,7 @@ type (
 // flag name, in the order errors name them.
 func (r *run) identity() []fixed {
 	cfg := r.cfg
-	opts, _ := r.info.Resolve(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: r.w.Size(), Options: cfg.Options})
+	opts, _ := r.info.Resolve(cfg.strategyConfig(r.w.Size()))
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return []fixed{

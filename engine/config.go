@@ -176,7 +176,7 @@ func (c *Config) Validate() error {
 	// within [b_min, b_max]). The training set's size only changes derived
 	// defaults, never whether a given value is accepted; a strategy with
 	// epoch-based rules is built here for a set of one point.
-	_, _, err := strategy.New(c.Strategy, strategy.Config{Devices: c.Devices, Batch: c.Batch, LR: c.LR, Options: c.Options, DatasetSize: 1})
+	_, _, err := strategy.New(c.Strategy, c.strategyConfig(1))
 	return err
 }
 
@@ -192,3 +192,9 @@ func initSeed(seed uint64) uint64           { return seed }
 func samplerSeed(seed uint64) uint64        { return seed ^ 0x9e3779b97f4a7c15 }
 func dropoutSeed(seed uint64, d int) uint64 { return seed ^ 0xd1b54a32d192ed03 ^ uint64(d)<<32 }
 func noiseSeed(seed uint64, d int) uint64   { return seed ^ 0x853c49e6748fea9b ^ uint64(d)<<32 }
+
+// strategyConfig is what the run's strategy is built from, on a training
+// set of size points.
+func (c Config) strategyConfig(size int) strategy.Config {
+	return strategy.Config{Devices: c.Devices, Batch: c.Batch, LR: c.LR, DatasetSize: size, Options: c.Options}
+}

@@ -195,7 +195,7 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 	if k := cfg.Devices / world.Size(); world.Size() > 1 && cfg.Net.GroupSize%k != 0 {
 		return nil, fmt.Errorf("engine: --groups: nodes of %d devices would split ranks of %d (--devices-per-rank): a node holds whole ranks", cfg.Net.GroupSize, k)
 	}
-	scfg := strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: w.Size(), Options: cfg.Options}
+	scfg := cfg.strategyConfig(w.Size())
 	strat, info, err := strategy.New(cfg.Strategy, scfg)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func CheckMemory(cfg Config, w Workload) error {
 	if cfg.World != nil {
 		ranks = max(1, cfg.World.Size())
 	}
-	scfg := strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: w.Size(), Options: cfg.Options}
+	scfg := cfg.strategyConfig(w.Size())
 	return checkMemory(cfg, info, w, cfg.Devices/ranks, info.MaxBatchOf(scfg))
 }
 

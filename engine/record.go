@@ -22,7 +22,7 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 	if err != nil {
 		return runlog.Config{}, err
 	}
-	opts, err := info.Resolve(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: w.Size(), Options: cfg.Options})
+	opts, err := info.Resolve(cfg.strategyConfig(w.Size()))
 	if err != nil {
 		return runlog.Config{}, err
 	}
@@ -75,4 +75,21 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 		}
 	}
 	return rec, nil
+}
+
+// DoneRecord returns the run log's done record of res: its length, its best
+// evaluation, whether it diverged, and Layered SGD's account of its
+// all-reduces across ranks. The caller adds what only it knows (an
+// interruption, the wall time and memory of the process).
+func (res *Result) DoneRecord() runlog.Done {
+	d := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Merges: len(res.Merges), Diverged: res.Diverged}
+	if b, ok := runlog.Best(res.Evals); ok {
+		d.BestP1, d.BestP1TrainSeconds, d.BestP1Epoch = b.P1, b.TrainSeconds, b.Epoch
+	}
+	if l := res.Layered; l != nil && l.Steps > 0 {
+		n := float64(l.Steps)
+		d.Layered = &runlog.Layered{Steps: l.Steps, ReduceMS: 1e3 * l.Reduce / n, OverlapMS: 1e3 * l.Overlap / n,
+			WaitMS: 1e3 * l.Wait / n, BroadcastMS: 1e3 * l.Broadcast / n}
+	}
+	return d
 }

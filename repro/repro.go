@@ -93,11 +93,7 @@ func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Confi
 	if err != nil && !errors.Is(err, engine.ErrDiverged) {
 		return nil, fmt.Errorf("repro: run %s: %w", name, err)
 	}
-	done := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Merges: len(res.Merges), Diverged: err != nil}
-	if b, ok := runlog.Best(res.Evals); ok {
-		done.BestP1, done.BestP1TrainSeconds, done.BestP1Epoch = b.P1, b.TrainSeconds, b.Epoch
-	}
-	if werr := log.Write(done); werr != nil {
+	if werr := log.Write(res.DoneRecord()); werr != nil {
 		return nil, fmt.Errorf("repro: run %s: %w", name, werr)
 	}
 	if r.opt.Log != nil {

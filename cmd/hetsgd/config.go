@@ -65,12 +65,7 @@ func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.C
 		if _, no := skip[name]; no {
 			return
 		}
-		switch {
-		case f.workload == "regression" && slices.Contains([]string{"hidden", "dropout", "data", "train", "test", "format", "cache", "eval-points"}, name):
-			return
-		case f.networkPath != "" && slices.Contains([]string{"net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth"}, name):
-			return
-		case !set[name] && slices.Contains([]string{"data", "train", "test", "cost", "network", "speeds", "fault"}, name):
+		if !set[name] && slices.Contains([]string{"data", "train", "test", "cost", "network", "speeds", "fault"}, name) {
 			return // empty: the bundled data, the built-in models, equal speeds, no faults
 		}
 		out = append(out, runlog.Setting{Name: name, Value: settingValue(fl)})
@@ -187,11 +182,11 @@ func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies 
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(b), []byte(`{"event":"config"`)) {
 		// A run log: its config record's settings.
-		line, _, _ := bytes.Cut(b, []byte("\n"))
-		var rec runlog.Config
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return fmt.Errorf("--config %s:1: %v", path, err)
+		run, err := runlog.Read(bytes.NewReader(b), path)
+		if err != nil {
+			return fmt.Errorf("--config: %w", err)
 		}
+		rec := run.Config
 		if rec.Settings == nil {
 			return fmt.Errorf("--config %s: the log's config record holds no settings (a study's run, or an earlier version's log)", path)
 		}

@@ -450,14 +450,14 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
 		if res != nil && errors.Is(err, engine.ErrDiverged) {
-			if werr := log.Write(runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Diverged: true}); werr != nil {
+			if werr := log.Write(res.DoneRecord()); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
 		return err
 	}
-	done := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Interrupted: interrupted,
-		Merges: len(res.Merges)}
+	done := res.DoneRecord()
+	done.Interrupted = interrupted
 	if cfg.Clock == engine.Real {
 		// Under the virtual clock the log holds nothing that varies from run
 		// to run; the peak memory goes to stdout only.
@@ -467,13 +467,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		fmt.Fprintf(stdout, "peak memory %.2f GiB (max RSS)\n", float64(rss)/(1<<30))
 	}
 	best, ok := runlog.Best(res.Evals)
-	if ok {
-		done.BestP1, done.BestP1TrainSeconds, done.BestP1Epoch = best.P1, best.TrainSeconds, best.Epoch
-	}
-	if l := res.Layered; l != nil {
-		n := float64(l.Steps)
-		done.Layered = &runlog.Layered{Steps: l.Steps, ReduceMS: 1e3 * l.Reduce / n, OverlapMS: 1e3 * l.Overlap / n,
-			WaitMS: 1e3 * l.Wait / n, BroadcastMS: 1e3 * l.Broadcast / n}
+	if done.Layered != nil {
 		fmt.Fprintf(stdout, "layered all-reduce on rank 0, per step: reduce in the node %.3f ms, next batch prepared during the nodes' all-reduce %.3f ms, then waiting for it %.3f ms, broadcast %.3f ms\n",
 			done.Layered.ReduceMS, done.Layered.OverlapMS, done.Layered.WaitMS, done.Layered.BroadcastMS)
 	}
@@ -536,11 +530,6 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	if f.networkPath != "" {
 		if f.clock != string(engine.Virtual) {
 			return engine.Config{}, fmt.Errorf("--network describes the links for --time virtual; under the real clock the links are the ones the run uses")
-		}
-		for _, name := range []string{"net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth"} {
-			if set[name] {
-				return engine.Config{}, fmt.Errorf("--%s and --network both describe the links: give one of them", name)
-			}
 		}
 		m, err := loadNetwork(f.networkPath)
 		if err != nil {
@@ -672,6 +661,11 @@ func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int
 	}
 	if realClock {
 		add(false, "describes the virtual clock; ignored under --time real", "noise", "cost", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth", "allreduce")
+	} else if f.networkPath != "" {
+		add(true, "and --network both describe the links: give one of them", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth")
+	}
+	if f.workload == "regression" {
+		add(false, "applies to --workload xml only; ignored", "hidden", "dropout", "data", "train", "test", "format", "cache", "eval-points")
 	}
 	if f.workload != "regression" {
 		add(true, "applies to --workload regression only", "dim", "step-rule", "line-search")
