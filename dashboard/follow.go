@@ -124,7 +124,7 @@ func (f *follower) poll() error {
 // restart makes the next read start at the file's beginning, the run's
 // history starting over, unless nothing was read yet.
 func (f *follower) restart() {
-	if f.off > 0 || f.line > 0 {
+	if f.off > 0 { // every line taken moved off on
 		f.s.Reset(f.run)
 	}
 	f.off, f.line, f.last, f.midLine = 0, 0, nil, false

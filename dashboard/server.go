@@ -265,13 +265,14 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		rc.SetWriteDeadline(time.Now().Add(writeTimeout)) // not every ResponseWriter has deadlines: best effort
 		return bw.Flush() == nil && rc.Flush() == nil
 	}
+	runs := s.Runs()
 	hello, _ := json.Marshal(struct {
 		Instance string   `json:"instance"`
 		Runs     []string `json:"runs"`
-	}{s.instance, s.Runs()})
+	}{s.instance, runs})
 	fmt.Fprintf(bw, "retry: 1000\nevent: hello\ndata: %s\n\n", hello)
 	if resetAll {
-		for run := range s.Runs() {
+		for run := range runs {
 			fmt.Fprintf(bw, "event: reset\ndata: {\"run\":%d}\n\n", run)
 		}
 	}

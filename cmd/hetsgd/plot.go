@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/runlog"
 )
@@ -33,11 +35,18 @@ var plotMetrics = []plotMetric{
 // records rather than a value of its eval records.
 const plotBatch = "batch"
 
-// plotAxes are the values of --x: an eval record's position in the run.
-var plotAxes = map[string]func(runlog.Eval) float64{
-	"time":    func(e runlog.Eval) float64 { return e.TrainSeconds },
-	"epoch":   func(e runlog.Eval) float64 { return e.Epoch },
-	"samples": func(e runlog.Eval) float64 { return float64(e.Samples) },
+// plotAxis is a value of --x: an eval record's position in the run.
+type plotAxis struct {
+	name  string
+	short string // for titles
+	label string // the axis's; for time, the clock's unit follows
+	value func(runlog.Eval) float64
+}
+
+var plotAxes = []plotAxis{
+	{"time", "time", "training time", func(e runlog.Eval) float64 { return e.TrainSeconds }},
+	{"epoch", "epochs", "epochs (passes over the training set)", func(e runlog.Eval) float64 { return e.Epoch }},
+	{"samples", "samples", "samples (training points processed)", func(e runlog.Eval) float64 { return float64(e.Samples) }},
 }
 
 func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,11 +55,15 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		names = append(names, m.name)
 	}
 	names = append(names, plotBatch)
-	fs := newFlagSet("plot", "plot [--x time|epoch|samples] [--y "+strings.Join(names, "|")+"] [--title T] --out FIG LOG...\n\n"+
+	var axes []string
+	for _, a := range plotAxes {
+		axes = append(axes, a.name)
+	}
+	fs := newFlagSet("plot", "plot [--x "+strings.Join(axes, "|")+"] [--y "+strings.Join(names, "|")+"] [--title T] --out FIG LOG...\n\n"+
 		"Draws one line per run log (hetsgd train --log, a bench report's runs/*.jsonl) of the metric --y\n"+
 		"against --x, into FIG.svg and FIG.png (FIG may end in .svg or .png; both are written).\n"+
 		"Existing figures of those names are replaced. Flags may come before or after the logs.", stderr)
-	xName := fs.String("x", "time", "horizontal axis: time (train_seconds, in the logs' clock: logs of the virtual and the real clock cannot share it), epoch or samples")
+	xName := fs.String("x", "time", "horizontal axis: "+strings.Join(axes, ", ")+" (time: train_seconds, in the logs' clock: logs of the virtual and the real clock cannot share it)")
 	yName := fs.String("y", "p1", "metric: "+strings.Join(names, ", ")+" (batch: one log's per-device batch sizes at each merge, against merge time)")
 	title := fs.String("title", "", "figure `title` (default: the dataset and what is drawn)")
 	out := fs.String("out", "", "the figure: `FIG`.svg and FIG.png are written")
@@ -63,28 +76,32 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return errUsage
 	}
-	xOf, ok := plotAxes[*xName]
-	if !ok {
-		return fmt.Errorf("--x %q: want time, epoch or samples", *xName)
+	i := slices.IndexFunc(plotAxes, func(a plotAxis) bool { return a.name == *xName })
+	if i < 0 {
+		return fmt.Errorf("--x %q: want %s or %s", *xName, strings.Join(axes[:len(axes)-1], ", "), axes[len(axes)-1])
 	}
+	axis := plotAxes[i]
 	var metric *plotMetric
 	for i := range plotMetrics {
 		if plotMetrics[i].name == *yName {
 			metric = &plotMetrics[i]
 		}
 	}
-	if metric == nil && *yName != plotBatch {
+	switch {
+	case metric == nil && *yName != plotBatch:
 		return fmt.Errorf("--y %q: want one of %s", *yName, strings.Join(names, ", "))
+	case *yName == plotBatch && len(logs) > 1:
+		return fmt.Errorf("--y batch draws the devices of one log; give one LOG, not %d", len(logs))
+	case *yName == plotBatch && axis.name != "time":
+		return fmt.Errorf("--y batch is drawn against the merges' time: leave --x at time")
 	}
 	base, err := figureBase(*out)
 	if err != nil {
 		return err
 	}
-	for _, l := range logs {
-		for _, ext := range []string{".svg", ".png"} {
-			if samePath(l, base+ext) {
-				return fmt.Errorf("--out %s would overwrite the log %s", *out, l)
-			}
+	for _, ext := range []string{".svg", ".png"} {
+		if err := atomicfile.Distinct(base+ext, logs...); err != nil {
+			return fmt.Errorf("--out %s would overwrite the log: %w", *out, err)
 		}
 	}
 
@@ -101,32 +118,30 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	xLabel := map[string]string{
-		"time":    "training time (" + clockUnit(clock) + ")",
-		"epoch":   "epochs (passes over the training set)",
-		"samples": "samples (training points processed)",
-	}[*xName]
+	xLabel := axis.label
+	if axis.name == "time" {
+		xLabel += " (" + clockUnit(clock) + ")"
+	}
 
 	var p report.Plot
 	if *yName == plotBatch {
-		if p, err = batchPlot(runs[0], logs, *xName, clock); err != nil {
+		if p, err = batchPlot(runs[0], logs[0], clock); err != nil {
 			return err
 		}
 	} else {
-		labels := legendLabels(runs)
+		labels := legendLabels(runs, logs)
 		for i, r := range runs {
 			if len(r.Evals) == 0 {
 				return fmt.Errorf("%s has no eval records, so nothing to plot: the run ended or was stopped before its first evaluation (see --eval-every of hetsgd train)", logs[i])
 			}
 			s := report.Series{Name: labels[i]}
 			for _, e := range r.Evals {
-				s.X = append(s.X, xOf(e))
+				s.X = append(s.X, axis.value(e))
 				s.Y = append(s.Y, metric.value(e))
 			}
 			p.Series = append(p.Series, s)
 		}
-		short := map[string]string{"time": "time", "epoch": "epochs", "samples": "samples"}[*xName]
-		p.Title = shortMetric(metric) + " against " + short
+		p.Title = shortMetric(metric) + " against " + axis.short
 		if d := commonData(runs); d != "" {
 			p.Title = d + ": " + p.Title
 		}
@@ -182,12 +197,6 @@ func figureBase(out string) (string, error) {
 	return out, nil
 }
 
-func samePath(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
-}
-
 // plotClock returns the clock of the logs' seconds ("virtual", "real", or
 // "" when no log says). Against time, logs of both clocks are an error, not
 // a figure: virtual seconds are the cost model's account of the simulated
@@ -228,30 +237,25 @@ func shortMetric(m *plotMetric) string {
 	return s
 }
 
-// legendLabels names each run by its Label (a log without a config record
-// by its file's name). Runs whose names are equal, such as two runs of one
-// strategy, get their file's name too, and if that does not tell them
-// apart (run.jsonl in two folders), the path as given.
-func legendLabels(runs []*runlog.Run) []string {
+// legendLabels names each run by its Label, and a log without a config
+// record by its file's name (dashboardNames: the path as given when two
+// files share a name). Runs whose labels are equal, such as two runs of
+// one strategy, get that name too.
+func legendLabels(runs []*runlog.Run, logs []string) []string {
+	files := dashboardNames(logs)
 	labels := make([]string, len(runs))
+	count := map[string]int{}
 	for i, r := range runs {
-		if labels[i] = r.Label(); labels[i] == r.Name {
-			labels[i] = filepath.Base(r.Name)
+		if r.Config == nil {
+			labels[i] = files[i]
+		} else {
+			labels[i] = r.Label()
 		}
+		count[labels[i]]++
 	}
-	first := append([]string(nil), labels...)
-	for _, file := range []func(*runlog.Run) string{
-		func(r *runlog.Run) string { return filepath.Base(r.Name) },
-		func(r *runlog.Run) string { return r.Name },
-	} {
-		count := map[string]int{}
-		for _, l := range labels {
-			count[l]++
-		}
-		for i, r := range runs {
-			if count[labels[i]] > 1 {
-				labels[i] = first[i] + " (" + file(r) + ")"
-			}
+	for i := range labels {
+		if count[labels[i]] > 1 && labels[i] != files[i] {
+			labels[i] += " (" + files[i] + ")"
 		}
 	}
 	return labels
@@ -272,13 +276,7 @@ func commonData(runs []*runlog.Run) string {
 
 // batchPlot draws one log's per-device batch sizes at each merge against
 // the merge's time (the Adaptive SGD paper's Fig. 12).
-func batchPlot(r *runlog.Run, logs []string, x, clock string) (report.Plot, error) {
-	switch {
-	case len(logs) > 1:
-		return report.Plot{}, fmt.Errorf("--y batch draws the devices of one log; give one LOG, not %d", len(logs))
-	case x != "time":
-		return report.Plot{}, fmt.Errorf("--y batch is drawn against the merges' time: leave --x at time")
-	}
+func batchPlot(r *runlog.Run, log, clock string) (report.Plot, error) {
 	var series []report.Series
 	for _, m := range r.Merges {
 		if m.MergeRecord == nil {
@@ -293,16 +291,16 @@ func batchPlot(r *runlog.Run, logs []string, x, clock string) (report.Plot, erro
 		}
 	}
 	if len(series) == 0 {
-		return report.Plot{}, fmt.Errorf("%s has no merge records with batch sizes: only strategies that merge replicas (elastic, adaptive, ...) write them", logs[0])
+		return report.Plot{}, fmt.Errorf("%s has no merge records with batch sizes: only strategies that merge replicas (elastic, adaptive, ...) write them", log)
 	}
 	if c := r.Config; c != nil && len(c.Speeds) == len(series) {
 		for d := range series {
 			series[d].Name += fmt.Sprintf(" (speed %g)", c.Speeds[d])
 		}
 	}
-	title := legendLabels([]*runlog.Run{r})[0]
-	if d := commonData([]*runlog.Run{r}); d != "" {
-		title = d + ", " + title
+	title := legendLabels([]*runlog.Run{r}, []string{log})[0]
+	if r.Config != nil && r.Config.Data != "" {
+		title = r.Config.Data + ", " + title
 	}
 	return report.Plot{
 		Title:  title + ": batch size per device at each merge",

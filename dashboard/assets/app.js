@@ -537,14 +537,13 @@
       v.forEach((x, i) => flatten(x, path + '.' + i, out));
       if (v.length === 0) out.set(path, '[]');
     } else if (Array.isArray(v)) {
-      out.set(path, v.length ? v.map((x) => fmtValue(x)).join(', ') : '[]');
+      out.set(path, v.length ? v.map(String).join(', ') : '[]');
     } else {
-      out.set(path, fmtValue(v));
+      out.set(path, String(v));
     }
     return out;
   }
 
-  const fmtValue = (x) => x === null ? 'null' : typeof x === 'number' ? String(x) : String(x);
 
   function keyCell(parent, tag, cls, path) {
     const e = h(tag, cls);
