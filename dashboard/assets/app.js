@@ -544,7 +544,6 @@
     return out;
   }
 
-
   function keyCell(parent, tag, cls, path) {
     const e = h(tag, cls);
     const dot = path.lastIndexOf('.');
