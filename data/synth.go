@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/setting"
 )
 
 // Profile gives the statistics a synthetic dataset imitates.
@@ -133,7 +134,7 @@ func GenerateDirContext(ctx context.Context, dir string, p Profile, seed uint64,
 		// test.txt does not cost a written train.txt.
 		for _, path := range paths {
 			if _, err := os.Lstat(path); err == nil {
-				return train, test, fmt.Errorf("data: %s already exists (choose another folder, or overwrite with --force)", path)
+				return train, test, setting.Errorf("data", "data: %s already exists (choose another folder, or overwrite it: {GenerateDirContext.overwrite})", path)
 			}
 		}
 	}

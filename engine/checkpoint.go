@@ -11,6 +11,7 @@ import (
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -138,25 +139,33 @@ type (
 )
 
 // identity is what a resumed run must share with the run it continues, by
-// flag name, in the order errors name them.
+// setting name (as checkpoints store it), in the order errors name them.
 func (r *run) identity() []fixed {
 	cfg := r.cfg
 	opts, _ := r.info.Resolve(cfg.strategyConfig(r.w.Size()))
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return []fixed{
-		{"strategy", cfg.Strategy}, {"devices", strconv.Itoa(cfg.Devices)}, {"time", string(cfg.Clock)},
-		{"workload", r.w.Name()}, {"parameters (--hidden and the data's shape)", strconv.Itoa(r.w.NumParams())},
-		{"training points", strconv.Itoa(r.w.Size())},
-		{"batch", strconv.Itoa(cfg.Batch)}, {"lr", f(cfg.LR)}, {"optimizer", js(cfg.Optimizer)},
-		{"strategy options", js(opts)}, {"seed", strconv.FormatUint(cfg.Seed, 10)}, {"speeds", js(cfg.Speeds)},
-		{"fault", js(cfg.Faults)}, {"noise", f(cfg.Noise)}, {"cost", js(cfg.Cost)}, {"network", js(cfg.Net)},
-		{"prep", f(cfg.Prep)}, {"line-search", strconv.FormatBool(cfg.LineSearch)},
+		{"strategy", cfg.Strategy, "{Config.Strategy}"}, {"devices", strconv.Itoa(cfg.Devices), "{Config.Devices}"},
+		{"time", string(cfg.Clock), "{Config.Clock}"}, {"workload", r.w.Name(), "the workload"},
+		{"parameters (--hidden and the data's shape)", strconv.Itoa(r.w.NumParams()), "the number of parameters ({model.Config.Hidden} and the data's shape)"},
+		{"training points", strconv.Itoa(r.w.Size()), "the number of training points"},
+		{"batch", strconv.Itoa(cfg.Batch), "{Config.Batch}"}, {"lr", f(cfg.LR), "{Config.LR}"},
+		{"optimizer", js(cfg.Optimizer), "{Config.Optimizer}"}, {"strategy options", js(opts), "{Config.Options}"},
+		{"seed", strconv.FormatUint(cfg.Seed, 10), "{Config.Seed}"}, {"speeds", js(cfg.Speeds), "{Config.Speeds}"},
+		{"fault", js(cfg.Faults), "{Config.Faults}"}, {"noise", f(cfg.Noise), "{Config.Noise}"},
+		{"cost", js(cfg.Cost), "{Config.Cost}"}, {"network", js(cfg.Net), "{Config.Net}"},
+		{"prep", f(cfg.Prep), "{Config.Prep}"}, {"line-search", strconv.FormatBool(cfg.LineSearch), "{Config.LineSearch}"},
 	}
 }
 
-// fixed is a setting a resumed run keeps: its flag and value.
-type fixed struct{ Name, Value string }
+// fixed is a setting a resumed run keeps: its name and value as checkpoints
+// store them (the names never change, or older checkpoints would be
+// refused), and how errors name it (a setting.Errorf format).
+type fixed struct {
+	Name, Value string
+	what        string
+}
 
 // checkpointDue saves the run if a checkpoint is due; pending is the event
 // the strategy has yet to see (nil: none).
@@ -344,7 +353,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 			return fmt.Errorf("engine: checkpoint %s lists its settings differently: written by another hetsgd", rd.Path())
 		}
 		if saved[i].Value != s.Value {
-			return fmt.Errorf("engine: --%s is %s in the checkpoint's run (%s) and %s here: a resumed run keeps it", s.Name, saved[i].Value, rd.Path(), s.Value)
+			return setting.Errorf("engine", "engine: "+s.what+" is %s in the checkpoint's run (%s) and %s here: a resumed run keeps it", saved[i].Value, rd.Path(), s.Value)
 		}
 	}
 	n := r.cfg.Devices
@@ -446,7 +455,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	case *virtualClock:
 		vs := st.Virtual
 		if vs == nil {
-			return fmt.Errorf("engine: checkpoint %s is of a real-clock run: resume it with --time real", rd.Path())
+			return setting.Errorf("engine", "engine: checkpoint %s is of a real-clock run: resume it with {Config.Clock} real", rd.Path())
 		}
 		c.t, c.serverFree, c.seq, c.pending = vs.T, vs.ServerFree, vs.Seq, vs.Pending
 		c.q = c.q[:0]
@@ -456,7 +465,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	case *realClock:
 		rs := st.Real
 		if rs == nil {
-			return fmt.Errorf("engine: checkpoint %s is of a virtual-clock run: resume it with --time virtual", rd.Path())
+			return setting.Errorf("engine", "engine: checkpoint %s is of a virtual-clock run: resume it with {Config.Clock} virtual", rd.Path())
 		}
 		c.resumeAt(st.Now)
 		c.faults = c.faults[min(rs.FaultsDone, len(c.faults)):]

@@ -216,12 +216,12 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 		change func(*Config)
 		want   string
 	}{
-		{func(c *Config) { c.LR = 0.1 }, "--lr is 0.05"},
-		{func(c *Config) { c.Strategy, c.Options = "crossbow", nil }, "--strategy is elastic"},
-		{func(c *Config) { c.Seed = 9 }, "--seed"},
-		{func(c *Config) { c.Options = map[string]float64{"k": 3} }, "--strategy options"},
-		{func(c *Config) { c.Speeds = nil }, "--speeds"},
-		{func(c *Config) { c.Clock = Real }, "--time is virtual"},
+		{func(c *Config) { c.LR = 0.1 }, "Config.LR is 0.05"},
+		{func(c *Config) { c.Strategy, c.Options = "crossbow", nil }, "Config.Strategy is elastic"},
+		{func(c *Config) { c.Seed = 9 }, "Config.Seed"},
+		{func(c *Config) { c.Options = map[string]float64{"k": 3} }, "Config.Options"},
+		{func(c *Config) { c.Speeds = nil }, "Config.Speeds"},
+		{func(c *Config) { c.Clock = Real }, "Config.Clock is virtual"},
 		{func(c *Config) { c.Epochs, c.EvalEvery = 0.6, 0.05 }, ""},
 	} {
 		rd, err := checkpoint.Open(path)

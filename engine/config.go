@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -98,7 +97,7 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Paper {
 		p := info.Paper
 		if p == nil {
-			return c, fmt.Errorf("engine: --paper: %s's defaults are its paper's", c.Strategy)
+			return c, setting.Errorf("engine", "engine: {Config.Paper}: %s's defaults are its paper's", c.Strategy)
 		}
 		opts := make(map[string]float64, len(c.Options)+len(p.Options))
 		for k, v := range p.Options {
@@ -110,7 +109,7 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Options = opts
 	}
 	if info.OwnUpdate && c.Optimizer != (optim.Config{}) && c.Optimizer != (optim.Config{Name: "sgd"}) {
-		return c, fmt.Errorf("engine: --optimizer %s does not apply to %s: a parameter server commits Δ = −lr·g by its rule", c.Optimizer.Name, c.Strategy)
+		return c, setting.Errorf("engine", "engine: {Config.Optimizer.Name} %s does not apply to %s: a parameter server commits Δ = −lr·g by its rule", c.Optimizer.Name, c.Strategy)
 	}
 	if c.Optimizer.Name == "" {
 		c.Optimizer = optim.Config{Name: d.Optimizer, Momentum: d.Momentum, WeightDecay: d.WeightDecay}
@@ -129,7 +128,7 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.LR == 0 {
 		if c.Optimizer.Name != d.Optimizer {
-			return c, fmt.Errorf("engine: --optimizer %s: give --lr too (%s's default rate %g is for %s)", c.Optimizer.Name, c.Strategy, d.LR, d.Optimizer)
+			return c, setting.Errorf("engine", "engine: {Config.Optimizer.Name} %s: give {Config.LR} too (%s's default rate %g is for %s)", c.Optimizer.Name, c.Strategy, d.LR, d.Optimizer)
 		}
 		c.LR, _ = d.RateFor(c.Batch, c.Devices)
 	}
@@ -140,7 +139,7 @@ func (c Config) WithDefaults() (Config, error) {
 // each numeric one against Ranges, then the combinations.
 func (c *Config) Validate() error {
 	if c.Clock != Real && c.Clock != Virtual {
-		return fmt.Errorf("engine: --time %q: want real or virtual", c.Clock)
+		return setting.Errorf("engine", "engine: {Config.Clock} %q: want real or virtual", c.Clock)
 	}
 	if err := c.checkRanges(); err != nil {
 		return err
@@ -150,18 +149,18 @@ func (c *Config) Validate() error {
 	}
 	switch {
 	case c.Speeds != nil && len(c.Speeds) != c.Devices:
-		return fmt.Errorf("engine: --speeds has %d values for %d devices", len(c.Speeds), c.Devices)
+		return setting.Errorf("engine", "engine: {Config.Speeds} has %d values for %d devices", len(c.Speeds), c.Devices)
 	case c.Epochs == 0 && c.TimeBudget == 0:
-		return fmt.Errorf("engine: give --epochs or --time-budget (or both)")
+		return setting.Errorf("engine", "engine: give {Config.Epochs} or {Config.TimeBudget} (or both)")
 	case c.TimingOnly && c.Clock != Virtual:
-		return fmt.Errorf("engine: --timing-only needs --time virtual")
+		return setting.Errorf("engine", "engine: {Config.TimingOnly} needs {Config.Clock} virtual")
 	case c.TimingOnly && (c.Checkpoint.Dir != "" || c.Resume != nil):
-		return fmt.Errorf("engine: --checkpoint and --resume need a run that computes: not with --timing-only")
+		return setting.Errorf("engine", "engine: {Config.Checkpoint} and {Config.Resume} need a run that computes: not with {Config.TimingOnly}")
 	case c.World != nil && c.World.Size() > 1 && (c.Checkpoint.Dir != "" || c.Resume != nil):
-		return fmt.Errorf("engine: --checkpoint and --resume save and restore one process's run: not under mpirun")
+		return setting.Errorf("engine", "engine: {Config.Checkpoint} and {Config.Resume} save and restore one process's run: not under mpirun")
 	case c.LineSearch && (c.Optimizer.Name != "sgd" || c.Optimizer.WeightDecay != 0):
 		// The step is optimal for the plain update w ← w − η·ψ only.
-		return fmt.Errorf("engine: --line-search needs --optimizer sgd without weight decay (have %s, weight decay %g)", c.Optimizer.Name, c.Optimizer.WeightDecay)
+		return setting.Errorf("engine", "engine: {Config.LineSearch} needs {Config.Optimizer.Name} sgd without {Config.Optimizer.WeightDecay} (have %s, weight decay %g)", c.Optimizer.Name, c.Optimizer.WeightDecay)
 	}
 	if c.Clock == Virtual {
 		if err := c.Net.Validate(); err != nil {

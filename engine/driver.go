@@ -13,6 +13,7 @@ import (
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -54,7 +55,7 @@ type Result struct {
 func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Observer) (*Result, error) {
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && layeredInProcess(cfg, info.Groups) {
 		if cfg.Checkpoint.Dir != "" || cfg.Resume != nil {
-			return nil, fmt.Errorf("engine: --checkpoint and --resume: %s with nodes under the real clock runs a rank per device, and checkpoints save one rank's run (use --time virtual)", cfg.Strategy)
+			return nil, setting.Errorf("engine", "engine: {Config.Checkpoint} and {Config.Resume}: %s with nodes under the real clock runs a rank per device, and checkpoints save one rank's run (use {Config.Clock} virtual)", cfg.Strategy)
 		}
 		return runRanks(ctx, cfg, w, log, obs)
 	}
@@ -187,13 +188,13 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 		world = comm.Self()
 	}
 	if cfg.Devices%world.Size() != 0 {
-		return nil, fmt.Errorf("engine: --devices %d: need a multiple of the %d ranks (the same number of devices on each)", cfg.Devices, world.Size())
+		return nil, setting.Errorf("engine", "engine: {Config.Devices} %d: need a multiple of the %d ranks (the same number of devices on each)", cfg.Devices, world.Size())
 	}
 	if world.Size() > 1 && (cfg.Clock != Real || cfg.TimingOnly) {
-		return nil, fmt.Errorf("engine: --time virtual simulates every device in one process: run it without mpirun")
+		return nil, setting.Errorf("engine", "engine: {Config.Clock} virtual simulates every device in one process: run it without mpirun")
 	}
 	if k := cfg.Devices / world.Size(); world.Size() > 1 && cfg.Net.GroupSize%k != 0 {
-		return nil, fmt.Errorf("engine: --groups: nodes of %d devices would split ranks of %d (--devices-per-rank): a node holds whole ranks", cfg.Net.GroupSize, k)
+		return nil, setting.Errorf("engine", "engine: {Config.Net.GroupSize} %d: nodes of that many devices would split ranks of %d: a node holds whole ranks", cfg.Net.GroupSize, k)
 	}
 	scfg := cfg.strategyConfig(w.Size())
 	strat, info, err := strategy.New(cfg.Strategy, scfg)
@@ -205,7 +206,7 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 	}
 	if cfg.LineSearch {
 		if _, ok := w.(LineSearcher); !ok {
-			return nil, fmt.Errorf("engine: --line-search: workload %s has no closed-form objective", w.Name())
+			return nil, setting.Errorf("engine", "engine: {Config.LineSearch}: workload %s has no closed-form objective", w.Name())
 		}
 	}
 	if world.Size() > 1 {
@@ -648,7 +649,7 @@ func (r *run) checkModel(at string) (float64, error) {
 		if strings.ContainsRune("aeiou", rune(at[0])) {
 			article = "an"
 		}
-		return n, fmt.Errorf("%w: %s's model holds a NaN or infinite weight at %s %s, after %d samples (lower --lr, or check the data for NaN or infinite values)",
+		return n, setting.Errorf("engine", "%w: %s's model holds a NaN or infinite weight at %s %s, after %d samples (lower {Config.LR}, or check the data for NaN or infinite values)",
 			ErrDiverged, r.cfg.Strategy, article, at, r.done)
 	}
 	return n, nil
@@ -657,7 +658,7 @@ func (r *run) checkModel(at string) (float64, error) {
 // check reports a diverged run.
 func (r *run) check(d int) error {
 	if loss := r.slots[d].loss; math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return fmt.Errorf("%w: %s's device %d had a loss of %v after %d samples (lower --lr)", ErrDiverged, r.cfg.Strategy, d, loss, r.done)
+		return setting.Errorf("engine", "%w: %s's device %d had a loss of %v after %d samples (lower {Config.LR})", ErrDiverged, r.cfg.Strategy, d, loss, r.done)
 	}
 	return nil
 }

@@ -314,16 +314,16 @@ func TestBudgetsAndErrors(t *testing.T) {
 		mutate func(*Config)
 		msg    string
 	}{
-		{func(c *Config) { c.Speeds = []float64{1} }, "--speeds has 1 values for 2 devices"},
-		{func(c *Config) { c.Epochs, c.TimeBudget = 0, 0 }, "--epochs or --time-budget"},
-		{func(c *Config) { c.Clock = "sundial" }, "--time"},
+		{func(c *Config) { c.Speeds = []float64{1} }, "Config.Speeds has 1 values for 2 devices"},
+		{func(c *Config) { c.Epochs, c.TimeBudget = 0, 0 }, "Config.Epochs or Config.TimeBudget"},
+		{func(c *Config) { c.Clock = "sundial" }, "Config.Clock"},
 		{func(c *Config) { c.Options = map[string]float64{"beta": 2} }, "option beta does not apply to elastic"},
-		{func(c *Config) { c.Speeds = []float64{1, 0} }, "--speeds 0: need a number in (0, 1e+06] (device 1)"},
-		{func(c *Config) { c.Epochs = 1e18 }, "--epochs 1e+18: need a number in [0, 1e+06]"},
-		{func(c *Config) { c.EvalEvery = math.Inf(1) }, "--eval-every +Inf"},
-		{func(c *Config) { c.Net.Intra.Latency = math.Inf(1) }, "--net-latency +Inf"},
-		{func(c *Config) { c.Optimizer.WeightDecay = math.Inf(1) }, "--weight-decay +Inf"},
-		{func(c *Config) { c.Devices = 1 << 20 }, "--devices 1048576"},
+		{func(c *Config) { c.Speeds = []float64{1, 0} }, "Config.Speeds 0: need a number in (0, 1e+06] (device 1)"},
+		{func(c *Config) { c.Epochs = 1e18 }, "Config.Epochs 1e+18: need a number in [0, 1e+06]"},
+		{func(c *Config) { c.EvalEvery = math.Inf(1) }, "Config.EvalEvery +Inf"},
+		{func(c *Config) { c.Net.Intra.Latency = math.Inf(1) }, "Config.Net.Intra.Latency +Inf"},
+		{func(c *Config) { c.Optimizer.WeightDecay = math.Inf(1) }, "Config.Optimizer.WeightDecay +Inf"},
+		{func(c *Config) { c.Devices = 1 << 20 }, "Config.Devices 1048576"},
 		{func(c *Config) { c.Options = map[string]float64{"k": 1e30} }, "elastic.k 1e+30: need a whole number"},
 
 		{func(c *Config) { c.Strategy = "hogwild" }, "unknown strategy"},
@@ -646,7 +646,7 @@ func TestRegressionWorkload(t *testing.T) {
 	// The step is optimal for plain SGD only.
 	cfg := base("sum", 2, Virtual)
 	cfg.LineSearch, cfg.Optimizer = true, optim.Config{Name: "adam"}
-	if _, err := Run(context.Background(), cfg, &Regression{D: 10, Points: 100}, nil, nil); err == nil || !strings.Contains(err.Error(), "--optimizer sgd") {
+	if _, err := Run(context.Background(), cfg, &Regression{D: 10, Points: 100}, nil, nil); err == nil || !strings.Contains(err.Error(), "Config.Optimizer.Name sgd") {
 		t.Fatalf("line search with adam: %v", err)
 	}
 	// Known answer: f(w) = wᵀAw/2 with A = I/12 + 11ᵀ/4; for w = 1 in 50

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -50,7 +51,7 @@ func ParseFault(s string) (Fault, error) {
 	for _, part := range strings.Split(s, ",") {
 		key, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
-			return f, fmt.Errorf("engine: --fault %q: %q is not key=value", s, part)
+			return f, setting.Errorf("engine", "engine: {Config.Faults} %q: %q is not key=value", s, part)
 		}
 		var err error
 		switch key {
@@ -67,14 +68,14 @@ func ParseFault(s string) (Fault, error) {
 				f.Factor, err = strconv.ParseFloat(factor, 64)
 			}
 		default:
-			return f, fmt.Errorf("engine: --fault %q: unknown key %q (want device, at, kind, timeout)", s, key)
+			return f, setting.Errorf("engine", "engine: {Config.Faults} %q: unknown key %q (want device, at, kind, timeout)", s, key)
 		}
 		if err != nil {
-			return f, fmt.Errorf("engine: --fault %q: %s=%q is not a number", s, key, val)
+			return f, setting.Errorf("engine", "engine: {Config.Faults} %q: %s=%q is not a number", s, key, val)
 		}
 	}
 	if f.Device < 0 || math.IsNaN(f.At) || f.Kind == "" {
-		return f, fmt.Errorf("engine: --fault %q: give device=N, at=SECONDS and kind=crash, stall or slow=FACTOR", s)
+		return f, setting.Errorf("engine", "engine: {Config.Faults} %q: give device=N, at=SECONDS and kind=crash, stall or slow=FACTOR", s)
 	}
 	return f, nil
 }
@@ -100,29 +101,29 @@ func (c *Config) checkFaults() error {
 	for _, f := range c.Faults {
 		switch {
 		case f.Device < 0 || f.Device >= c.Devices:
-			return fmt.Errorf("engine: --fault %s: no device %d among %d", f, f.Device, c.Devices)
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: no device %d among %d", f, f.Device, c.Devices)
 		case !(f.At >= 0 && f.At <= 1e9):
-			return fmt.Errorf("engine: --fault %s: at=%v: need a time in [0, 1e9] seconds", f, f.At)
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: at=%v: need a time in [0, 1e9] seconds", f, f.At)
 		case f.Kind == Slow && !(f.Factor >= 1 && f.Factor <= 1e6):
-			return fmt.Errorf("engine: --fault %s: slow=%v: need a factor in [1, 1e6]", f, f.Factor)
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: slow=%v: need a factor in [1, 1e6]", f, f.Factor)
 		case f.Kind != Slow && f.Factor != 0:
-			return fmt.Errorf("engine: --fault %s: only kind=slow takes a factor", f)
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: only kind=slow takes a factor", f)
 		case f.Kind == Stall && !(f.Timeout >= 0 && f.Timeout <= 1e6):
-			return fmt.Errorf("engine: --fault %s: timeout=%v: need seconds in [0, 1e6]", f, f.Timeout)
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: timeout=%v: need seconds in [0, 1e6]", f, f.Timeout)
 		case f.Kind != Stall && f.Timeout != 0:
-			return fmt.Errorf("engine: --fault %s: only kind=stall takes a timeout", f)
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: only kind=stall takes a timeout", f)
 		case f.Kind != Crash && f.Kind != Stall && f.Kind != Slow:
-			return fmt.Errorf("engine: --fault %s: kind %q: want crash, stall or slow=FACTOR", f, f.Kind)
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: kind %q: want crash, stall or slow=FACTOR", f, f.Kind)
 		}
 		if f.Kind != Slow {
 			leaving[f.Device] = true
 		}
 	}
 	if len(c.Faults) > 0 && (c.World != nil && c.World.Size() > 1) {
-		return fmt.Errorf("engine: --fault: faults are injected into runs in one process (a rank that fails under mpirun ends the job)")
+		return setting.Errorf("engine", "engine: {Config.Faults}: faults are injected into runs in one process (a rank that fails under mpirun ends the job)")
 	}
 	if len(leaving) >= c.Devices && c.Devices > 0 {
-		return fmt.Errorf("engine: --fault: every device would leave the run; at least one must remain")
+		return setting.Errorf("engine", "engine: {Config.Faults}: every device would leave the run; at least one must remain")
 	}
 	return nil
 }

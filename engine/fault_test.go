@@ -25,7 +25,7 @@ func TestParseFault(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", "device=2", "device=x,at=1,kind=crash", "device=1,at=1,kind=crash,color=red", "device=1 at=1"} {
-		if _, err := ParseFault(s); err == nil || !strings.Contains(err.Error(), "--fault") {
+		if _, err := ParseFault(s); err == nil || !strings.Contains(err.Error(), "Config.Faults") {
 			t.Errorf("ParseFault(%q): %v", s, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -74,7 +75,7 @@ func checkMemory(cfg Config, info strategy.Info, w Workload, local, maxBatch int
 	what := fmt.Sprintf("this run (%d devices: %d copies of the model's %d parameters, %s; workspaces for batches of %d, %s; data and evaluation, %s)",
 		local, vectors, n, memory.Format(model), maxBatch, memory.Format(work), memory.Format(fixed))
 	if err := memory.Check(total, what); err != nil {
-		return fmt.Errorf("engine: %w: use fewer --devices, a smaller --batch or --hidden, or --optimizer sgd", err)
+		return setting.Errorf("engine", "engine: %w: use fewer {Config.Devices}, a smaller {Config.Batch} or {model.Config.Hidden}, or {Config.Optimizer.Name} sgd", err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -12,7 +13,8 @@ import (
 const MaxDevices = 1 << 16
 
 // Ranges are the accepted values of a run's numeric settings, by the name of
-// their flag: the one place they are stated. Config.Validate checks the
+// the setting (its key in a config file and the run log, and its flag): the
+// one place they are stated. Config.Validate checks the
 // engine's settings against them; hetsgd train checks every numeric flag
 // against them before any work, and prints them in its help. Strategy
 // options have theirs in their registration (strategy.Option.Range).
@@ -44,54 +46,56 @@ var Ranges = map[string]strategy.Range{
 	"threads":          strategy.Count(0, 4096),
 }
 
-// checkRange checks one setting against Ranges.
-func checkRange(name string, v float64) error {
-	r, ok := Ranges[name]
+// checkRange checks the value v of field (a Config field in braces, as
+// setting.Errorf names one) against the range of the setting key.
+func checkRange(key, field string, v float64) error {
+	r, ok := Ranges[key]
 	if !ok {
-		panic("engine: no range for " + name)
+		panic("engine: no range for " + key)
 	}
-	if err := r.Check("--"+name, v); err != nil {
-		return fmt.Errorf("engine: %w", err)
+	if !r.Contains(v) {
+		return setting.Errorf("engine", "engine: "+field+" %s", r.Need(v))
 	}
 	return nil
 }
 
-// setting is one numeric setting of a Config, by its flag name.
-type setting struct {
-	name string
-	v    float64
+// numeric is one numeric setting of a Config: its key in Ranges, its field
+// and its value.
+type numeric struct {
+	key, field string
+	v          float64
 }
 
 // checkRanges checks the numeric settings of c, in the order of the flags'
 // help.
 func (c *Config) checkRanges() error {
-	checks := []setting{
-		{"devices", float64(c.Devices)}, {"batch", float64(c.Batch)}, {"lr", c.LR},
-		{"weight-decay", c.Optimizer.WeightDecay},
-		{"epochs", c.Epochs}, {"time-budget", c.TimeBudget}, {"eval-every", c.EvalEvery},
-		{"checkpoint-every", c.Checkpoint.Every},
-		{"prep", c.Prep}, {"noise", c.Noise},
+	checks := []numeric{
+		{"devices", "{Config.Devices}", float64(c.Devices)}, {"batch", "{Config.Batch}", float64(c.Batch)},
+		{"lr", "{Config.LR}", c.LR}, {"weight-decay", "{Config.Optimizer.WeightDecay}", c.Optimizer.WeightDecay},
+		{"epochs", "{Config.Epochs}", c.Epochs}, {"time-budget", "{Config.TimeBudget}", c.TimeBudget},
+		{"eval-every", "{Config.EvalEvery}", c.EvalEvery}, {"checkpoint-every", "{Config.Checkpoint.Every}", c.Checkpoint.Every},
+		{"prep", "{Config.Prep}", c.Prep}, {"noise", "{Config.Noise}", c.Noise},
 	}
 	if c.Optimizer.Name == "momentum" {
-		checks = append(checks, setting{"momentum", c.Optimizer.Momentum})
+		checks = append(checks, numeric{"momentum", "{Config.Optimizer.Momentum}", c.Optimizer.Momentum})
 	}
 	if c.Clock == Virtual {
 		checks = append(checks,
-			setting{"net-latency", c.Net.Intra.Latency}, setting{"net-bandwidth", c.Net.Intra.Bandwidth},
-			setting{"inter-latency", c.Net.Inter.Latency}, setting{"inter-bandwidth", c.Net.Inter.Bandwidth})
-	}
-	for _, k := range checks {
-		if err := checkRange(k.name, k.v); err != nil {
-			return err
-		}
+			numeric{"net-latency", "{Config.Net.Intra.Latency}", c.Net.Intra.Latency},
+			numeric{"net-bandwidth", "{Config.Net.Intra.Bandwidth}", c.Net.Intra.Bandwidth},
+			numeric{"inter-latency", "{Config.Net.Inter.Latency}", c.Net.Inter.Latency},
+			numeric{"inter-bandwidth", "{Config.Net.Inter.Bandwidth}", c.Net.Inter.Bandwidth})
 	}
 	if c.Checkpoint.Keep != 0 {
-		if err := checkRange("checkpoint-keep", float64(c.Checkpoint.Keep)); err != nil {
+		checks = append(checks, numeric{"checkpoint-keep", "{Config.Checkpoint.Keep}", float64(c.Checkpoint.Keep)})
+	}
+	for _, k := range checks {
+		if err := checkRange(k.key, k.field, k.v); err != nil {
 			return err
 		}
 	}
 	for i, s := range c.Speeds {
-		if err := checkRange("speeds", s); err != nil {
+		if err := checkRange("speeds", "{Config.Speeds}", s); err != nil {
 			return fmt.Errorf("%w (device %d)", err, i)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/setting"
 )
 
 // Workload is what the devices train: a model over a flat parameter vector,
@@ -107,7 +108,7 @@ func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints
 		return nil, err
 	}
 	if !(dropout >= 0 && dropout < 1) {
-		return nil, fmt.Errorf("engine: --dropout %v: need a probability in [0, 1)", dropout)
+		return nil, setting.Errorf("engine", "engine: {NewXML.dropout} %v: need a probability in [0, 1)", dropout)
 	}
 	// The evaluator's workspace is the first large allocation: the model's
 	// size comes from the data's header, which may claim anything.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/setting"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -334,7 +335,7 @@ func Create(path string, overwrite bool) (*Dir, error) {
 	name := filepath.Join(path, "report.md")
 	f, err := atomicfile.Create(name, overwrite)
 	if errors.Is(err, atomicfile.ErrExist) {
-		return nil, fmt.Errorf("report: %s already exists (choose another folder, or overwrite it with --force)", name)
+		return nil, setting.Errorf("report", "report: %s already exists (choose another folder, or overwrite it: {Create.overwrite})", name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/setting"
 )
 
 // Log writes a run log as JSON Lines: one JSON object per line, each with an
@@ -138,7 +139,7 @@ func AppendLog(path string, at int64, inputs ...string) (*Log, error) {
 	}
 	switch size := fi.Size(); {
 	case size < at:
-		return fail(fmt.Errorf("runlog: log file %s has %d bytes, fewer than the %d the checkpoint counted: it is not that run's log (give a new --log)", path, size, at))
+		return fail(setting.Errorf("runlog", "runlog: log file %s has %d bytes, fewer than the %d the checkpoint counted: it is not that run's log (log to a new file: {AppendLog.path})", path, size, at))
 	case size > at:
 		tail := make([]byte, size-at)
 		if _, err := f.ReadAt(tail, at); err != nil {
@@ -205,7 +206,7 @@ func isStream(path string) bool {
 }
 
 func existsErr(path string) error {
-	return fmt.Errorf("runlog: log file %s already exists (choose another name, or overwrite it with --force)", path)
+	return setting.Errorf("runlog", "runlog: log file %s already exists (choose another name, or overwrite it: {CreateLog.overwrite})", path)
 }
 
 func notFileErr(path string, m fs.FileMode) error {

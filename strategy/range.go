@@ -53,14 +53,17 @@ func (r Range) Contains(v float64) bool {
 	return true
 }
 
-// Check returns an error naming the flag and the accepted values when v is
-// outside the range.
+// Check returns an error naming the setting and the accepted values when v
+// is outside the range: "name v: need r".
 func (r Range) Check(name string, v float64) error {
 	if r.Contains(v) {
 		return nil
 	}
-	return fmt.Errorf("%s %s: need %s", name, num(v), r)
+	return fmt.Errorf("%s %s", name, r.Need(v))
 }
+
+// Need is what Check writes after the setting's name: "v: need r".
+func (r Range) Need(v float64) string { return num(v) + ": need " + r.String() }
 
 // IsZero reports whether r was left undeclared.
 func (r Range) IsZero() bool { return r == Range{} }

@@ -12,6 +12,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -35,13 +36,13 @@ func (g Grid) Size() int { return len(g.Strategies) * len(g.LRs) * len(g.Batches
 func (g Grid) Validate() error {
 	switch {
 	case len(g.Strategies) == 0:
-		return fmt.Errorf("tune: --strategies: need at least one strategy")
+		return setting.Errorf("tune", "tune: {Grid.Strategies}: need at least one strategy")
 	case len(g.LRs) == 0:
-		return fmt.Errorf("tune: --lrs: need at least one learning rate")
+		return setting.Errorf("tune", "tune: {Grid.LRs}: need at least one learning rate")
 	case len(g.Batches) == 0:
-		return fmt.Errorf("tune: --batches: need at least one batch size")
+		return setting.Errorf("tune", "tune: {Grid.Batches}: need at least one batch size")
 	case len(g.Seeds) == 0:
-		return fmt.Errorf("tune: --seeds: need at least one seed")
+		return setting.Errorf("tune", "tune: {Grid.Seeds}: need at least one seed")
 	}
 	for _, s := range g.Strategies {
 		v, err := ParseVariant(s)
@@ -49,17 +50,17 @@ func (g Grid) Validate() error {
 			return err
 		}
 		if v.LR > 0 && slices.ContainsFunc(g.LRs, func(lr float64) bool { return lr != 0 }) {
-			return fmt.Errorf("tune: --strategies %s: a variant's lr= replaces the grid's rate: give it with --lrs default", s)
+			return setting.Errorf("tune", "tune: {Grid.Strategies} %s: a variant's lr= replaces the grid's rate: give it with {Grid.LRs} default", s)
 		}
 	}
 	for _, lr := range g.LRs {
 		if !(lr >= 0) || math.IsInf(lr, 0) {
-			return fmt.Errorf("tune: --lrs: %v is not a positive learning rate", lr)
+			return setting.Errorf("tune", "tune: {Grid.LRs}: %v is not a positive learning rate", lr)
 		}
 	}
 	for _, b := range g.Batches {
 		if b < 1 {
-			return fmt.Errorf("tune: --batches: %d is not a batch size", b)
+			return setting.Errorf("tune", "tune: {Grid.Batches}: %d is not a batch size", b)
 		}
 	}
 	return nil
@@ -337,7 +338,7 @@ func ParseRates(s string) ([]float64, error) {
 		lo, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
 		hi, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
 		if err1 != nil || err2 != nil || !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
-			return nil, fmt.Errorf("tune: --lrs %q: want A:B with 0 < A ≤ B", s)
+			return nil, setting.Errorf("tune", "tune: {Grid.LRs} %q: want A:B with 0 < A ≤ B", s)
 		}
 		var out []float64
 		// A rounded half step (3.16 for 10^0.5) is on the ladder: the ends
@@ -352,7 +353,7 @@ func ParseRates(s string) ([]float64, error) {
 			out = append(out, v)
 		}
 		if len(out) == 0 {
-			return nil, fmt.Errorf("tune: --lrs %q holds no power of ten or half step", s)
+			return nil, setting.Errorf("tune", "tune: {Grid.LRs} %q holds no power of ten or half step", s)
 		}
 		return out, nil
 	}
@@ -360,7 +361,7 @@ func ParseRates(s string) ([]float64, error) {
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("tune: --lrs: %q is not a positive learning rate", f)
+			return nil, setting.Errorf("tune", "tune: {Grid.LRs}: %q is not a positive learning rate", f)
 		}
 		out = append(out, v)
 	}
@@ -431,29 +432,29 @@ func ParseVariant(s string) (Variant, error) {
 	v := Variant{Strategy: strings.TrimSpace(name)}
 	info, err := strategy.Lookup(v.Strategy)
 	if err != nil {
-		return Variant{}, fmt.Errorf("tune: --strategies: %w", err)
+		return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %w", err)
 	}
 	if !found {
 		return v, nil
 	}
 	body, ok := strings.CutSuffix(strings.TrimSpace(rest), "]")
 	if !ok || strings.ContainsAny(body, "[]") {
-		return Variant{}, fmt.Errorf("tune: --strategies: %q: want NAME or NAME[setting=value,...]", s)
+		return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %q: want NAME or NAME[setting=value,...]", s)
 	}
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(body, ",") {
 		k, val, ok := strings.Cut(kv, "=")
 		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
 		if !ok {
-			return Variant{}, fmt.Errorf("tune: --strategies: %q: %q is not setting=value", s, kv)
+			return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %q: %q is not setting=value", s, kv)
 		}
 		if seen[k] {
-			return Variant{}, fmt.Errorf("tune: --strategies: %q: %q given twice", s, k)
+			return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %q: %q given twice", s, k)
 		}
 		seen[k] = true
 		if k == "optimizer" {
 			if _, err := optim.New(optim.Config{Name: val}, 0); err != nil {
-				return Variant{}, fmt.Errorf("tune: --strategies: %q: %w", s, err)
+				return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %q: %w", s, err)
 			}
 			v.Optimizer = val
 			continue
@@ -461,15 +462,15 @@ func ParseVariant(s string) (Variant, error) {
 		x, err := strconv.ParseFloat(val, 64)
 		switch {
 		case err != nil:
-			return Variant{}, fmt.Errorf("tune: --strategies: %q: %q is not setting=number", s, kv)
+			return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %q: %q is not setting=number", s, kv)
 		case k == "lr":
 			if !(x > 0) || math.IsInf(x, 0) {
-				return Variant{}, fmt.Errorf("tune: --strategies: %q: lr=%v is not a positive learning rate", s, val)
+				return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %q: lr=%v is not a positive learning rate", s, val)
 			}
 			v.LR = x
 			continue
 		case !slices.ContainsFunc(info.Options, func(o strategy.Option) bool { return o.Name == k }):
-			return Variant{}, fmt.Errorf("tune: --strategies: %q: %s has no option %q (hetsgd strategies -v %s)", s, v.Strategy, k, v.Strategy)
+			return Variant{}, setting.Errorf("tune", "tune: {Grid.Strategies}: %q: %s has no option %q (hetsgd strategies -v %s)", s, v.Strategy, k, v.Strategy)
 		}
 		if v.Options == nil {
 			v.Options = map[string]float64{}

@@ -169,7 +169,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			(errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted)):
 			// Stopped by a signal: say so, and exit as the shell expects of
 			// a process the signal ended.
-			fmt.Fprintf(stderr, "hetsgd %s: %v (%s)\n", c.name, err, sig)
+			fmt.Fprintf(stderr, "hetsgd %s: %s (%s)\n", c.name, message(err), sig)
 			return sig.exitCode()
 		case err == nil:
 			return 0
@@ -178,7 +178,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, errUsage):
 			return 2
 		}
-		fmt.Fprintf(stderr, "hetsgd %s: %v\n", c.name, err)
+		fmt.Fprintf(stderr, "hetsgd %s: %s\n", c.name, message(err))
 		return 1
 	}
 	var names []string
@@ -253,7 +253,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 			fs.Usage()
 			return err
 		}
-		msg := err.Error()
+		msg := message(err)
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			msg = fmt.Sprintf("unknown flag --%s%s", name, suggest(name, flagNames(fs), "--"))
 		}

@@ -101,7 +101,8 @@ func (l *faultList) String() string {
 func (l *faultList) Set(v string) error {
 	f, err := engine.ParseFault(v)
 	if err != nil {
-		return err
+		// The flag package keeps the message only: named as flags now.
+		return errors.New(message(err))
 	}
 	*l = append(*l, f)
 	return nil
