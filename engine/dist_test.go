@@ -11,6 +11,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/comm/commtest"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/runlog"
 )
 
@@ -57,16 +58,6 @@ func syncReference(t testing.TB, w Workload) (Config, *Result) {
 	return cfg, res
 }
 
-// maxRelDiff is max |a−b| over max |b|.
-func maxRelDiff(a, b []float32) float64 {
-	var d, s float64
-	for i := range b {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		s = math.Max(s, math.Abs(float64(b[i])))
-	}
-	return d / s
-}
-
 // Distributed equals in-process: the synchronous strategies — every step
 // a batch per device, from the same positions of the same stream — give
 // the same parameters on 2 and 4 ranks (1 or 2 devices each) as in one
@@ -88,7 +79,7 @@ func TestDistributedEqualsInProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := mustOnRanks(t, cfg, c.ranks, w)
-		diff := maxRelDiff(got.Model, want.Model)
+		diff := testdata.MaxRelDiff(got.Model, want.Model)
 		t.Logf("%s on %d ranks × %d devices: %d steps, max relative difference %.2g", c.strategy, c.ranks, c.perRank, got.Steps, diff)
 		if diff > 1e-4 || got.Samples != want.Samples || got.Steps != want.Steps {
 			t.Errorf("%s on %d ranks × %d: difference %g, samples %d/%d, steps %d/%d", c.strategy, c.ranks, c.perRank, diff, got.Samples, want.Samples, got.Steps, want.Steps)
@@ -116,7 +107,7 @@ func TestDistributedLSGDEqualsSync(t *testing.T) {
 		cfg.Strategy = "lsgd"
 		cfg.Net.GroupSize = 4 / groups
 		got := mustOnRanks(t, cfg, 4, w)
-		diff := maxRelDiff(got.Model, want.Model)
+		diff := testdata.MaxRelDiff(got.Model, want.Model)
 		t.Logf("lsgd, 4 ranks in %d nodes: max relative difference to sync %.2g", groups, diff)
 		if diff > 1e-4 || got.Steps != want.Steps {
 			t.Errorf("lsgd in %d nodes: difference %g, steps %d/%d", groups, diff, got.Steps, want.Steps)

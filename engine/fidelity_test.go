@@ -12,6 +12,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/comm/commtest"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
@@ -191,11 +192,11 @@ func TestCrossbowMatchesReference(t *testing.T) {
 				r := fidRun(t, cfg, w)
 				rounds := int(r.done) / (3 * 8 * tau) // 480 samples: whole rounds
 				z, ps := crossbowReference(w, cfg, tau, rounds, after)
-				if d := maxRelDiff(r.x.center, z); d > 1e-5 {
+				if d := testdata.MaxRelDiff(r.x.center, z); d > 1e-5 {
 					t.Errorf("τ %d, correct-after %v, %s clock: centre differs from the reference by %.2g after %d rounds", tau, after, clock, d, rounds)
 				}
 				for j, dev := range r.x.devs {
-					if d := maxRelDiff(dev.p, ps[j]); d > 1e-5 {
+					if d := testdata.MaxRelDiff(dev.p, ps[j]); d > 1e-5 {
 						t.Errorf("τ %d, correct-after %v, %s clock: replica %d differs from the reference by %.2g", tau, after, clock, j, d)
 					}
 				}
@@ -205,7 +206,7 @@ func TestCrossbowMatchesReference(t *testing.T) {
 	// The two orders are different algorithms.
 	a := fidRun(t, fidConfig("crossbow", 3, nil), w)
 	b := fidRun(t, fidConfig("crossbow", 3, map[string]float64{"correct-after": 1}), w)
-	if maxRelDiff(a.x.center, b.x.center) < 1e-3 {
+	if testdata.MaxRelDiff(a.x.center, b.x.center) < 1e-3 {
 		t.Fatalf("the two orders end at the same centre")
 	}
 }
@@ -296,7 +297,7 @@ func TestFidelityOptionsAcrossRanks(t *testing.T) {
 				t.Fatalf("%s %v, rank %d: %v", c.strategy, c.opts, r, err)
 			}
 		}
-		if d := maxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples {
+		if d := testdata.MaxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples {
 			t.Errorf("%s %v on 2 ranks: difference %g to one process, samples %d/%d", c.strategy, c.opts, d, got.Samples, want.Samples)
 		}
 	}

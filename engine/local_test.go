@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // Layered SGD under the real clock in one process takes the path of a
@@ -26,7 +27,7 @@ func TestLayeredInProcessEqualsSync(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		diff := maxRelDiff(got.Model, want.Model)
+		diff := testdata.MaxRelDiff(got.Model, want.Model)
 		t.Logf("lsgd in nodes of %d: difference to sync %.2g, layered timings %+v", c.groupSize, diff, got.Layered)
 		if diff > 1e-4 || got.Steps != want.Steps || len(got.Evals) != len(want.Evals) {
 			t.Errorf("nodes of %d: difference %g, steps %d/%d, %d/%d evaluations", c.groupSize, diff, got.Steps, want.Steps, len(got.Evals), len(want.Evals))

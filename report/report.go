@@ -229,16 +229,35 @@ func (p Plot) Save(path string) error {
 	if err != nil {
 		return err
 	}
+	return f.save(path)
+}
+
+// SaveSVGAndPNG writes the plot as base.svg and base.png, each as Save
+// writes it, from one layout: the SVG for pages and print, the PNG for
+// where an SVG is not shown (many chat tools, issue trackers' previews,
+// image viewers).
+func (p Plot) SaveSVGAndPNG(base string) error {
+	f, err := p.layout()
+	if err != nil {
+		return err
+	}
+	for _, ext := range []string{".svg", ".png"} {
+		if err := f.save(base + ext); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// save draws the laid-out figure into path, in the format its extension
+// names, atomically.
+func (f *figure) save(path string) error {
 	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
 	var c vg.CanvasWriterTo
-	switch format {
-	case "png":
+	if format == "png" {
 		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
-	case "jpg", "jpeg":
-		c = vgimg.JpegCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
-	case "tif", "tiff":
-		c = vgimg.TiffCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(f.w, f.h), vgimg.UseDPI(pngDPI))}
-	default:
+	} else {
+		var err error
 		if c, err = draw.NewFormattedCanvas(f.w, f.h, format); err != nil {
 			return fmt.Errorf("report: %s: %w (name a .svg, .png, .pdf or .eps file)", path, err)
 		}
@@ -254,18 +273,6 @@ func (p Plot) Save(path string) error {
 	}
 	if err := af.Commit(); err != nil {
 		return fmt.Errorf("report: %w", err)
-	}
-	return nil
-}
-
-// SaveSVGAndPNG writes the plot as base.svg and base.png, each as Save
-// writes it: the SVG for pages and print, the PNG for where an SVG is not
-// shown (many chat tools, issue trackers' previews, image viewers).
-func (p Plot) SaveSVGAndPNG(base string) error {
-	for _, ext := range []string{".svg", ".png"} {
-		if err := p.Save(base + ext); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"html"
@@ -370,6 +371,18 @@ func TestFigureWritesSVGAndPNG(t *testing.T) {
 	}
 	if b.Dx() < 800 {
 		t.Errorf("fig.png is %d pixels wide: too small to read", b.Dx())
+	}
+	// One layout drawn twice gives what each format's own layout gives.
+	for _, ext := range []string{".svg", ".png"} {
+		alone := filepath.Join(t.TempDir(), "alone"+ext)
+		if err := (Plot{Title: "t", X: "epochs", Y: "P@1", Series: ramps(3)}).Save(alone); err != nil {
+			t.Fatal(err)
+		}
+		a, err1 := os.ReadFile(alone)
+		b, err2 := os.ReadFile(filepath.Join(dir, "fig"+ext))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("fig%s differs from the plot saved alone (%v, %v)", ext, err1, err2)
+		}
 	}
 	d.Abort() // no report.md: the folder holds the figures alone
 	if got := strings.Join(testdata.Entries(t, dir), ","); got != "fig.png,fig.svg" {

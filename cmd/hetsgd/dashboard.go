@@ -38,9 +38,7 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	if !dashboard.IsLoopback(*addr) {
-		fmt.Fprintf(stderr, "hetsgd dashboard: warning: --addr %s is not a loopback address: the page, and the runs it shows, are reachable from the network\n", *addr)
-	}
+	warnExposed(stderr, "dashboard", "--addr", *addr)
 
 	s := dashboard.New()
 	ctx, cancel := context.WithCancel(ctx)
@@ -82,4 +80,12 @@ func dashboardNames(paths []string) []string {
 		}
 	}
 	return names
+}
+
+// warnExposed warns when a dashboard's address (given as flag) is not
+// loopback: the page, and the runs it shows, are then open to the network.
+func warnExposed(stderr io.Writer, command, flag, addr string) {
+	if !dashboard.IsLoopback(addr) {
+		fmt.Fprintf(stderr, "hetsgd %s: warning: %s %s is not a loopback address: the page, and the runs it shows, are reachable from the network\n", command, flag, addr)
+	}
 }

@@ -39,9 +39,7 @@ func startDashboard(addr, name string, stdout, stderr io.Writer) (*liveView, err
 		cancel()
 		<-done
 	}
-	if !dashboard.IsLoopback(addr) {
-		fmt.Fprintf(stderr, "hetsgd train: warning: --dashboard %s is not a loopback address: the run's page is reachable from the network\n", addr)
-	}
+	warnExposed(stderr, "train", "--dashboard", addr)
 	fmt.Fprintf(stdout, "hetsgd train: dashboard at %s\n", v.url)
 	return v, nil
 }

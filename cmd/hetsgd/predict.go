@@ -18,7 +18,6 @@ import (
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
-	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // loadModel reads a trained model: a checkpoint folder (its newest), a
@@ -111,7 +110,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	sc.register(fs, "a dataset `file`, a dataset folder (its test set) or bundled:NAME")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
 	points := fs.Int("eval-points", 0, "score only the first `n` points (0: all)")
-	asJSON := fs.Bool("json", false, "print the scores as one JSON record (the run log's eval fields)")
+	asJSON := fs.Bool("json", false, "print the scores as one JSON object (named as the run log's eval record names them: p1 … ndcg5, loss, test_points)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -134,7 +133,18 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(runlog.NewEval(0, 0, 0, s, 0))
+		// The eval record's score fields, by the same names; a model holds
+		// no training progress of its own to fill the others with.
+		return json.NewEncoder(stdout).Encode(struct {
+			P1    float64 `json:"p1"`
+			P3    float64 `json:"p3"`
+			P5    float64 `json:"p5"`
+			NDCG1 float64 `json:"ndcg1"`
+			NDCG3 float64 `json:"ndcg3"`
+			NDCG5 float64 `json:"ndcg5"`
+			Loss  float64 `json:"loss"`
+			Test  int     `json:"test_points"`
+		}{s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, s.Loss, s.Points})
 	}
 	_, err = fmt.Fprintf(stdout, "%d points  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@1 %.4f  nDCG@3 %.4f  nDCG@5 %.4f  loss %.4f\n",
 		s.Points, s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, s.Loss)

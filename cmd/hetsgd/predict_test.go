@@ -89,7 +89,12 @@ func TestPredictGivesTheLoggedP1(t *testing.T) {
 			t.Fatalf("eval --model %s: exit %d: %s", m, code, stderr)
 		}
 		var got map[string]float64
-		json.Unmarshal([]byte(stdout), &got)
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("eval --json: %v: %s", err, stdout)
+		}
+		if _, ok := got["epoch"]; ok || len(got) != 8 {
+			t.Errorf("eval --json printed %s: want the scores alone", stdout)
+		}
 		for _, k := range []string{"p1", "p3", "p5", "ndcg1", "ndcg3", "ndcg5"} {
 			if got[k] != want[k] {
 				t.Errorf("eval --model %s: %s %v, the log's %v", m, k, got[k], want[k])

@@ -10,6 +10,7 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/optim"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
 )
@@ -34,15 +35,6 @@ func config(strategy string, devices int) engine.Config {
 	return engine.Config{Strategy: strategy, Devices: devices, Batch: 32, LR: 0.5,
 		Optimizer: optim.Config{Name: "sgd"}, Clock: engine.Real, Epochs: 0.5, EvalEvery: 0.25, Seed: 3,
 		Cost: engine.DefaultCost(), Net: comm.DefaultModel}
-}
-
-func maxRelDiff(a, b []float32) float64 {
-	var d, s float64
-	for i := range b {
-		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
-		s = math.Max(s, math.Abs(float64(b[i])))
-	}
-	return d / s
 }
 
 // onWorld runs cfg on every rank; rank 0 returns its result.
@@ -77,7 +69,7 @@ func TestEngineMatchesInProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		diff := maxRelDiff(got.Model, want.Model)
+		diff := testdata.MaxRelDiff(got.Model, want.Model)
 		t.Logf("%s on %d ranks × %d: %d steps, max relative difference %.2g", c.strategy, size, c.perRank, got.Steps, diff)
 		if diff > 1e-4 || got.Samples != want.Samples || got.Steps != want.Steps || len(got.Evals) != len(want.Evals) {
 			t.Fatalf("%s on %d ranks × %d: difference %g, samples %d/%d, steps %d/%d, %d/%d evaluations", c.strategy, size, c.perRank,
@@ -111,7 +103,7 @@ func TestEngineLSGDEqualsSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diff := maxRelDiff(got.Model, want.Model)
+	diff := testdata.MaxRelDiff(got.Model, want.Model)
 	t.Logf("lsgd on %d ranks in nodes of 2: max relative difference to sync %.2g", size, diff)
 	if diff > 1e-4 || got.Steps != want.Steps {
 		t.Fatalf("lsgd: difference %g, steps %d/%d", diff, got.Steps, want.Steps)

@@ -7,6 +7,9 @@
   const SVG = 'http://www.w3.org/2000/svg';
   // Okabe–Ito: told apart with any colour vision. Ordered so that the first
   // colours differ most; yellow, pale on white, comes last.
+  // MUTED marks what is not one run or device (style.css's --muted), INK a
+  // mark over the lines (--ink).
+  const MUTED = '#5d6773', INK = '#1c232b';
   const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
   // Beyond the palette, a dash pattern tells the lines apart.
   const DASHES = ['', '7 3', '2 3', '8 3 2 3'];
@@ -304,11 +307,11 @@
       });
       return out;
     };
+    const neutral = multi ? MUTED : colour(0); // the legend's colour of a kind of line
     const markerLegend = (vl) => {
       const out = [];
-      const c = multi ? '#5d6773' : colour(0);
-      if (vl.some((v) => v.kind === 'fault')) out.push({ kind: 'vline', label: 'fault', colour: c, dash: '4 3' });
-      if (vl.some((v) => v.kind === 'resume')) out.push({ kind: 'vline', label: 'resumed', colour: c, dash: '1 3' });
+      if (vl.some((v) => v.kind === 'fault')) out.push({ kind: 'vline', label: 'fault', colour: neutral, dash: '4 3' });
+      if (vl.some((v) => v.kind === 'resume')) out.push({ kind: 'vline', label: 'resumed', colour: neutral, dash: '1 3' });
       return out;
     };
 
@@ -328,13 +331,12 @@
     add(training, Object.assign({ id: 'p1-time', title: 'P@1 against training time', yLabel: 'P@1', yZero: true, series: p1t, vlines: tm, legend: runLegend(p1t).concat(markerLegend(tm)) }, time));
     const p1e = perRun('p1', evalPoints('epoch', 'p1'));
     add(training, Object.assign({ id: 'p1-epoch', title: 'P@1 against epochs', yLabel: 'P@1', yZero: true, series: p1e, legend: runLegend(p1e) }, epochs));
-    // The train loss is the secondary line: dashed, with hollow points.
+    // A secondary line of a run (the train loss beside the test loss, the
+    // maximum staleness beside the mean): dashed, with hollow points.
+    const secondary = (series, suffix) => series.map((s) => Object.assign(s, { dash: '6 3', hollow: true, label: s.label + suffix }));
     const lossSeries = (xf) => perRun('loss', evalPoints(xf, 'loss')).concat(
-      perRun('train_loss', evalPoints(xf, 'train_loss')).map((s) => Object.assign(s, { dash: '6 3', hollow: true, label: s.label + ' (train)' })));
-    const lossLegend = (series) => {
-      const c = multi ? '#5d6773' : colour(0);
-      return runLegend(series).concat([{ label: 'test loss', colour: c, dash: '' }, { label: 'train loss', colour: c, dash: '6 3' }]);
-    };
+      secondary(perRun('train_loss', evalPoints(xf, 'train_loss')), ' (train)'));
+    const lossLegend = (series) => runLegend(series).concat([{ label: 'test loss', colour: neutral, dash: '' }, { label: 'train loss', colour: neutral, dash: '6 3' }]);
     const lt = lossSeries('train_seconds'), le = lossSeries('epoch');
     add(training, Object.assign({ id: 'loss-time', title: 'Loss against training time', yLabel: 'cross-entropy loss', series: lt, vlines: tm, legend: lossLegend(lt).concat(markerLegend(tm)) }, time));
     add(training, Object.assign({ id: 'loss-epoch', title: 'Loss against epochs', yLabel: 'cross-entropy loss', series: le, legend: lossLegend(le) }, epochs));
@@ -356,25 +358,24 @@
       };
       const devLegend = [];
       for (let d = 0; d < n; d++) devLegend.push({ label: 'device ' + d, colour: colour(d), dash: dashOf(d) });
-      const vl = markers(i).map((v) => Object.assign(v, { colour: '#5d6773' }));
-      const mlegend = devLegend.concat(markerLegend(vl).map((x) => Object.assign(x, { colour: '#5d6773' })));
+      const vl = markers(i).map((v) => Object.assign(v, { colour: MUTED }));
+      const mlegend = devLegend.concat(markerLegend(vl).map((x) => Object.assign(x, { colour: MUTED })));
       const suffix = multi ? r.name : '';
       add(devices, Object.assign({ id: 'batch-' + i, run: suffix, title: 'Batch size', yLabel: 'batch size (samples)', yZero: true, series: devSeries('batch_sizes'), vlines: vl, legend: mlegend }, time));
       add(devices, Object.assign({ id: 'lr-' + i, run: suffix, title: 'Learning rate', yLabel: 'learning rate', yZero: true, series: devSeries('lrs'), vlines: vl, legend: mlegend }, time));
       add(devices, Object.assign({ id: 'updates-' + i, run: suffix, title: 'Updates per merge', yLabel: 'updates', yZero: true, series: devSeries('updates'), vlines: vl, legend: mlegend }, time));
-      const pert = r.merges.filter((m) => m.perturbed === true && isNum(m.time)).map((m) => ({ kind: 'perturbed', run: i, x: m.time, colour: '#1c232b', title: `perturbed merge at ${fmt(m.time, 4)} s` }));
+      const pert = r.merges.filter((m) => m.perturbed === true && isNum(m.time)).map((m) => ({ kind: 'perturbed', run: i, x: m.time, colour: INK, title: `perturbed merge at ${fmt(m.time, 4)} s` }));
       add(devices, Object.assign({ id: 'weights-' + i, run: suffix, title: 'Merge weight α', yLabel: 'weight α', yZero: true, series: devSeries('weights'), vlines: vl, marks: pert,
-        legend: mlegend.concat(pert.length ? [{ kind: 'mark', label: 'perturbed merge', colour: '#1c232b' }] : []) }, time));
+        legend: mlegend.concat(pert.length ? [{ kind: 'mark', label: 'perturbed merge', colour: INK }] : []) }, time));
     });
 
     const asyncPoints = (f) => (r) => r.asyncs.filter((a) => isNum(a.time) && isNum(a[f])).map((a) => ({ x: a.time, y: a[f] }));
     const pi = perRun('median_pi', asyncPoints('median_pi'));
     add(async, Object.assign({ id: 'median-pi', title: 'GEM: median π', yLabel: 'median π', series: pi, legend: runLegend(pi) }, time));
     const stale = perRun('mean_staleness', asyncPoints('mean_staleness')).concat(
-      perRun('max_staleness', asyncPoints('max_staleness')).map((s) => Object.assign(s, { dash: '6 3', hollow: true, label: s.label + ' (max)' })));
-    const sc = multi ? '#5d6773' : colour(0);
+      secondary(perRun('max_staleness', asyncPoints('max_staleness')), ' (max)'));
     add(async, Object.assign({ id: 'staleness', title: 'Staleness of commits', yLabel: 'staleness (updates)', yZero: true, series: stale,
-      legend: runLegend(stale).concat([{ label: 'mean', colour: sc, dash: '' }, { label: 'max', colour: sc, dash: '6 3' }]) }, time));
+      legend: runLegend(stale).concat([{ label: 'mean', colour: neutral, dash: '' }, { label: 'max', colour: neutral, dash: '6 3' }]) }, time));
     return { training: training, devices: devices, async: async };
   }
 

@@ -1,5 +1,6 @@
 // Package testdata locates the reference datasets (Bibtex, Delicious, MNIST in
-// their standard splits) for tests that need more than the bundled Bibtex.
+// their standard splits) for tests that need more than the bundled Bibtex,
+// and holds the helpers tests of several packages share.
 //
 // The folder is $HETSGD_DATA when set, otherwise ../shared/data beside the
 // repository root. Tests that need it call Dir, which skips the test when the
@@ -7,6 +8,7 @@
 package testdata
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,4 +68,15 @@ func Entries(t testing.TB, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// MaxRelDiff is max |a−b| over max |b|: how far a result is from its
+// reference, relative to the reference's scale.
+func MaxRelDiff(a, b []float32) float64 {
+	var d, s float64
+	for i := range b {
+		d = math.Max(d, math.Abs(float64(a[i]-b[i])))
+		s = math.Max(s, math.Abs(float64(b[i])))
+	}
+	return d / s
 }

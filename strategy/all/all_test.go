@@ -8,6 +8,12 @@ import (
 	"github.com/hetsgd/hetsgd/strategy/strategytest"
 )
 
+// variants are options that change a strategy's rules and are off by
+// default: the suite runs them too.
+var variants = map[string][]map[string]float64{
+	"adaptive": {{"clamp": 1}, {"smooth": 0.5}, {"clamp": 1, "smooth": 0.9, "renorm": 0}},
+}
+
 // Every registered strategy keeps the contract of package strategy.
 func TestConformance(t *testing.T) {
 	list := strategy.List()
@@ -15,6 +21,6 @@ func TestConformance(t *testing.T) {
 		t.Fatal("no strategy registered")
 	}
 	for _, info := range list {
-		t.Run(info.Name, func(t *testing.T) { strategytest.Conformance(t, info.Name) })
+		t.Run(info.Name, func(t *testing.T) { strategytest.Conformance(t, info.Name, variants[info.Name]...) })
 	}
 }

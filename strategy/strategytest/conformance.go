@@ -3,6 +3,7 @@ package strategytest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -154,9 +155,13 @@ import (
 // with its Formula for a derived default not given, and Given set when it
 // is), and the largest batch is at least 1.
 //
+// Each of variants, option values beside the defaults (a strategy's
+// options that change its rules, such as adaptive's clamp), is also run on
+// 4 devices at each batch.
+//
 // Failures name the strategy, the config, the step and its event, and show
 // the last steps of the run.
-func Conformance(t *testing.T, name string) {
+func Conformance(t *testing.T, name string, variants ...map[string]float64) {
 	t.Helper()
 	info, err := strategy.Lookup(name)
 	if err != nil {
@@ -166,7 +171,7 @@ func Conformance(t *testing.T, name string) {
 		t.Errorf("%s: Info.Summary is empty", name)
 	}
 	t.Run("settings", func(t *testing.T) { checkSettings(t, info) })
-	for _, c := range conformanceConfigs(info) {
+	for _, c := range conformanceConfigs(info, variants) {
 		t.Run(c.name, func(t *testing.T) {
 			checkResolve(t, info, c)
 			tr := simulate(t, info, c)
@@ -247,7 +252,7 @@ type leavePlan struct {
 	after  int
 }
 
-func conformanceConfigs(info strategy.Info) []conformanceConfig {
+func conformanceConfigs(info strategy.Info, variants []map[string]float64) []conformanceConfig {
 	mk := func(name string, n, b int, lr float64, opts map[string]float64, seed uint64) conformanceConfig {
 		budget := int64(1000*b + b/2 + 1) // not a whole number of batches
 		return conformanceConfig{name: name, seed: seed, budget: budget, negative: n == 4,
@@ -267,6 +272,13 @@ func conformanceConfigs(info strategy.Info) []conformanceConfig {
 	for n := 1; n <= 4; n++ {
 		for i, b := range batches {
 			out = append(out, mk(fmt.Sprintf("devices=%d,batch=%d", n, b.b), n, b.b, b.lr, nil, uint64(100*n+i)))
+		}
+	}
+	for v, opts := range variants {
+		for i, b := range batches {
+			c := mk(fmt.Sprintf("devices=4,batch=%d", b.b), 4, b.b, b.lr, cloneOptions(opts), uint64(1000+10*v+i))
+			c.name += optionsString(opts)
+			out = append(out, c)
 		}
 	}
 	if p := info.Paper; p != nil {
@@ -303,14 +315,15 @@ func newStrategy(name string, cfg strategy.Config) (s strategy.Strategy, err err
 }
 
 func describeConfig(c strategy.Config) string {
-	s := fmt.Sprintf("devices=%d batch=%d lr=%g size=%d", c.Devices, c.Batch, c.LR, c.DatasetSize)
-	keys := make([]string, 0, len(c.Options))
-	for k := range c.Options {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		s += fmt.Sprintf(" %s=%g", k, c.Options[k])
+	return fmt.Sprintf("devices=%d batch=%d lr=%g size=%d", c.Devices, c.Batch, c.LR, c.DatasetSize) +
+		strings.ReplaceAll(optionsString(c.Options), ",", " ")
+}
+
+// optionsString writes options as ",k=v" in the order of their names.
+func optionsString(opts map[string]float64) string {
+	s := ""
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		s += fmt.Sprintf(",%s=%g", k, opts[k])
 	}
 	return s
 }
