@@ -353,11 +353,17 @@ func (r *run) do(a *strategy.Action) error {
 				return err
 			}
 		}
-		v, norms, err := r.x.query(kind)
+		v, second, err := r.x.query(kind)
 		if err != nil {
 			return err
 		}
-		r.clk.after(a, strategy.Event{Kind: ev, Values: v, Norms: norms, Dim: r.w.NumParams()})
+		e := strategy.Event{Kind: ev, Values: v, Dim: r.w.NumParams()}
+		if kind == cmdNorms {
+			e.Along = second
+		} else {
+			e.Norms = second
+		}
+		r.clk.after(a, e)
 	case strategy.Commit:
 		return r.commit(a)
 	case strategy.AllReduce, strategy.Merge, strategy.CenterSync:

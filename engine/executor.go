@@ -45,10 +45,10 @@ type executor struct {
 	vecs      [][]float32
 	weights   []float32
 	part      []float64 // per local device
-	partNorms []float64 // per local device: the consensus's gradient norms
+	partNorms []float64 // per local device: a query's second value (the gradients' norms of a consensus; the replicas' way along the momentum)
 	dots      []float64
 	values    []float64 // per device of the job: gathered norms or coefficients
-	gradNorms []float64 // per device of the job: the gradients' norms
+	gradNorms []float64 // per device of the job: the same, gathered
 	// A rank's part and partNorms side by side, and every rank's, for one
 	// all-gather of both (distributed runs).
 	pairs, pairsAll []float64
@@ -522,32 +522,42 @@ func (x *executor) gatherPairs() error {
 	return nil
 }
 
-// query answers a query command on every rank: the norms of the replicas,
-// or the consensus coefficients and the gradients' norms, of every device of
-// the job.
-func (x *executor) query(kind cmdKind) (values, norms []float64, err error) {
+// query answers a query command on every rank: the norms of the replicas
+// and how far each went along the centre's momentum, or the consensus
+// coefficients and the gradients' norms, of every device of the job.
+func (x *executor) query(kind cmdKind) (values, second []float64, err error) {
 	if kind == cmdNorms {
-		values, err = x.norms()
-		return values, nil, err
+		return x.norms()
 	}
 	return x.consensus()
 }
 
-// norms answers QueryNorms: ‖w_i‖₂ of every replica of the job.
-func (x *executor) norms() ([]float64, error) {
+// norms answers QueryNorms: ‖w_i‖₂ of every replica of the job, and
+// ⟨w_i − w̄, w̄ − w̄_prev⟩ = ⟨w_i, m⟩ − ⟨w̄, m⟩ with m = w̄ − w̄_prev (in
+// x.scratch, free between collectives), gathered as a pair per device.
+func (x *executor) norms() (norms, along []float64, err error) {
+	var cm float64
+	if x.center != nil {
+		copy(x.scratch, x.center)
+		kernel.Axpy(-1, x.prev, x.scratch)
+		cm = kernel.Dot(x.center, x.scratch)
+	}
 	for i, d := range x.devs {
-		x.part[i] = 0
+		x.part[i], x.partNorms[i] = 0, 0
 		switch {
 		case x.gone[d.id]:
-			x.part[i] = math.NaN()
+			x.part[i], x.partNorms[i] = math.NaN(), math.NaN()
 		case d.p != nil:
 			x.part[i] = kernel.Nrm2(d.p)
+			if x.center != nil {
+				x.partNorms[i] = kernel.Dot(d.p, x.scratch) - cm
+			}
 		}
 	}
-	if err := x.gather(); err != nil {
-		return nil, fmt.Errorf("engine: gathering the replicas' norms: %w", err)
+	if err := x.gatherPairs(); err != nil {
+		return nil, nil, fmt.Errorf("engine: gathering the replicas' norms: %w", err)
 	}
-	return x.values, nil
+	return x.values, x.gradNorms, nil
 }
 
 // consensus answers QueryConsensus: c_i = ⟨g_i, ḡ⟩/‖g_i‖² (NaN where

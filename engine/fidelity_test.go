@@ -331,3 +331,22 @@ func TestFidelityOptionsDoNotAllocatePerBatch(t *testing.T) {
 		}
 	}
 }
+
+// The norms query, by hand: w̄ = (2,1), w̄_prev = (1,1), so the momentum is
+// m = (1,0); w_0 = (4,0): ‖w_0‖ = 4, ⟨w_0 − w̄, m⟩ = 2; w_1 = (0,3):
+// ‖w_1‖ = 3, ⟨w_1 − w̄, m⟩ = −2; device 2 left: NaN for both.
+func TestNormsAlongTheMomentumKnownAnswers(t *testing.T) {
+	x := fidExecutor(vec(2, 1), nil, [][]float32{vec(4, 0), vec(0, 3), vec(9, 9)}, [][]float32{nil, nil, nil})
+	copy(x.prev, vec(1, 1))
+	x.gone[2] = true
+	norms, along, err := x.norms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if norms[0] != 4 || norms[1] != 3 || along[0] != 2 || along[1] != -2 || !math.IsNaN(norms[2]) || !math.IsNaN(along[2]) {
+		t.Errorf("norms %v, along %v; want [4 3 NaN], [2 −2 NaN]", norms, along)
+	}
+	if x.center[0] != 2 || x.center[1] != 1 || x.prev[0] != 1 || x.prev[1] != 1 {
+		t.Errorf("the query changed the centre %v or the previous one %v", x.center, x.prev)
+	}
+}

@@ -152,7 +152,7 @@ func (v *virtualClock) cost(a *strategy.Action) float64 {
 	net, n := r.cfg.Net, r.cfg.Devices
 	switch a.Kind {
 	case strategy.QueryNorms:
-		return net.AllGatherCost(8, n)
+		return net.AllGatherCost(16, n) // a norm and a dot per device
 	case strategy.QueryConsensus:
 		// An all-reduce of the gradients for ḡ and an all-gather of the
 		// coefficients with the gradients' norms.

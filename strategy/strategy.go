@@ -36,7 +36,9 @@ const (
 	// CollectiveDone: the collective action last emitted (AllReduce, Merge,
 	// CenterSync) has completed; its devices are idle again.
 	CollectiveDone
-	// Norms answers QueryNorms: Values[i] is ‖w_i‖₂ of device i's replica.
+	// Norms answers QueryNorms: Values[i] is ‖w_i‖₂ of device i's replica,
+	// and Along[i] is ⟨w_i − w̄, w̄ − w̄_prev⟩, how far the replica went along
+	// the centre's last step (its momentum).
 	Norms
 	// Consensus answers QueryConsensus: Values[i] is ⟨g_i, ḡ⟩/‖g_i‖², with
 	// ḡ the mean of the devices' gradients, and NaN where ‖g_i‖ = 0;
@@ -74,6 +76,10 @@ type Event struct {
 	// coefficients (⟨g_i, ḡ⟩/‖g_i‖ = Values[i]·Norms[i]) without a second
 	// query.
 	Norms []float64
+	// Norms: ⟨w_i − w̄, w̄ − w̄_prev⟩ per device (NaN for one that left): a
+	// merge's step Σα_i(w_i − w̄) goes along the centre's momentum when
+	// Σα_i·Along[i] > 0 and against it when < 0.
+	Along []float64
 }
 
 // ActionKind says what a strategy asks the engine to do.
@@ -109,8 +115,9 @@ const (
 	// with −LR·g_i the step of the device's optimizer. All devices must be
 	// idle.
 	CenterSync
-	// QueryNorms asks for the L2 norm of every replica; the engine answers
-	// with a Norms event before anything else happens.
+	// QueryNorms asks for the L2 norm of every replica and how far each went
+	// along the centre's momentum; the engine answers with a Norms event
+	// before anything else happens.
 	QueryNorms
 	// QueryConsensus asks for the AdaCons coefficients of the gradients the
 	// devices computed in Gradient mode; the engine answers with a Consensus
@@ -203,6 +210,9 @@ type MergeRecord struct {
 	Updates    []int     `json:"updates"`
 	Weights    []float64 `json:"weights"`
 	Perturbed  bool      `json:"perturbed"`
+	// Restarted: the centre's momentum was dropped at this merge (its step
+	// went against it).
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // Model says which model a strategy's accuracy is measured on.

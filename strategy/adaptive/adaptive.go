@@ -100,6 +100,8 @@ func init() {
 			Paper: "the paper's perturbed weights need not sum to 1 (renorm = 0)",
 			Usage: "1: rescale the perturbed weights to sum to 1, so that the perturbation moves weight between replicas and never scales the model"},
 		{Name: "gamma", Default: 0.9, Range: strategy.Unit, Usage: "momentum γ of the global model"},
+		{Name: "restart", Default: 0, Range: strategy.Count(0, 1),
+			Usage: "1: a merge whose step goes against the global model's momentum, Σα_i⟨w_i − w̄, w̄ − w̄_prev⟩ < 0, drops the momentum (γ = 0 for that merge): the gradient restart of O'Donoghue and Candès, against the overshoot near convergence"},
 	}
 	strategy.Register(strategy.Info{
 		Name:      "adaptive",
@@ -149,6 +151,7 @@ type Adaptive struct {
 	bmax, bmin                 int
 	beta, pertThr, delta, gamm float64
 	renorm                     bool    // perturbed weights rescaled to sum to 1
+	restart                    bool    // momentum dropped at a merge whose step opposes it
 	clamp                      bool    // Alg. 1 stops at a bound instead of skipping
 	smooth                     float64 // Alg. 1's smoothing of the update counts
 	smoothed                   []float64
@@ -182,7 +185,7 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	a := &Adaptive{
 		n: cfg.Devices, bmax: int(bmax), bmin: int(bmin),
 		pertThr: cfg.Opt("pert-thr"), delta: cfg.Opt("delta"), gamm: cfg.Opt("gamma"),
-		lr: cfg.LR, size: cfg.DatasetSize, renorm: cfg.Opt("renorm") == 1,
+		lr: cfg.LR, size: cfg.DatasetSize, renorm: cfg.Opt("renorm") == 1, restart: cfg.Opt("restart") == 1,
 	}
 	binit := bmax
 	if !code {
@@ -284,9 +287,29 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 			}
 		}
 		a.scale()
-		out = append(out, strategy.Action{Kind: strategy.Merge, Weights: weights, Gamma: a.gamm, Record: rec})
+		gamma := a.gamm
+		if a.restart && gamma > 0 && a.against(weights, ev.Along) {
+			gamma, rec.Restarted = 0, true
+		}
+		out = append(out, strategy.Action{Kind: strategy.Merge, Weights: weights, Gamma: gamma, Record: rec})
 	}
 	return out
+}
+
+// against reports whether the merge's step Σα_i(w_i − w̄) goes against the
+// centre's momentum w̄ − w̄_prev, from the replicas' way along it (the
+// Norms event's Along; nil: not known, never against).
+func (a *Adaptive) against(weights, along []float64) bool {
+	if along == nil {
+		return false
+	}
+	s := 0.0
+	for i, w := range weights {
+		if a.members.In(i) {
+			s += w * along[i]
+		}
+	}
+	return s < 0
 }
 
 // end ends the mega-batch once it is dealt and every device in the run is

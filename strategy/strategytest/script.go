@@ -12,7 +12,9 @@
 //	done D [D ...]             BatchDone for each listed device, in order
 //	collective                 CollectiveDone
 //	leave D [D ...]            Leave for each listed device, in order
-//	norms V1 V2 ... dim=N      Norms with the replicas' L2 norms
+//	norms V1 V2 ... dim=N [along=A1,A2,...]
+//	                           Norms with the replicas' L2 norms (and their
+//	                           way along the centre's momentum)
 //	consensus C1 C2 ... [norms=N1,N2,...]
 //	                           Consensus with the AdaCons coefficients (nan
 //	                           allowed) and the gradients' norms
@@ -127,6 +129,16 @@ func Replay(script string) (string, error) {
 					ev.Dim, _ = strconv.Atoi(v)
 					continue
 				}
+				if v, ok := strings.CutPrefix(a, "along="); ok {
+					for _, s := range strings.Split(v, ",") {
+						x, err := strconv.ParseFloat(s, 64)
+						if err != nil {
+							return "", fmt.Errorf("line %d: along %q", line, s)
+						}
+						ev.Along = append(ev.Along, x)
+					}
+					continue
+				}
 				v, err := strconv.ParseFloat(a, 64)
 				if err != nil {
 					return "", fmt.Errorf("line %d: norm %q", line, a)
@@ -207,6 +219,9 @@ func Format(a strategy.Action) string {
 		s := fmt.Sprintf("merge weights=%s gamma=%s", gs(a.Weights), g(a.Gamma))
 		if r := a.Record; r != nil {
 			s += fmt.Sprintf(" | batches=%v lrs=%s updates=%v perturbed=%v", r.BatchSizes, gs(r.LRs), r.Updates, r.Perturbed)
+			if r.Restarted {
+				s += " restarted"
+			}
 		}
 		return s
 	case strategy.CenterSync:
