@@ -96,6 +96,14 @@ type XML struct {
 	shared      *model.Workspace
 }
 
+// DefaultDropout and DefaultHidden are the network hetsgd trains when none
+// is named (hetsgd train's defaults, chosen on Bibtex and Delicious; see
+// BENCHMARKS.md §1): one hidden layer of 128 ReLU units, dropout 0.2.
+const DefaultDropout = 0.2
+
+// DefaultHidden returns the default hidden layer widths.
+func DefaultHidden() []int { return []int{128} }
+
 // NewXML builds the workload: hidden layer widths, training dropout, and
 // evalPoints test points per evaluation (0: all), scored in batches of
 // evalBatch rows.

@@ -13,17 +13,25 @@ import (
 	"github.com/hetsgd/hetsgd/repro"
 )
 
-// amazonScale is the size of the synthetic Amazon-670k-like set of the
-// benchmarks: 1% of the real set (4,904 training points, 1,359 features,
-// 6,701 labels), so that a study of ~50 runs takes minutes.
-const amazonScale = 0.01
+// synthSets are the synthetic sets of the benchmarks, by name: a profile
+// of a real set, scaled so that a study of ~50 runs takes minutes. 1% of
+// Amazon-670k is 4,904 training points, 1,359 features, 6,701 labels; 2% of
+// Delicious-200k is 3,932 points, 15,651 features, 4,108 labels, with the
+// real set's 301 non-zeros and 75 labels per point.
+var synthSets = map[string]struct {
+	profile string
+	scale   float64
+}{
+	"amazon-synth":         {"amazon-670k", 0.01},
+	"delicious-200k-synth": {"delicious-200k", 0.02},
+}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench --out DIR [--data DIR] [--sets LIST] [--quick]", stderr)
 	out := fs.String("out", "", "report `folder` (report.md, figures, runs/*.jsonl)")
 	dataDir := fs.String("data", os.Getenv("HETSGD_DATA"), "`folder` holding reference datasets (delicious/ with train.txt and test.txt); default $HETSGD_DATA")
-	sets := fs.String("sets", "bibtex,delicious,amazon-synth", "datasets to run, comma-separated: bibtex (bundled), delicious (from --data), amazon-synth (generated)")
-	study := fs.String("study", "adaptive", "which papers to reproduce, comma-separated: adaptive, lsgd, gem, adacons, or all")
+	sets := fs.String("sets", "bibtex,delicious,amazon-synth", "datasets of the adaptive and heterogeneity studies, comma-separated: bibtex (bundled), delicious (from --data), amazon-synth, delicious-200k-synth (generated)")
+	study := fs.String("study", "adaptive", "which studies to run, comma-separated: adaptive, lsgd, gem, adacons (the papers'), heterogeneity (every strategy at its defaults on unequal devices), or all")
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
@@ -40,16 +48,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, s := range strings.Split(*study, ",") {
 		switch s = strings.TrimSpace(s); s {
 		case "all":
-			studies["adaptive"], studies["lsgd"], studies["gem"], studies["adacons"] = true, true, true, true
-		case "adaptive", "lsgd", "gem", "adacons":
+			studies["adaptive"], studies["lsgd"], studies["gem"], studies["adacons"], studies["heterogeneity"] = true, true, true, true, true
+		case "adaptive", "lsgd", "gem", "adacons", "heterogeneity":
 			studies[s] = true
 		default:
-			return fmt.Errorf("--study %q: want adaptive, lsgd, gem, adacons or all", s)
+			return fmt.Errorf("--study %q: want adaptive, lsgd, gem, adacons, heterogeneity or all", s)
 		}
 	}
 	var list []repro.Set
 	for _, name := range strings.Split(*sets, ",") {
-		if !studies["adaptive"] {
+		if !studies["adaptive"] && !studies["heterogeneity"] {
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -118,6 +126,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{"lsgd", func() error { return repro.LayeredSGD(ctx, rep, delicious, opt) }},
 		{"gem", func() error { return repro.GEM(ctx, rep, *mnist, opt) }},
 		{"adacons", func() error { return repro.AdaCons(ctx, rep, delicious, opt) }},
+		{"heterogeneity", func() error { return repro.Heterogeneity(ctx, rep, list, opt) }},
 	} {
 		if !studies[st.name] {
 			continue
@@ -162,23 +171,25 @@ func benchSet(ctx context.Context, name, dataDir string, seed uint64) (*repro.Se
 		}
 		set, err := repro.NewSet("delicious", tr, te, "Delicious, the standard split (12,920 / 3,185 points, 500 features, 983 labels).")
 		return &set, err
-	case "amazon-synth":
-		p, err := data.LookupProfile("amazon-670k")
+	}
+	if s, ok := synthSets[name]; ok {
+		p, err := data.LookupProfile(s.profile)
 		if err != nil {
 			return nil, err
 		}
-		p = p.Scaled(amazonScale)
+		real := p
+		p = p.Scaled(s.scale)
 		tr, te, err := data.GenerateSets(p, seed)
 		if err != nil {
 			return nil, err
 		}
-		set, err := repro.NewSet("amazon-synth", tr, te, fmt.Sprintf(
-			"Synthetic Amazon-670k-like data from `hetsgd data gen --like amazon-670k --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: 75.7 and 5.4), power-law labels.",
-			amazonScale, seed, tr.Len(), te.Len(), tr.Features(), tr.Labels(),
-			float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len())))
+		set, err := repro.NewSet(name, tr, te, fmt.Sprintf(
+			"Synthetic %s-like data from `hetsgd data gen --like %s --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: %.1f and %.1f), power-law labels.",
+			s.profile, s.profile, s.scale, seed, tr.Len(), te.Len(), tr.Features(), tr.Labels(),
+			float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len()), real.AvgNNZ, real.AvgLabels))
 		return &set, err
 	}
-	return nil, fmt.Errorf("--sets: unknown dataset %q (want bibtex, delicious, amazon-synth)", name)
+	return nil, fmt.Errorf("--sets: unknown dataset %q (want bibtex, delicious, amazon-synth, delicious-200k-synth)", name)
 }
 
 // mnistSet loads MNIST from dataDir/mnist; nil when absent.

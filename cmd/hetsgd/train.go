@@ -27,10 +27,9 @@ import (
 // Defaults of "hetsgd train". They were chosen on the bundled Bibtex and on
 // Delicious (see BENCHMARKS.md) and give a complete, fast first run. The
 // optimizer, learning rate and batch size are the strategy's own
-// (strategy.Info.Defaults).
+// (strategy.Info.Defaults); the network is engine.DefaultHidden with
+// engine.DefaultDropout.
 const (
-	defaultHidden    = "128"
-	defaultDropout   = 0.2
 	defaultEpochs    = 20
 	defaultEvalEvery = 1
 	defaultSeed      = 1
@@ -189,9 +188,9 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dataDir, "data", "", "dataset `dir` holding train.txt and test.txt (or MNIST idx files); with no data flag, the bundled "+bundledDefault)
 	fs.StringVar(&f.format, "format", "auto", "input format of --train/--test: xc, libsvm or auto")
 	fs.StringVar(&f.cache, "cache", "auto", "binary cache of text files of 8 MB or more: auto (use or write it; $HETSGD_CACHE or the user cache folder), refresh or off")
-	f.hidden.Set(defaultHidden)
+	f.hidden = engine.DefaultHidden()
 	fs.Var(&f.hidden, "hidden", "hidden layer `widths`, comma-separated (\"none\" for a linear model)")
-	fs.Float64Var(&f.dropout, "dropout", defaultDropout, "probability of dropping a hidden unit in training (0: off)")
+	fs.Float64Var(&f.dropout, "dropout", engine.DefaultDropout, "probability of dropping a hidden unit in training (0: off)")
 	fs.IntVar(&f.batch, "batch", 0, "batch `size` per device (b_max for adaptive); default: the strategy's")
 	fs.Float64Var(&f.lr, "lr", 0, "learning `rate` for --batch; default: the strategy's for its optimizer, scaled to --batch by that optimizer's rule")
 	fs.StringVar(&f.optimizer, "optimizer", "", "local optimizer: "+strings.Join(optim.Names, ", ")+"; default: the strategy's")

@@ -1,0 +1,425 @@
+package repro
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/report"
+	"github.com/hetsgd/hetsgd/runlog"
+)
+
+// A scenario is how the devices differ in speed.
+type scenario struct {
+	name, about string
+	speeds      []float64
+	slowdown    bool // device 0 slows down 4× at half the time budget
+}
+
+var scenarios = []scenario{
+	{"paper", "the Adaptive SGD paper's spread (its Fig. 1: up to 32%)", []float64{1, 0.9, 0.8, 0.68}, false},
+	{"wide", "a wider spread: a device 10× slower than the fastest", []float64{1, 0.5, 0.25, 0.1}, false},
+	{"slowdown", "the paper's spread, and the fastest device slows down 4× at half-time, as a shared GPU does", []float64{1, 0.9, 0.8, 0.68}, true},
+}
+
+// heteroStudy holds one dataset's runs of the heterogeneity study.
+type heteroStudy struct {
+	*runner
+	set    Set
+	w      engine.Workload // the set under the tool's default network
+	epochs float64         // sync's budget, which sets the time budget
+	seeds  []uint64
+	done   map[string]*engine.Result // by name: a run two sections share runs once
+}
+
+// Heterogeneity measures every strategy at its defaults — what hetsgd train
+// runs when only the strategy is named — on devices of unequal speed, under
+// the virtual clock: three spreads of speed (one of them changing mid-run)
+// over several seeds, the same at a learning rate shared by every strategy
+// and at each one's own best, 1 to 16 devices, and Adaptive SGD's batch
+// sizes and updates per device across merges (the paper's Fig. 12).
+func Heterogeneity(ctx context.Context, rep *report.Dir, sets []Set, opt Options) error {
+	r, err := newRunner(rep, opt)
+	if err != nil {
+		return err
+	}
+	seeds := []uint64{opt.Seed, opt.Seed + 1, opt.Seed + 2}
+	if opt.Quick {
+		seeds = seeds[:1]
+	}
+	rep.Printf(`# Heterogeneous devices: every strategy at its defaults
+
+Sync, Elastic SGD, CROSSBOW and Adaptive SGD as hetsgd train runs them when
+only the strategy is named: each strategy's own optimizer, learning rate and
+batch (hetsgd strategies -v), the tool's network (hidden layer %v, dropout
+%g), 4 devices unless a section says otherwise. Virtual clock with the
+shipped cost model (%s), 5%% log-normal noise per batch, a 10 µs / 10 GB/s
+network. Every strategy gets the same time: the time sync needs for %g epochs
+on the same devices. P@1 on the whole test set every half epoch. Figures are
+means over seeds %v, evaluation by evaluation; "best" is the best of that
+mean curve, and "time to elastic's best" the first evaluation where the mean
+curve reaches elastic's, over elastic's own time to it.
+
+Speeds:
+%s
+`, engine.DefaultHidden(), engine.DefaultDropout, engine.DefaultCost().Source, epochsFor(opt), seeds, scenarioList())
+	for _, set := range sets {
+		x, ok := set.Workload.(*engine.XML)
+		if !ok {
+			return fmt.Errorf("repro: heterogeneity: %s is not an XML set", set.Name)
+		}
+		w, err := engine.NewXML(x.Train, x.Test, engine.DefaultHidden(), engine.DefaultDropout, 0, 256)
+		if err != nil {
+			return err
+		}
+		s := &heteroStudy{runner: r, set: set, w: w, epochs: epochsFor(opt), seeds: seeds, done: map[string]*engine.Result{}}
+		if err := s.run(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scenarioList() string {
+	var b strings.Builder
+	for _, sc := range scenarios {
+		fmt.Fprintf(&b, "- %s: %v, %s.\n", sc.name, sc.speeds, sc.about)
+	}
+	return b.String()
+}
+
+func (s *heteroStudy) run(ctx context.Context) error {
+	s.rep.Printf("## %s\n\n%s\n\n", s.set.Name, s.set.Note)
+	for _, sc := range scenarios {
+		if err := s.scenario(ctx, sc); err != nil {
+			return err
+		}
+	}
+	for _, step := range []func(context.Context) error{s.protocols, s.devices} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cfg is strategy strat at its defaults on the given speeds.
+func (s *heteroStudy) cfg(strat string, speeds []float64, seed uint64) engine.Config {
+	return engine.Config{Strategy: strat, Devices: len(speeds), Speeds: speeds, Clock: engine.Virtual,
+		EvalEvery: 0.5, Seed: seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: 0.05}
+}
+
+// do runs cfg on the study's workload, once per name.
+func (s *heteroStudy) do(ctx context.Context, name string, cfg engine.Config) (*engine.Result, error) {
+	if res, ok := s.done[name]; ok {
+		return res, nil
+	}
+	set := s.set
+	set.Workload = s.w
+	res, err := s.runner.run(ctx, name, set, cfg)
+	if err == nil {
+		s.done[name] = res
+	}
+	return res, err
+}
+
+// name is the run's name, seed last.
+func (s *heteroStudy) name(parts ...any) string {
+	n := "hetero-" + s.set.Name
+	for _, p := range parts {
+		n += "-" + fmt.Sprint(p)
+	}
+	return slug(n)
+}
+
+// budget is sync's time for the study's epochs on speeds, at seed.
+func (s *heteroStudy) budget(ctx context.Context, prefix string, speeds []float64, seed uint64) (*engine.Result, error) {
+	c := s.cfg("sync", speeds, seed)
+	c.Epochs = s.epochs
+	return s.do(ctx, s.name(prefix, "sync", "s", seed), c)
+}
+
+// scenario runs the four strategies on one spread of speeds, over the seeds.
+func (s *heteroStudy) scenario(ctx context.Context, sc scenario) error {
+	runs := map[string][]*engine.Result{}
+	for _, seed := range s.seeds {
+		// The slowdown's budget is the paper spread's: the time is the
+		// same, and part of it is lost to the slow device.
+		prefix := sc.name
+		if sc.slowdown {
+			prefix = scenarios[0].name
+		}
+		b, err := s.budget(ctx, prefix, sc.speeds, seed)
+		if err != nil {
+			return err
+		}
+		if !sc.slowdown {
+			runs["sync"] = append(runs["sync"], b)
+		}
+		for _, strat := range mainStrategies {
+			if strat == "sync" && !sc.slowdown {
+				continue
+			}
+			c := s.cfg(strat, sc.speeds, seed)
+			c.TimeBudget = b.TrainSeconds
+			if sc.slowdown {
+				c.Faults = []engine.Fault{{Device: 0, At: b.TrainSeconds / 2, Kind: engine.Slow, Factor: 4}}
+			}
+			res, err := s.do(ctx, s.name(sc.name, strat, "s", seed), c)
+			if err != nil {
+				return err
+			}
+			runs[strat] = append(runs[strat], res)
+		}
+	}
+	s.rep.Printf("### %s: %v\n\n", sc.name, sc.speeds)
+	if sc.slowdown {
+		s.rep.Printf("Device 0 (speed 1) slows down 4× at half the time budget.\n\n")
+	}
+	t, series := compareTable(runs, s.set.Train.Len())
+	s.rep.Table(t)
+	s.rep.Printf("%s\n", verdict(runs))
+	if err := s.rep.Figure(s.name(sc.name, "time"), report.Plot{Title: fmt.Sprintf("%s, %s speeds %v: P@1 against time, mean of %d seeds", s.set.Name, sc.name, sc.speeds, len(s.seeds)),
+		X: "training time (virtual seconds)", Y: "P@1", Series: series}); err != nil {
+		return err
+	}
+	if sc.name != "paper" {
+		return s.fig12(sc, runs["adaptive"][0])
+	}
+	return nil
+}
+
+// meanCurve is P@1 against time averaged over runs, evaluation by
+// evaluation (the runs' evaluations fall at the same sample counts; their
+// times differ by the noise), as far as the shortest run goes.
+func meanCurve(runs []*engine.Result) []runlog.Eval {
+	n := math.MaxInt
+	for _, r := range runs {
+		n = min(n, len(r.Evals))
+	}
+	out := make([]runlog.Eval, 0, n)
+	for i := 0; i < n; i++ {
+		var e runlog.Eval
+		for _, r := range runs {
+			e.TrainSeconds += r.Evals[i].TrainSeconds / float64(len(runs))
+			e.P1 += r.Evals[i].P1 / float64(len(runs))
+			e.Epoch += r.Evals[i].Epoch / float64(len(runs))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// compareTable is the scenario's table and figure series: each strategy's
+// best mean P@1, its spread over seeds, and its time to elastic's best.
+func compareTable(runs map[string][]*engine.Result, points int) (*report.Table, []report.Series) {
+	t := &report.Table{Header: []string{"strategy", "best P@1 (mean)", "seeds' bests", "at s", "epochs run", "s to elastic's best", "× elastic's time"}}
+	eb, _ := runlog.Best(meanCurve(runs["elastic"]))
+	var series []report.Series
+	for _, strat := range mainStrategies {
+		rs := runs[strat]
+		if len(rs) == 0 {
+			continue
+		}
+		m := meanCurve(rs)
+		b, _ := runlog.Best(m)
+		var bests []string
+		epochs := 0.0
+		for _, r := range rs {
+			bests = append(bests, fmt.Sprintf("%.4f", best(r).P1))
+			epochs += float64(r.Samples) / float64(points) / float64(len(rs))
+		}
+		to, ok := runlog.TimeTo(m, eb.P1)
+		if !ok {
+			to = math.NaN() // never: the table writes –
+		}
+		t.Add(strat, b.P1, strings.Join(bests, " "), b.TrainSeconds, epochs, to, to/eb.TrainSeconds)
+		var x, y []float64
+		for _, e := range m {
+			x, y = append(x, e.TrainSeconds), append(y, e.P1)
+		}
+		series = append(series, report.Series{Name: strat, X: x, Y: y})
+	}
+	return t, series
+}
+
+// verdict states the issue's bars on one table: adaptive's best the highest
+// of the four, and elastic's best reached within 3/4 of elastic's time.
+func verdict(runs map[string][]*engine.Result) string {
+	a, e := meanCurve(runs["adaptive"]), meanCurve(runs["elastic"])
+	ab, _ := runlog.Best(a)
+	eb, _ := runlog.Best(e)
+	highest := true
+	var others []string
+	for _, strat := range mainStrategies {
+		if strat == "adaptive" || len(runs[strat]) == 0 {
+			continue
+		}
+		b, _ := runlog.Best(meanCurve(runs[strat]))
+		others = append(others, fmt.Sprintf("%s %.4f", strat, b.P1))
+		highest = highest && ab.P1 > b.P1
+	}
+	to, ok := runlog.TimeTo(a, eb.P1)
+	when := "never"
+	if ok {
+		when = report.Float(to/eb.TrainSeconds) + "× elastic's time"
+	}
+	return fmt.Sprintf("- Adaptive's best P@1 is the highest of the four: %s (adaptive %.4f; %s).\n- Adaptive reaches elastic's best (%.4f at %.3f s) within 3/4 of elastic's time: %s (%s).\n",
+		yesNo(highest), ab.P1, strings.Join(others, ", "), eb.P1, eb.TrainSeconds, yesNo(ok && to <= 0.75*eb.TrainSeconds), when)
+}
+
+// fig12 draws adaptive's batch size and updates per device against the
+// merge number (the paper's Fig. 12).
+func (s *heteroStudy) fig12(sc scenario, a *engine.Result) error {
+	if a == nil || len(a.Merges) == 0 {
+		return nil
+	}
+	n := len(a.Merges[0].BatchSizes)
+	batches, updates := make([]report.Series, n), make([]report.Series, n)
+	for d := range n {
+		batches[d].Name = fmt.Sprintf("device %d (speed %g)", d, sc.speeds[d])
+		updates[d].Name = batches[d].Name
+	}
+	for i, m := range a.Merges {
+		for d := range n {
+			batches[d].X, batches[d].Y = append(batches[d].X, float64(i+1)), append(batches[d].Y, float64(m.BatchSizes[d]))
+			updates[d].X, updates[d].Y = append(updates[d].X, float64(i+1)), append(updates[d].Y, float64(m.Updates[d]))
+		}
+	}
+	last := a.Merges[len(a.Merges)-1]
+	s.rep.Printf("Adaptive SGD's last merge (seed %d): batch sizes %v, updates %v, weights %s.\n\n", s.seeds[0], last.BatchSizes, last.Updates, fmtWeights(last.Weights))
+	if err := s.rep.Figure(s.name(sc.name, "batch"), report.Plot{Title: fmt.Sprintf("%s, %s speeds: adaptive's batch size per device across merges (Fig. 12)", s.set.Name, sc.name),
+		X: "merge number", Y: "batch size (samples)", Series: batches}); err != nil {
+		return err
+	}
+	return s.rep.Figure(s.name(sc.name, "updates"), report.Plot{Title: fmt.Sprintf("%s, %s speeds: adaptive's updates per device per merge (Fig. 12)", s.set.Name, sc.name),
+		X: "merge number", Y: "updates (batches) in the mega-batch", Series: updates})
+}
+
+// protocols compares the strategies on the paper's spread, first seed, at
+// one learning rate shared by all (Adam, the best of a grid for any of
+// them) and each at its own best (its default rate ×0.5, ×1, ×2).
+func (s *heteroStudy) protocols(ctx context.Context) error {
+	sc, seed := scenarios[0], s.seeds[0]
+	b, err := s.budget(ctx, sc.name, sc.speeds, seed)
+	if err != nil {
+		return err
+	}
+	// at runs strat with optimizer o at rate lr (o's zero value: the
+	// strategy's defaults).
+	at := func(strat string, o optim.Config, lr float64) (*engine.Result, error) {
+		c := s.cfg(strat, sc.speeds, seed)
+		c.TimeBudget = b.TrainSeconds
+		c.Optimizer, c.LR = o, lr
+		name := s.name("protocol", strat, o.Name, "lr", lr, "s", seed)
+		if o.Name == "" {
+			name = s.name(sc.name, strat, "s", seed) // the scenario's run
+			if strat == "sync" {
+				return b, nil
+			}
+		}
+		return s.do(ctx, name, c)
+	}
+	shared := []float64{1e-3, 3.16e-3, 1e-2}
+	factors := []float64{0.5, 1, 2}
+	if s.opt.Quick {
+		shared, factors = shared[1:2], factors[1:2]
+	}
+	t := &report.Table{Header: []string{"strategy", "defaults", "own best", "at its rate", "one rate for all (Adam)"}}
+	sharedBest := map[float64]map[string]float64{}
+	for _, lr := range shared {
+		sharedBest[lr] = map[string]float64{}
+		for _, strat := range mainStrategies {
+			res, err := at(strat, optim.Config{Name: "adam"}, lr)
+			if err != nil {
+				return err
+			}
+			sharedBest[lr][strat] = best(res).P1
+		}
+	}
+	// The shared rate is the one with the best P@1 of any strategy.
+	bestLR, top := shared[0], -1.0
+	for _, lr := range shared {
+		for _, p := range sharedBest[lr] {
+			if p > top {
+				bestLR, top = lr, p
+			}
+		}
+	}
+	for _, strat := range mainStrategies {
+		def, err := at(strat, optim.Config{}, 0)
+		if err != nil {
+			return err
+		}
+		full, err := s.cfg(strat, sc.speeds, seed).WithDefaults()
+		if err != nil {
+			return err
+		}
+		own, ownLR := best(def).P1, full.LR
+		for _, f := range factors {
+			if f == 1 {
+				continue
+			}
+			res, err := at(strat, full.Optimizer, f*full.LR)
+			if err != nil {
+				return err
+			}
+			if p := best(res).P1; p > own {
+				own, ownLR = p, f*full.LR
+			}
+		}
+		t.Add(strat, best(def).P1, own, fmt.Sprintf("%s %s", full.Optimizer.Name, report.Float(ownLR)), sharedBest[bestLR][strat])
+	}
+	s.rep.Printf("### Protocols: defaults, each at its own best, one rate for all\n\n"+
+		"The paper's spread, seed %d, sync's %g-epoch time. Own best: the strategy's optimizer at its default rate ×%v. "+
+		"One rate for all: every strategy with Adam at the rate of %v where any of them does best (%s).\n\n",
+		seed, s.epochs, factors, shared, report.Float(bestLR))
+	s.rep.Table(t)
+	return nil
+}
+
+// devices runs adaptive and elastic on 1 to 16 devices (the paper's speeds
+// cycled), the study's epochs each, first seed: the time each takes to one
+// device's best P@1.
+func (s *heteroStudy) devices(ctx context.Context) error {
+	counts := []int{1, 2, 4, 8, 16}
+	if s.opt.Quick {
+		counts = []int{1, 2}
+	}
+	seed := s.seeds[0]
+	t := &report.Table{Header: []string{"devices", "strategy", "best P@1", "at s", "s to one device's best", "speed-up to it"}}
+	var series []report.Series
+	var one runlog.Eval
+	for _, n := range counts {
+		for _, strat := range []string{"adaptive", "elastic"} {
+			if n == 1 && strat == "elastic" {
+				continue // one device: every strategy is mini-batch SGD
+			}
+			c := s.cfg(strat, speeds(n), seed)
+			c.Epochs = s.epochs
+			res, err := s.do(ctx, s.name("devices", n, strat, "s", seed), c)
+			if err != nil {
+				return err
+			}
+			b := best(res)
+			if n == 1 {
+				one = b
+			}
+			to := timeTo(res, one.P1)
+			t.Add(n, strat, b.P1, b.TrainSeconds, to, one.TrainSeconds/to)
+			if strat == "adaptive" {
+				x, y := timeCurve(res)
+				series = append(series, report.Series{Name: fmt.Sprintf("%d devices", n), X: x, Y: y})
+			}
+		}
+	}
+	s.rep.Printf("### 1 to 16 devices\n\nAdaptive and elastic at their defaults, speeds %v cycled, %g epochs each, seed %d; one device's best is %.4f at %.3f s.\n\n",
+		heterogeneity, s.epochs, seed, one.P1, one.TrainSeconds)
+	s.rep.Table(t)
+	return s.rep.Figure(s.name("devices"), report.Plot{Title: s.set.Name + ": adaptive on 1 to 16 devices, P@1 against time",
+		X: "training time (virtual seconds, log scale)", Y: "P@1", Series: series, LogX: true})
+}
