@@ -26,12 +26,16 @@
 // from the least updated, and the model is not scaled. --renorm 0 (and
 // --paper) keeps the paper's weights.
 //
-// Two more departures from the paper, off by default until measured:
-// --clamp 1 lets an Alg. 1 step that would cross a bound stop at it (the
-// paper skips the step, so a device near b_max reaches it only when a step
-// lands on it exactly), and --smooth s has Alg. 1 read the update counts
-// averaged over mega-batches, so that noisy batch timings (goroutines
-// sharing cores) do not move the batch sizes back and forth.
+// More departures from the paper, each an option, off by default unless
+// measured to help (BENCHMARKS.md §10): --clamp 1 lets an Alg. 1 step that
+// would cross a bound stop at it (the paper skips the step, so a device
+// near b_max reaches it only when a step lands on it exactly); --smooth s
+// has Alg. 1 read the update counts averaged over mega-batches, so that
+// noisy batch timings (goroutines sharing cores) do not move the batch
+// sizes back and forth; --restart 1 drops the global momentum at a merge
+// whose step goes against it (the engine's Norms event says how far each
+// replica went along the momentum); --decay d divides every batch's rate by
+// 1 + d·epoch.
 //
 // Decisions the paper leaves open, and ours:
 //   - A device receives its current b_i whatever remains of the mega-batch,
@@ -120,6 +124,8 @@ func init() {
 				Usage: "1: an Alg. 1 step that would cross b_max or b_min stops at the bound (0: it is not taken, as in the paper)"},
 			{Name: "smooth", Default: 0, Range: strategy.Range{Min: 0, Max: 1, MaxOpen: true},
 				Usage: "Alg. 1 reads the update counts smoothed over mega-batches, ũ ← s·ũ + (1−s)·u, against noisy batch timings (0: this mega-batch's counts, as in the paper)"},
+			{Name: "decay", Default: 0, Range: strategy.Between(0, 1e6),
+				Usage: "learning-rate decay: every batch's rate is divided by 1 + decay·epoch, so that the steps shrink as the model nears its best (0: none, as in the paper)"},
 		}, common...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 		MaxBatch: maxBatch,
@@ -154,6 +160,7 @@ type Adaptive struct {
 	restart                    bool    // momentum dropped at a merge whose step opposes it
 	clamp                      bool    // Alg. 1 stops at a bound instead of skipping
 	smooth                     float64 // Alg. 1's smoothing of the update counts
+	decay                      float64 // the rate's decay per epoch
 	smoothed                   []float64
 	mega                       int // samples per mega-batch
 	lr                         float64
@@ -190,7 +197,7 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	binit := bmax
 	if !code {
 		a.beta, binit = cfg.Opt("beta"), cfg.Opt("binit")
-		a.clamp, a.smooth = cfg.Opt("clamp") == 1, cfg.Opt("smooth")
+		a.clamp, a.smooth, a.decay = cfg.Opt("clamp") == 1, cfg.Opt("smooth"), cfg.Opt("decay")
 	}
 	mega := cfg.Opt("mega-batch")
 	switch {
@@ -200,6 +207,8 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 		return nil, fmt.Errorf("adaptive: bmin %v: need at most b_max=%d", bmin, int(bmax))
 	case mega*bmax > strategy.MaxCount:
 		return nil, fmt.Errorf("adaptive: mega-batch %v: at most %d samples in all (b_max=%d)", mega, strategy.MaxCount, int(bmax))
+	case a.decay > 0 && cfg.DatasetSize < 1:
+		return nil, fmt.Errorf("adaptive: decay %v: needs the training set size, for epochs", a.decay)
 	}
 	a.mega = max(1, int(math.Round(mega*bmax)))
 	a.B, a.LR, a.U = make([]int, a.n), make([]float64, a.n), make([]int, a.n)
@@ -285,6 +294,7 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 			if !a.members.In(d) {
 				rec.BatchSizes[d], rec.LRs[d] = 0, 0
 			}
+			rec.LRs[d] *= a.schedule() // the rates the batches took
 		}
 		a.scale()
 		gamma := a.gamm
@@ -332,7 +342,7 @@ func (a *Adaptive) end(out []strategy.Action) []strategy.Action {
 			Updates: append([]int(nil), a.U...), Weights: w}
 		for d := range a.n {
 			if a.members.In(d) {
-				rec.BatchSizes[d], rec.LRs[d] = a.B[d], a.LR[d]
+				rec.BatchSizes[d], rec.LRs[d] = a.B[d], a.LR[d]*a.schedule()
 			}
 		}
 		a.scale()
@@ -345,12 +355,21 @@ func (a *Adaptive) dispatch(out []strategy.Action, d int) []strategy.Action {
 	if a.code != nil {
 		a.LR[d] = a.code.lr(a, d) // the schedule moves with every batch
 	}
-	lr := a.LR[d]
+	lr := a.LR[d] * a.schedule()
 	a.dispatched += a.B[d]
 	a.total += int64(a.B[d])
 	a.busy++
 	a.working[d] = true
 	return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: a.B[d], LR: lr, Mode: strategy.LocalStep})
+}
+
+// schedule is the factor of the learning rate's decay at this point of
+// the run: 1/(1 + decay·epoch), epochs counted in samples handed out.
+func (a *Adaptive) schedule() float64 {
+	if a.decay == 0 {
+		return 1
+	}
+	return 1 / (1 + a.decay*float64(a.total)/float64(a.size))
 }
 
 // weights is Alg. 2's normalization and perturbation (or the code variant's
