@@ -61,8 +61,9 @@ func (s *adaptiveStudy) cfg(strat string, n int, lr float64) engine.Config {
 		// The same merge frequency as Adaptive: a mega-batch of samples.
 		c.Options = map[string]float64{"k": math.Ceil(float64(megaSmall) / float64(n))}
 	case "adaptive":
-		// The paper's perturbed weights, which need not sum to 1.
-		c.Options = map[string]float64{"mega-batch": megaSmall, "renorm": 0}
+		// The paper's perturbed weights, which need not sum to 1, and its
+		// global momentum.
+		c.Options = map[string]float64{"mega-batch": megaSmall, "renorm": 0, "gamma": 0.9}
 	}
 	if s.opt.Quick {
 		c.EvalEvery = 0.25
