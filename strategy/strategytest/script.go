@@ -106,12 +106,9 @@ func Replay(script string) (string, error) {
 			ev := strategy.Event{Kind: strategy.Consensus}
 			for _, a := range f[1:] {
 				if list, ok := strings.CutPrefix(a, "norms="); ok {
-					for _, x := range strings.Split(list, ",") {
-						v, err := strconv.ParseFloat(x, 64)
-						if err != nil {
-							return "", fmt.Errorf("line %d: gradient norm %q", line, x)
-						}
-						ev.Norms = append(ev.Norms, v)
+					var err error
+					if ev.Norms, err = floats(list, "gradient norm", line); err != nil {
+						return "", err
 					}
 					continue
 				}
@@ -129,13 +126,10 @@ func Replay(script string) (string, error) {
 					ev.Dim, _ = strconv.Atoi(v)
 					continue
 				}
-				if v, ok := strings.CutPrefix(a, "along="); ok {
-					for _, s := range strings.Split(v, ",") {
-						x, err := strconv.ParseFloat(s, 64)
-						if err != nil {
-							return "", fmt.Errorf("line %d: along %q", line, s)
-						}
-						ev.Along = append(ev.Along, x)
+				if list, ok := strings.CutPrefix(a, "along="); ok {
+					var err error
+					if ev.Along, err = floats(list, "along", line); err != nil {
+						return "", err
 					}
 					continue
 				}
@@ -263,4 +257,17 @@ func diff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// floats reads a comma-separated list of numbers of a script's line.
+func floats(list, what string, line int) ([]float64, error) {
+	var out []float64
+	for _, x := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %s %q", line, what, x)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
