@@ -35,7 +35,14 @@
 // sizes back and forth; --restart 1 drops the global momentum at a merge
 // whose step goes against it (the engine's Norms event says how far each
 // replica went along the momentum); --decay d divides every batch's rate by
-// 1 + d·epoch.
+// 1 + d·epoch; --fit 1 replaces Alg. 1's step by the batch sizes that
+// equalize the update counts under a batch time linear in the batch, from
+// each device's measured speed (the step β(u_i − μ) has one gain for every
+// gap and swings when a device is several times slower); --pert-norm picks
+// the regularization measure that gates the perturbation: the paper's
+// ‖w‖₂/|w| is about 1e-5 for models of a million parameters, below every
+// threshold the paper tried, so it never gates anything, where the RMS
+// ‖w‖₂/√|w| (1) or the norm relative to the first merge's (2) does.
 //
 // Decisions the paper leaves open, and ours:
 //   - A device receives its current b_i whatever remains of the mega-batch,
@@ -109,7 +116,15 @@ func init() {
 				return strategy.MegaBatch(c.DatasetSize, int(o["bmax"]))
 			}, Formula: strings.ReplaceAll(strategy.MegaBatchFormula, "2·b", "2·b_max"),
 				Paper: "the paper's mega-batch is 100 batches (paper)", Range: strategy.Range{Min: 0, Max: strategy.MaxCount, MinOpen: true}, Usage: "samples between merges, in batches of b_max"},
-			{Name: "pert-thr", Default: 0.1, Range: strategy.NonNegative, Usage: "perturb the weights when every replica's ‖w‖₂/|w| is below this"},
+			{Name: "pert-norm", Default: 0, Range: strategy.Count(0, 2),
+				Paper: "the paper's measure is ‖w‖₂/|w| (pert-norm = 0)",
+				Usage: "the regularization measure pert-thr bounds: 0: ‖w‖₂/|w|, as in the paper (about 1e-5 for these models, so below any threshold the paper tried); 1: ‖w‖₂/√|w|, the parameters' RMS; 2: ‖w‖₂ over the replicas' mean norm at the first merge"},
+			{Name: "pert-thr", Derive: func(_ strategy.Config, o map[string]float64) float64 {
+				if o["pert-norm"] == 2 {
+					return 2
+				}
+				return 0.1
+			}, Formula: "0.1 (2 with pert-norm 2)", Range: strategy.NonNegative, Usage: "perturb the weights when every replica's regularization measure (pert-norm) is below this"},
 			{Name: "delta", Default: 0.1, Range: strategy.Unit, Usage: "perturbation factor δ"},
 			{Name: "renorm", Default: 1, Range: strategy.Count(0, 1),
 				Paper: "the paper's perturbed weights need not sum to 1 (renorm = 0)",
@@ -134,8 +149,10 @@ func init() {
 				Formula: "b_max", Range: strategy.Count(1, strategy.MaxCount), Usage: "initial batch size, in [b_min, b_max] (the paper's Fig. 10a varies it)"},
 			{Name: "clamp", Default: 0, Range: strategy.Count(0, 1),
 				Usage: "1: an Alg. 1 step that would cross b_max or b_min stops at the bound (0: it is not taken, as in the paper)"},
+			{Name: "fit", Default: 0, Range: strategy.Count(0, 1),
+				Usage: "1: Alg. 1 sets each batch size from the measured speeds instead of stepping by β: b_i ← b_max·v_i/max_j v_j, v_i = u_i·b_i the samples device i processed in the mega-batch (its speed, for time linear in the batch), clamped to [b_min, b_max] — one step to equal update counts, with no gain to overshoot"},
 			{Name: "smooth", Default: 0, Range: strategy.Range{Min: 0, Max: 1, MaxOpen: true},
-				Usage: "Alg. 1 reads the update counts smoothed over mega-batches, ũ ← s·ũ + (1−s)·u, against noisy batch timings (0: this mega-batch's counts, as in the paper)"},
+				Usage: "Alg. 1 reads the update counts (with fit 1, the speeds) smoothed over mega-batches, ũ ← s·ũ + (1−s)·u, against noisy batch timings (0: this mega-batch's, as in the paper)"},
 			{Name: "decay", Default: 0, Range: strategy.Between(0, 1e6),
 				Usage: "learning-rate decay: every batch's rate is divided by 1 + decay·epoch, so that the steps shrink as the model nears its best (0: none, as in the paper)"},
 		}, common(defaultGamma)...),
@@ -171,6 +188,9 @@ type Adaptive struct {
 	renorm                     bool    // perturbed weights rescaled to sum to 1
 	restart                    bool    // momentum dropped at a merge whose step opposes it
 	clamp                      bool    // Alg. 1 stops at a bound instead of skipping
+	fit                        bool    // Alg. 1 sets the batch sizes from the measured speeds
+	pertNorm                   int     // the regularization measure: 0 paper, 1 RMS, 2 relative
+	norm0                      float64 // pert-norm 2: the replicas' mean norm at the first merge
 	smooth                     float64 // Alg. 1's smoothing of the update counts
 	decay                      float64 // the rate's decay per epoch
 	smoothed                   []float64
@@ -203,13 +223,14 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 	bmax, bmin := cfg.Opt("bmax"), cfg.Opt("bmin")
 	a := &Adaptive{
 		n: cfg.Devices, bmax: int(bmax), bmin: int(bmin),
-		pertThr: cfg.Opt("pert-thr"), delta: cfg.Opt("delta"), gamm: cfg.Opt("gamma"),
+		pertThr: cfg.Opt("pert-thr"), pertNorm: int(cfg.Opt("pert-norm")), delta: cfg.Opt("delta"), gamm: cfg.Opt("gamma"),
 		lr: cfg.LR, size: cfg.DatasetSize, renorm: cfg.Opt("renorm") == 1, restart: cfg.Opt("restart") == 1,
 	}
 	binit := bmax
 	if !code {
 		a.beta, binit = cfg.Opt("beta"), cfg.Opt("binit")
 		a.clamp, a.smooth, a.decay = cfg.Opt("clamp") == 1, cfg.Opt("smooth"), cfg.Opt("decay")
+		a.fit = cfg.Opt("fit") == 1
 	}
 	mega := cfg.Opt("mega-batch")
 	switch {
@@ -297,6 +318,9 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 		}
 		return a.end(out)
 	case strategy.Norms:
+		if a.pertNorm == 2 && a.norm0 == 0 {
+			a.norm0 = a.meanNorm(ev.Values)
+		}
 		weights, perturbed := a.weights(ev.Values, ev.Dim)
 		rec := &strategy.MergeRecord{
 			BatchSizes: append([]int(nil), a.B...), LRs: append([]float64(nil), a.LR...),
@@ -421,10 +445,8 @@ func (a *Adaptive) weights(norms []float64, dim int) ([]float64, bool) {
 	if equal || (a.code != nil && a.code.warm) {
 		return w, false
 	}
-	for i, nrm := range norms {
-		if a.members.In(i) && !(nrm/float64(dim) < a.pertThr) {
-			return w, false
-		}
+	if !a.regularized(norms, dim) {
+		return w, false
 	}
 	r, s := first, first
 	for i, u := range a.U {
@@ -452,6 +474,38 @@ func (a *Adaptive) weights(norms []float64, dim int) ([]float64, bool) {
 	return w, true
 }
 
+// meanNorm is the mean of the norms of the replicas in the run: the
+// relative measure's reference, taken at the first merge.
+func (a *Adaptive) meanNorm(norms []float64) float64 {
+	s, k := 0.0, 0
+	for i, nrm := range norms {
+		if a.members.In(i) {
+			s += nrm
+			k++
+		}
+	}
+	return s / float64(k)
+}
+
+// regularized reports whether every replica in the run is regularized, its
+// measure (pert-norm) below pert-thr. norms are the replicas' ‖w_i‖₂, dim
+// the parameter count.
+func (a *Adaptive) regularized(norms []float64, dim int) bool {
+	div := float64(dim)
+	switch a.pertNorm {
+	case 1:
+		div = math.Sqrt(float64(dim))
+	case 2:
+		div = a.norm0
+	}
+	for i, nrm := range norms {
+		if a.members.In(i) && !(nrm/div < a.pertThr) {
+			return false
+		}
+	}
+	return true
+}
+
 // scale is Alg. 1 (or the code variant's fixed steps) for the next
 // mega-batch, over the devices in the run.
 func (a *Adaptive) scale() {
@@ -459,7 +513,11 @@ func (a *Adaptive) scale() {
 		a.code.scale(a)
 		return
 	}
-	u := a.counts()
+	if a.fit {
+		a.fitSizes()
+		return
+	}
+	u := a.counts(a.U, nil)
 	mu := 0.0
 	for i, v := range u {
 		if a.members.In(i) {
@@ -483,20 +541,54 @@ func (a *Adaptive) scale() {
 	}
 }
 
-// counts are the update counts Alg. 1 reads: this mega-batch's, or with
-// --smooth s their exponential average over mega-batches, which starts from
-// the first mega-batch's counts.
-func (a *Adaptive) counts() []float64 {
+// fitSizes is Alg. 1 with --fit 1: each device's speed is the samples it
+// processed in the mega-batch, v_i = u_i·b_i (all devices ran for the same
+// span, the mega-batch); equal update counts need batches in proportion to
+// the speeds, and the fastest device keeps b_max: b_i = b_max·v_i/max v.
+// Where Alg. 1's step β(u_i − μ) is one gain for every gap, and overshoots
+// when a device is several times slower than the rest, this is the fixed
+// point of a linear batch-time model, reached in one step.
+func (a *Adaptive) fitSizes() {
+	v := a.counts(a.U, a.B)
+	top := 0.0
+	for i, s := range v {
+		if a.members.In(i) {
+			top = max(top, s)
+		}
+	}
+	if top == 0 {
+		return
+	}
+	for i, s := range v {
+		if !a.members.In(i) {
+			continue
+		}
+		nb := min(max(int(math.Round(float64(a.bmax)*s/top)), a.bmin), a.bmax)
+		a.LR[i] *= float64(nb) / float64(a.B[i])
+		a.B[i] = nb
+	}
+}
+
+// counts are what Alg. 1 reads, the update counts u (or with --fit 1 the
+// speeds u·b): this mega-batch's, or with --smooth s their exponential
+// average over mega-batches, which starts from the first mega-batch's.
+func (a *Adaptive) counts(u, b []int) []float64 {
+	at := func(i int) float64 {
+		if b == nil {
+			return float64(u[i])
+		}
+		return float64(u[i] * b[i])
+	}
 	if a.smoothed == nil {
 		a.smoothed = make([]float64, a.n)
-		for i, u := range a.U {
-			a.smoothed[i] = float64(u)
+		for i := range u {
+			a.smoothed[i] = at(i)
 		}
 		return a.smoothed
 	}
-	for i, u := range a.U {
+	for i := range u {
 		if a.members.In(i) {
-			a.smoothed[i] = a.smooth*a.smoothed[i] + (1-a.smooth)*float64(u)
+			a.smoothed[i] = a.smooth*a.smoothed[i] + (1-a.smooth)*at(i)
 		}
 	}
 	return a.smoothed
@@ -553,6 +645,7 @@ func (c *codeRules) scale(a *Adaptive) {
 
 type adaptiveState struct {
 	Smoothed   []float64
+	Norm0      float64 // pert-norm 2's reference
 	B          []int
 	LR         []float64
 	U          []int
@@ -567,7 +660,7 @@ type adaptiveState struct {
 
 // MarshalBinary implements strategy.Strategy.
 func (a *Adaptive) MarshalBinary() ([]byte, error) {
-	st := adaptiveState{Smoothed: a.smoothed, B: a.B, LR: a.LR, U: a.U, Dispatched: a.dispatched, Busy: a.busy,
+	st := adaptiveState{Smoothed: a.smoothed, Norm0: a.norm0, B: a.B, LR: a.LR, U: a.U, Dispatched: a.dispatched, Busy: a.busy,
 		Working: a.working, Running: a.running, Total: a.total, Members: a.members}
 	if a.code != nil {
 		st.CodeWarm = a.code.warm
@@ -595,7 +688,7 @@ func (a *Adaptive) UnmarshalBinary(b []byte) error {
 			return err
 		}
 	}
-	a.smoothed, a.B, a.LR, a.U = st.Smoothed, st.B, st.LR, st.U
+	a.smoothed, a.norm0, a.B, a.LR, a.U = st.Smoothed, st.Norm0, st.B, st.LR, st.U
 	a.dispatched, a.busy, a.working, a.running, a.total, a.members = st.Dispatched, st.Busy, st.Working, st.Running, st.Total, st.Members
 	if a.code != nil {
 		a.code.warm = st.CodeWarm
