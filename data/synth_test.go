@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -152,5 +153,35 @@ func TestGenerateContextStopped(t *testing.T) {
 	_, _, err := GenerateContext(newStopAfter(1), p, 1, &tr, &te)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "bibtex: stopped at point 1024 of 4880") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// A profile with a head share puts its most frequent label on about that
+// share of the points, at any scale; without it the exponent is the
+// profile's.
+func TestTopLabelShare(t *testing.T) {
+	p, err := LookupProfile("delicious-200k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scale := range []float64{0.005, 0.02} {
+		q := p.Scaled(scale)
+		st, _, err := Generate(q, 3, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		share := float64(st.MaxLabelFreq) / float64(st.Points)
+		if math.Abs(share-q.TopLabelShare) > 0.04 {
+			t.Errorf("scale %g: s = %.3f puts the head label on %.3f of the points, want %.2f", scale, q.LabelExponent(), share, q.TopLabelShare)
+		}
+		// Zipf(0.9), the profile's exponent, would put it on nearly all.
+		q.TopLabelShare = 0
+		if q.LabelExponent() != 0.9 {
+			t.Errorf("without a head share the exponent is %v, want the profile's 0.9", q.LabelExponent())
+		}
+		st, _, _ = Generate(q, 3, io.Discard, io.Discard)
+		if share := float64(st.MaxLabelFreq) / float64(st.Points); share < 0.95 {
+			t.Errorf("scale %g, Zipf 0.9: head on %.3f of the points; the fit is not what lowers it", scale, share)
+		}
 	}
 }
