@@ -40,6 +40,9 @@ type Options struct {
 	Quick bool      // small budgets and few settings: a smoke test, not a result
 	Seed  uint64    // seed of every run
 	Log   io.Writer // one progress line per run (nil: quiet)
+	// Parts are the sections of the heterogeneity study to run, of
+	// HeterogeneityParts (empty: all of them).
+	Parts []string
 	// Network replaces the links of the Layered SGD study (nil: PCIe within
 	// a node, 25 Gb/s Ethernet between nodes); NetworkSource says where it
 	// came from, for the report.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -35,6 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
+	parts := fs.String("parts", "", "heterogeneity study: only these of its sections, comma-separated: spreads, protocols, devices (default: all)")
 	network := fs.String("network", "", "lsgd study: the links within and between nodes from `file` (hetsgd calibrate --network) instead of PCIe and 25 Gb/s Ethernet")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -53,6 +55,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			studies[s] = true
 		default:
 			return fmt.Errorf("--study %q: want adaptive, lsgd, gem, adacons, heterogeneity or all", s)
+		}
+	}
+	var partList []string
+	if *parts != "" {
+		for _, p := range strings.Split(*parts, ",") {
+			p = strings.TrimSpace(p)
+			if !slices.Contains(repro.HeterogeneityParts, p) {
+				return fmt.Errorf("--parts %q: want %s", p, strings.Join(repro.HeterogeneityParts, ", "))
+			}
+			partList = append(partList, p)
 		}
 	}
 	var list []repro.Set
@@ -75,7 +87,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Every input is read before the report is started, so that a missing
 	// or bad one stops the bench before it writes anything.
-	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout}
+	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout, Parts: partList}
 	if *network != "" {
 		m, err := loadNetwork(*network)
 		if err != nil {

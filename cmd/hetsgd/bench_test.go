@@ -66,3 +66,16 @@ func TestBenchBadInputWritesNothing(t *testing.T) {
 		t.Fatalf("a failed bench made its folder: %v %v", testdata.Entries(t, dir), err)
 	}
 }
+
+// A section the heterogeneity study does not have is an error naming the
+// flag, before any data is read or report begun.
+func TestBenchBadParts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	err := runBench(context.Background(), []string{"--out", dir, "--quick", "--study", "heterogeneity", "--sets", "amazon-synth", "--parts", "devices,speeds"}, new(bytes.Buffer), new(bytes.Buffer))
+	if err == nil || !strings.Contains(err.Error(), `--parts "speeds"`) {
+		t.Fatalf("error %v, want one naming --parts and the bad section", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed bench made its folder: %v", err)
+	}
+}
