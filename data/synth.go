@@ -77,6 +77,18 @@ func (p Profile) Scaled(scale float64) Profile {
 	return q
 }
 
+// WithPoints returns the profile with n training points and the test points
+// in the profile's proportion (at least 8), its features, labels and
+// per-point counts unchanged: the whole label space at a size that trains
+// in minutes.
+func (p Profile) WithPoints(n int) Profile {
+	q := p
+	q.Name = fmt.Sprintf("%s, %d points", p.Name, n)
+	q.Test = max(8, int(math.Round(float64(n)*float64(p.Test)/float64(max(p.Train, 1)))))
+	q.Train = n
+	return q
+}
+
 // The generative model. Every label l owns a prototype: protoSize feature
 // ids drawn uniformly (a per-label stream, so nothing is stored). A point
 // draws its labels from the power law; its features are, for a fraction

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -89,9 +90,10 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for i, p := range data.Profiles {
 		names[i] = p.Name
 	}
-	fs := newFlagSet("data gen", "data gen --like PROFILE [--scale S] [--seed N] --out DIR", stderr)
+	fs := newFlagSet("data gen", "data gen --like PROFILE [--scale S] [--points N] [--seed N] --out DIR", stderr)
 	like := fs.String("like", "", "statistics to imitate: "+strings.Join(names, ", "))
 	scale := fs.Float64("scale", 1, "multiply points, features and labels by this `factor`")
+	points := fs.Int("points", 0, "training points `N` (test points in the profile's proportion), features and labels as --scale makes them (default: the scaled profile's)")
 	seed := fs.Uint64("seed", 1, "`seed` of the generator")
 	out := fs.String("out", "", "output `dir` for train.txt and test.txt")
 	force := fs.Bool("force", false, "overwrite existing files in --out")
@@ -110,7 +112,13 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !(*scale > 0 && *scale <= 1) {
 		return fmt.Errorf("--scale %v: need a factor in (0, 1]", *scale)
 	}
+	if *points < 0 || *points > math.MaxInt32 {
+		return fmt.Errorf("--points %d: need a count of training points in [1, %d] (0: the profile's)", *points, math.MaxInt32)
+	}
 	p = p.Scaled(*scale)
+	if *points > 0 {
+		p = p.WithPoints(*points)
+	}
 	train, test, err := data.GenerateDirContext(ctx, *out, p, *seed, *force)
 	if err != nil {
 		return err

@@ -171,6 +171,22 @@ func TestDataCommands(t *testing.T) {
 	if code, out, _ := runCLI(t, "help"); code != 0 || !strings.Contains(out, "train") {
 		t.Fatalf("help: %d %q", code, out)
 	}
+	// --points keeps the profile's features and labels (the full label
+	// space) and sets the points, the test points in proportion.
+	dir = t.TempDir()
+	code, out, errs = runCLI(t, "data", "gen", "--like", "amazon-670k", "--points", "300", "--out", dir)
+	if code != 0 {
+		t.Fatalf("data gen --points: exit %d %q", code, errs)
+	}
+	words := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"train points 300 300", "test points 94 94", "labels 670091 670091"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("data gen --points 300: no %q in\n%s", want, out)
+		}
+	}
+	if code, _, errs := runCLI(t, "data", "gen", "--like", "amazon-670k", "--points", "-1", "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "--points -1") {
+		t.Errorf("--points -1: exit %d %q", code, errs)
+	}
 }
 
 // An interrupted run still ends its log with a done record and exits 1.
