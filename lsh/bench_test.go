@@ -1,0 +1,71 @@
+package lsh
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// The costs at SLIDE's Amazon-670k output layer (hidden 128, K 6, L 50):
+// hashing one vector, building the tables over 100,000 rows (a seventh of
+// the labels), and one active set of 0.5% of the rows.
+func BenchmarkHash(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	v := randVec(r, 128)
+	codes := make([]uint32, 50)
+	for _, name := range []string{"srp", "dwta"} {
+		f := familyFor(b, name, 128, 6, 50)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				f.Hash(codes, v)
+			}
+		})
+	}
+}
+
+func familyFor(b *testing.B, name string, dim, k, l int) Family {
+	var f Family
+	var err error
+	if name == "srp" {
+		f, err = NewSRP(dim, k, l, 1)
+	} else {
+		f, err = NewDWTA(dim, k, l, 1)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+func BenchmarkBuild(b *testing.B) {
+	const rows, dim = 100_000, 128
+	w := matrix(rand.New(rand.NewPCG(1, 2)), rows, dim)
+	for _, name := range []string{"srp", "dwta"} {
+		ix, _ := NewIndex(familyFor(b, name, dim, 6, 50), rows, 128)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				ix.Build(w, dim, 1)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+		})
+	}
+}
+
+func BenchmarkActive(b *testing.B) {
+	const rows, dim = 100_000, 128
+	r := rand.New(rand.NewPCG(1, 3))
+	w := matrix(r, rows, dim)
+	q := randVec(r, dim)
+	for _, name := range []string{"srp", "dwta"} {
+		ix, _ := NewIndex(familyFor(b, name, dim, 6, 50), rows, 128)
+		ix.Build(w, dim, 1)
+		s, _ := NewSampler(ix, rows/200, 1)
+		dst := make([]int32, 0, rows/200)
+		b.Run(fmt.Sprint(name), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = s.Active(dst, q, []int32{1, 2, 3, 4, 5})
+			}
+		})
+	}
+}

@@ -1,0 +1,35 @@
+package lsh_test
+
+import (
+	"fmt"
+
+	"github.com/hetsgd/hetsgd/lsh"
+)
+
+// The active set of an output layer of 1,000 labels for one input: its
+// label, then the rows whose buckets its hidden vector falls in, then
+// random rows, 50 in all.
+func Example() {
+	const labels, hidden = 1000, 16
+	w := make([]float32, labels*hidden) // the output layer, a row per label
+	for i := range w {
+		w[i] = float32((i*7919)%201-100) / 100
+	}
+	fam, _ := lsh.NewDWTA(hidden, 2, 10, 1) // K = 2 values a table, L = 10 tables
+	ix, _ := lsh.NewIndex(fam, labels, 128)
+	ix.Build(w, hidden, 1)
+	s, _ := lsh.NewSampler(ix, 50, 1)
+	h := w[42*hidden : 43*hidden] // a hidden vector just like label 42's row
+	active := s.Active(nil, h, []int32{7})
+	fmt.Println(len(active), active[0], contains(active, 42))
+	// Output: 50 7 true
+}
+
+func contains(s []int32, x int32) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

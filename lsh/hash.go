@@ -1,0 +1,185 @@
+package lsh
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// A Family hashes dense vectors of one dimension into the buckets of L
+// tables.
+type Family interface {
+	// Tables is L, the number of tables.
+	Tables() int
+	// Bits is the bucket index's width: every table has 2^Bits buckets.
+	Bits() int
+	// Hash writes v's bucket in each table into codes (len ≥ L).
+	Hash(codes []uint32, v []float32)
+}
+
+// SRP is signed random projection: bucket bits are the signs of sparse ±1
+// projections.
+type SRP struct {
+	dim, k, l int
+	idx       []int32   // K·L projections of nnz coordinates each
+	sign      []float32 // ±1, aligned with idx
+	nnz       int
+}
+
+// NewSRP draws K·L projections of dimension dim, each with ±1 on ⌈dim/3⌉
+// coordinates (SLIDE's ratio), from a stream seeded by seed. A table's
+// bucket is its K sign bits, the first the most significant.
+func NewSRP(dim, k, l int, seed uint64) (*SRP, error) {
+	if err := checkShape(dim, k, l, k); err != nil {
+		return nil, err
+	}
+	nnz := (dim + 2) / 3
+	s := &SRP{dim: dim, k: k, l: l, nnz: nnz, idx: make([]int32, k*l*nnz), sign: make([]float32, k*l*nnz)}
+	r := rand.New(rand.NewPCG(seed, 0x5e_9a7))
+	perm := make([]int32, dim)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	for h := range k * l {
+		r.Shuffle(dim, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		copy(s.idx[h*nnz:(h+1)*nnz], perm[:nnz])
+		for j := range nnz {
+			s.sign[h*nnz+j] = float32(1 - 2*int(r.Uint64()&1))
+		}
+	}
+	return s, nil
+}
+
+func (s *SRP) Tables() int { return s.l }
+func (s *SRP) Bits() int   { return s.k }
+
+// Hash implements Family: bit 1 where the projection is negative.
+func (s *SRP) Hash(codes []uint32, v []float32) {
+	if len(v) != s.dim {
+		panic(fmt.Sprintf("lsh: a vector of %d for projections of %d", len(v), s.dim))
+	}
+	_ = codes[s.l-1]
+	h := 0
+	for t := range s.l {
+		var c uint32
+		for range s.k {
+			idx, sg := s.idx[h*s.nnz:(h+1)*s.nnz], s.sign[h*s.nnz:(h+1)*s.nnz]
+			var dot float32
+			for j, i := range idx {
+				dot += sg[j] * v[i]
+			}
+			c <<= 1
+			if dot < 0 {
+				c |= 1
+			}
+			h++
+		}
+		codes[t] = c
+	}
+}
+
+// DWTA is densified winner-take-all hashing.
+type DWTA struct {
+	dim, k, l int
+	bins      []int32 // K·L bins of binSize coordinates
+	seedA     uint32  // the densification's universal hash: an odd multiplier
+	shift     uint    // 32 − ⌊log₂(K·L)⌋
+	vals      []int8  // scratch: every bin's value, −1 when empty
+}
+
+const (
+	binSize  = 8 // coordinates per bin, SLIDE's
+	binBits  = 3 // bits of a bin's value: log₂ binSize
+	maxProbe = 100
+)
+
+// NewDWTA draws the K·L bins of dimension dim from ⌈8·K·L/dim⌉ random
+// permutations of the coordinates (each permutation cut into bins of 8),
+// seeded by seed. A table's bucket packs K bin values of 3 bits, the first
+// the most significant: 2^(3K) buckets.
+func NewDWTA(dim, k, l int, seed uint64) (*DWTA, error) {
+	if err := checkShape(dim, k, l, binBits*k); err != nil {
+		return nil, err
+	}
+	n := k * l
+	d := &DWTA{dim: dim, k: k, l: l, bins: make([]int32, n*binSize), vals: make([]int8, n)}
+	r := rand.New(rand.NewPCG(seed, 0xd07a))
+	perm := make([]int32, dim)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	for at := 0; at < n*binSize; {
+		r.Shuffle(dim, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		// Whole bins only from each permutation: a bin never holds one
+		// coordinate twice.
+		take := min(dim/binSize*binSize, n*binSize-at)
+		at += copy(d.bins[at:at+take], perm[:take])
+	}
+	d.seedA = uint32(r.Uint64()) | 1
+	d.shift = uint(32 - (bits.Len(uint(n)) - 1))
+	return d, nil
+}
+
+func (d *DWTA) Tables() int { return d.l }
+func (d *DWTA) Bits() int   { return binBits * d.k }
+
+// Hash implements Family.
+func (d *DWTA) Hash(codes []uint32, v []float32) {
+	if len(v) != d.dim {
+		panic(fmt.Sprintf("lsh: a vector of %d for bins of %d", len(v), d.dim))
+	}
+	_ = codes[d.l-1]
+	n := d.k * d.l
+	empty := 0
+	for b := range n {
+		best, at := float32(0), int8(-1)
+		for j, i := range d.bins[b*binSize : (b+1)*binSize] {
+			if x := v[i]; x != 0 && (at < 0 || x > best) {
+				best, at = x, int8(j)
+			}
+		}
+		d.vals[b] = at
+		if at < 0 {
+			empty++
+		}
+	}
+	if empty == n {
+		clear(codes[:d.l]) // the zero vector: every table's bucket 0
+		return
+	}
+	for t := range d.l {
+		var c uint32
+		for j := range d.k {
+			c = c<<binBits | uint32(d.value(t*d.k+j))
+		}
+		codes[t] = c
+	}
+}
+
+// value is bin b's value, or for an empty bin the value of the first
+// non-empty bin the probe sequence finds (0 if none within maxProbe).
+func (d *DWTA) value(b int) int8 {
+	if v := d.vals[b]; v >= 0 {
+		return v
+	}
+	n := len(d.vals)
+	for c := uint32(1); c <= maxProbe; c++ {
+		donor := int(d.seedA * (uint32(b+1)<<6 + c) >> d.shift)
+		if donor < n && d.vals[donor] >= 0 {
+			return d.vals[donor]
+		}
+	}
+	return 0
+}
+
+func checkShape(dim, k, l, bits int) error {
+	switch {
+	case dim < 1:
+		return fmt.Errorf("lsh: dimension %d: need at least 1", dim)
+	case k < 1 || l < 1:
+		return fmt.Errorf("lsh: K %d and L %d: need at least 1 each", k, l)
+	case bits > 30:
+		return fmt.Errorf("lsh: K %d makes %d-bit buckets: at most 30", k, bits)
+	}
+	return nil
+}

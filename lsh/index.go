@@ -1,0 +1,99 @@
+package lsh
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// An Index is L hash tables over the rows of a matrix: each table maps a
+// bucket to the rows that hash to it, at most Capacity of them.
+type Index struct {
+	fam      Family
+	rows     int
+	capacity int
+	buckets  int
+	// Table t's bucket b holds ids[t][start[t][b]:start[t][b+1]].
+	start [][]uint32
+	ids   [][]int32
+	codes []uint32 // scratch of Build: every row's L codes
+	count []uint32 // scratch of Build: rows per bucket of one table
+}
+
+// Bytes estimates the memory of an index of rows rows over the tables of
+// fam, so that a run can refuse what the machine does not have.
+func Bytes(fam Family, rows int) int64 {
+	l, b := int64(fam.Tables()), int64(1)<<fam.Bits()
+	return l*(b+1)*4 + l*int64(rows)*4 + int64(rows)*l*4 + b*4
+}
+
+// NewIndex returns an empty index for rows rows hashed by fam, keeping at
+// most capacity rows a bucket.
+func NewIndex(fam Family, rows, capacity int) (*Index, error) {
+	if rows < 1 || capacity < 1 {
+		return nil, fmt.Errorf("lsh: an index of %d rows and buckets of %d: need at least 1 of each", rows, capacity)
+	}
+	l, b := fam.Tables(), 1<<fam.Bits()
+	ix := &Index{fam: fam, rows: rows, capacity: capacity, buckets: b,
+		start: make([][]uint32, l), ids: make([][]int32, l),
+		codes: make([]uint32, rows*l), count: make([]uint32, b)}
+	for t := range l {
+		ix.start[t] = make([]uint32, b+1)
+		ix.ids[t] = make([]int32, 0, rows)
+	}
+	return ix, nil
+}
+
+// Family returns the index's hash family.
+func (ix *Index) Family() Family { return ix.fam }
+
+// Build hashes the rows of the rows×dim matrix w (row-major) into the tables,
+// replacing what they held. A bucket that more than Capacity rows hash to
+// keeps a uniform random subset of Capacity of them, drawn from a stream
+// seeded by seed; the rows a bucket keeps are in increasing order.
+func (ix *Index) Build(w []float32, dim int, seed uint64) {
+	if len(w) != ix.rows*dim {
+		panic(fmt.Sprintf("lsh: a matrix of %d values for %d rows of %d", len(w), ix.rows, dim))
+	}
+	l := ix.fam.Tables()
+	for i := range ix.rows {
+		ix.fam.Hash(ix.codes[i*l:(i+1)*l], w[i*dim:(i+1)*dim])
+	}
+	r := rand.New(rand.NewPCG(seed, 0xb0c4e7))
+	for t := range l {
+		// Count the rows of each bucket, place the first Capacity of each
+		// in row order, and let every later one replace a random kept row
+		// with probability Capacity/seen (reservoir sampling).
+		clear(ix.count)
+		for i := range ix.rows {
+			ix.count[ix.codes[i*l+t]]++
+		}
+		start := ix.start[t]
+		start[0] = 0
+		for b, c := range ix.count {
+			start[b+1] = start[b] + min(c, uint32(ix.capacity))
+		}
+		ids := ix.ids[t][:start[ix.buckets]]
+		clear(ix.count) // now: rows seen so far per bucket
+		for i := range ix.rows {
+			b := ix.codes[i*l+t]
+			seen := ix.count[b]
+			ix.count[b]++
+			if seen < uint32(ix.capacity) {
+				ids[start[b]+seen] = int32(i)
+			} else if j := r.Uint32N(seen + 1); j < uint32(ix.capacity) {
+				// Keep the bucket in row order: drop slot j, append i.
+				at := ids[start[b]:start[b+1]]
+				copy(at[j:], at[j+1:])
+				at[len(at)-1] = int32(i)
+			}
+		}
+		ix.ids[t] = ids
+	}
+}
+
+// Bucket returns the rows of table t's bucket b (shared; valid until the
+// next Build).
+func (ix *Index) Bucket(t int, b uint32) []int32 {
+	s := ix.start[t]
+	return ix.ids[t][s[b]:s[b+1]]
+}

@@ -1,0 +1,379 @@
+package lsh
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func randVec(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func families(t *testing.T, dim, k, l int, seed uint64) map[string]Family {
+	t.Helper()
+	s, err := NewSRP(dim, k, l, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDWTA(dim, k, l, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]Family{"srp": s, "dwta": d}
+}
+
+// Both families see a vector and its positive multiples alike, keep their
+// codes within their bits, and draw the same functions from the same seed.
+func TestHashBasics(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for name, f := range families(t, 128, 6, 50, 7) {
+		g := families(t, 128, 6, 50, 7)[name]
+		a, b, c := make([]uint32, 50), make([]uint32, 50), make([]uint32, 50)
+		for range 20 {
+			v := randVec(r, 128)
+			f.Hash(a, v)
+			w := slices.Clone(v)
+			for i := range w {
+				w[i] *= 3.5
+			}
+			f.Hash(b, w)
+			g.Hash(c, v)
+			if !slices.Equal(a, b) || !slices.Equal(a, c) {
+				t.Fatalf("%s: codes %v, of 3.5·v %v, of another family from the seed %v", name, a[:4], b[:4], c[:4])
+			}
+			for _, x := range a {
+				if x >= 1<<f.Bits() {
+					t.Fatalf("%s: code %d beyond %d bits", name, x, f.Bits())
+				}
+			}
+		}
+	}
+}
+
+// A table of K sign bits collides for two vectors at angle θ with
+// probability (1 − θ/π)^K (Charikar); the measured rate over many pairs is
+// within a few standard errors of it.
+func TestSRPCollisionRate(t *testing.T) {
+	const dim, k, l = 64, 2, 400
+	s, err := NewSRP(dim, k, l, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	a, b := make([]uint32, l), make([]uint32, l)
+	for _, theta := range []float64{0.3, 1.0, 2.0} {
+		hits, trials := 0, 0
+		for range 50 {
+			// u and w orthonormal; v at angle θ from u.
+			u, w := randVec(r, dim), randVec(r, dim)
+			normalize(u)
+			var d float32
+			for i := range w {
+				d += w[i] * u[i]
+			}
+			for i := range w {
+				w[i] -= d * u[i]
+			}
+			normalize(w)
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = float32(math.Cos(theta))*u[i] + float32(math.Sin(theta))*w[i]
+			}
+			s.Hash(a, u)
+			s.Hash(b, v)
+			for i := range a {
+				if a[i] == b[i] {
+					hits++
+				}
+				trials++
+			}
+		}
+		// Sparse projections (a third of the coordinates) follow the law
+		// only approximately: 0.06 is about three times the spread seen.
+		want := math.Pow(1-theta/math.Pi, k)
+		if got := float64(hits) / float64(trials); math.Abs(got-want) > 0.06 {
+			t.Errorf("θ %.1f: collision rate %.3f, want about %.3f", theta, got, want)
+		}
+	}
+}
+
+func normalize(v []float32) {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(n))
+	}
+}
+
+// DWTA: near vectors collide far more often than unrelated ones; a bin with
+// no non-zero coordinate borrows another's value, so a sparse vector still
+// hashes by its non-zeros; the zero vector goes to bucket 0.
+func TestDWTA(t *testing.T) {
+	const dim, k, l = 128, 2, 200
+	d, err := NewDWTA(dim, k, l, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	a, b := make([]uint32, l), make([]uint32, l)
+	rate := func(noise float64) float64 {
+		hits := 0
+		for range 40 {
+			u := randVec(r, dim)
+			v := slices.Clone(u)
+			w := randVec(r, dim)
+			for i := range v {
+				v[i] += float32(noise) * w[i]
+			}
+			d.Hash(a, u)
+			d.Hash(b, v)
+			for i := range a {
+				if a[i] == b[i] {
+					hits++
+				}
+			}
+		}
+		return float64(hits) / float64(40*l)
+	}
+	near, far := rate(0.1), rate(100)
+	// Unrelated vectors collide as two independent 3-bit values a table,
+	// (1/8)^2.
+	if near < 0.5 || far > 0.04 {
+		t.Errorf("collision rate %.3f for near vectors, %.3f for unrelated ones", near, far)
+	}
+	// A vector with three non-zeros: most bins are empty and every table's
+	// code is made of values from the few bins that hold one of them.
+	v := make([]float32, dim)
+	v[3], v[50], v[99] = 1, 2, 3
+	d.Hash(a, v)
+	allowed := map[uint32]bool{} // the positions of the non-zeros in their bins
+	for j, c := range d.bins {
+		if v[c] != 0 {
+			allowed[uint32(j%binSize)] = true
+		}
+	}
+	for tb, c := range a {
+		for j := range k {
+			if x := c >> (binBits * j) & (binSize - 1); !allowed[x] {
+				t.Fatalf("table %d: value %d is not the place of a non-zero in any bin (%v)", tb, x, allowed)
+			}
+		}
+	}
+	d.Hash(a, make([]float32, dim))
+	for _, c := range a {
+		if c != 0 {
+			t.Fatalf("the zero vector hashes to %d", c)
+		}
+	}
+}
+
+func matrix(r *rand.Rand, rows, dim int) []float32 {
+	w := make([]float32, rows*dim)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	return w
+}
+
+// Every row sits in the bucket of its code in every table, once, unless
+// its bucket is full; full buckets hold Capacity rows in increasing order;
+// the same seed builds the same tables.
+func TestIndexBuild(t *testing.T) {
+	const rows, dim = 3000, 32
+	r := rand.New(rand.NewPCG(2, 2))
+	w := matrix(r, rows, dim)
+	for name, f := range families(t, dim, 3, 8, 4) {
+		for _, capacity := range []int{rows, 16} {
+			ix, err := NewIndex(f, rows, capacity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.Build(w, dim, 1)
+			codes := make([]uint32, f.Tables())
+			per := make([]map[uint32]int, f.Tables())
+			for i := range rows {
+				f.Hash(codes, w[i*dim:(i+1)*dim])
+				for tb, c := range codes {
+					if per[tb] == nil {
+						per[tb] = map[uint32]int{}
+					}
+					per[tb][c]++
+					got := ix.Bucket(tb, c)
+					if n := countOf(got, int32(i)); n > 1 || (n == 0 && per[tb][c] <= capacity && len(got) < capacity) {
+						t.Fatalf("%s cap %d: row %d is %d times in table %d's bucket %d (%d rows)", name, capacity, i, n, tb, c, len(got))
+					}
+				}
+			}
+			for tb := range f.Tables() {
+				for c, n := range per[tb] {
+					b := ix.Bucket(tb, c)
+					if len(b) != min(n, capacity) || !slices.IsSorted(b) {
+						t.Fatalf("%s cap %d: table %d bucket %d holds %v for %d rows", name, capacity, tb, c, len(b), n)
+					}
+				}
+			}
+			again, _ := NewIndex(f, rows, capacity)
+			again.Build(w, dim, 1)
+			for tb := range f.Tables() {
+				if !slices.Equal(ix.ids[tb], again.ids[tb]) {
+					t.Fatalf("%s: the same seed built other tables", name)
+				}
+			}
+		}
+	}
+}
+
+func countOf(s []int32, x int32) int {
+	n := 0
+	for _, v := range s {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
+// An active set has Size distinct rows, its labels first; a row that
+// equals the query collides in every table and is always in; with Size at
+// least the rows, it is every row.
+func TestSamplerActive(t *testing.T) {
+	const rows, dim = 5000, 64
+	r := rand.New(rand.NewPCG(3, 3))
+	w := matrix(r, rows, dim)
+	for name, f := range families(t, dim, 4, 20, 5) {
+		// Buckets hold every row that hashes to them (about 300 at K = 4).
+		ix, err := NewIndex(f, rows, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Build(w, dim, 2)
+		s, err := NewSampler(ix, 100, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dst []int32
+		for q := range 50 {
+			row := int32(r.IntN(rows))
+			labels := []int32{int32(q), int32(q + 7), int32(q)}
+			dst = s.Active(dst, w[int(row)*dim:int(row+1)*dim], labels)
+			if len(dst) != 100 || dst[0] != int32(q) || dst[1] != int32(q+7) {
+				t.Fatalf("%s: active set of %d starting %v", name, len(dst), dst[:3])
+			}
+			if slices.Contains(dst[2:], int32(q)) {
+				t.Fatalf("%s: a label twice", name)
+			}
+			sorted := slices.Clone(dst)
+			slices.Sort(sorted)
+			if len(slices.Compact(sorted)) != 100 {
+				t.Fatalf("%s: rows repeat in %v", name, dst)
+			}
+			if !slices.Contains(dst, row) {
+				t.Fatalf("%s: the query's own row %d is not active", name, row)
+			}
+		}
+		all, _ := NewSampler(ix, rows+5, 1)
+		if got := all.Active(nil, w[:dim], []int32{3}); len(got) != rows || all.Size() != rows {
+			t.Fatalf("%s: a sampler of every row gave %d", name, len(got))
+		}
+	}
+}
+
+// What the tables are for: the row of largest inner product with a query is
+// far more often in a 2% active set than chance would put it — at least 5
+// times as often even for Gaussian rows, where the best row is at about 66°
+// from the query (real weight rows cluster, and do better).
+func TestSamplerFindsLargeInnerProducts(t *testing.T) {
+	const rows, dim, size = 20000, 128, 400
+	r := rand.New(rand.NewPCG(8, 8))
+	w := matrix(r, rows, dim)
+	for _, tc := range []struct {
+		name string
+		k, l int
+	}{{"srp", 8, 50}, {"dwta", 3, 50}} {
+		f := families(t, dim, tc.k, tc.l, 6)[tc.name]
+		ix, _ := NewIndex(f, rows, 128)
+		ix.Build(w, dim, 1)
+		s, _ := NewSampler(ix, size, 1)
+		found := 0
+		const queries = 100
+		var dst []int32
+		for range queries {
+			q := randVec(r, dim)
+			best, top := -1, float32(math.Inf(-1))
+			for i := range rows {
+				var d float32
+				for j, x := range w[i*dim : (i+1)*dim] {
+					d += x * q[j]
+				}
+				if d > top {
+					best, top = i, d
+				}
+			}
+			dst = s.Active(dst, q, nil)
+			if slices.Contains(dst, int32(best)) {
+				found++
+			}
+		}
+		chance := float64(size) / rows
+		if got := float64(found) / queries; got < 5*chance {
+			t.Errorf("%s: the top row is active for %.2f of the queries, chance %.2f", tc.name, got, chance)
+		} else {
+			t.Logf("%s: the top row is active for %.2f of the queries (chance %.2f)", tc.name, got, chance)
+		}
+	}
+}
+
+// table is a Family for tests: vector v falls in bucket v[t] of table t.
+type table struct{ l int }
+
+func (f table) Tables() int { return f.l }
+func (f table) Bits() int   { return 2 }
+func (f table) Hash(codes []uint32, v []float32) {
+	for t := range f.l {
+		codes[t] = uint32(v[t])
+	}
+}
+
+// Candidates rank by the number of tables that retrieve them, ties in the
+// order the tables list them; the random fill comes last.
+func TestSamplerRanking(t *testing.T) {
+	rows := [][]float32{
+		{1, 1, 1}, // 0: no table
+		{0, 1, 1}, // 1: one table
+		{0, 0, 1}, // 2: two tables
+		{0, 0, 0}, // 3: all three
+		{3, 0, 0}, // 4: two tables, found after row 2
+		{2, 2, 2}, // 5: none
+	}
+	var w []float32
+	for _, r := range rows {
+		w = append(w, r...)
+	}
+	ix, err := NewIndex(table{3}, len(rows), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Build(w, 3, 1)
+	q := []float32{0, 0, 0}
+	for size, want := range map[int][]int32{1: {3}, 2: {3, 2}, 3: {3, 2, 4}, 4: {3, 2, 4, 1}} {
+		s, _ := NewSampler(ix, size, 1)
+		if got := s.Active(nil, q, nil); !slices.Equal(got, want) {
+			t.Errorf("size %d: %v, want %v", size, got, want)
+		}
+	}
+	// A label goes first and is not ranked again; the fill draws from rows
+	// 0 and 5, which no table retrieves.
+	s, _ := NewSampler(ix, 5, 1)
+	got := s.Active(nil, q, []int32{2})
+	if !slices.Equal(got[:4], []int32{2, 3, 4, 1}) || (got[4] != 0 && got[4] != 5) {
+		t.Errorf("with label 2: %v", got)
+	}
+}
