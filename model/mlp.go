@@ -11,6 +11,10 @@ type Config struct {
 	Inputs  int   // D, the sparse input dimension
 	Hidden  []int // widths of the hidden layers (ReLU); empty gives a linear model
 	Outputs int   // L, the number of labels
+	// LabelMajor stores the output layer's weights a row per label (L×In),
+	// as a sampled output layer reads them (one label's weights together);
+	// otherwise In×L like every other layer.
+	LabelMajor bool
 }
 
 // MLP describes the shapes of a network and where each layer's parameters sit
@@ -22,10 +26,13 @@ type MLP struct {
 }
 
 // Layer is one affine map of the network and its place in the flat vector:
-// weights at [W, W+In·Out), bias at [B, B+Out).
+// weights at [W, W+In·Out), bias at [B, B+Out). The weights are In×Out,
+// row-major, unless Transposed (the output layer of a LabelMajor network):
+// Out×In.
 type Layer struct {
-	In, Out int
-	W, B    int
+	In, Out    int
+	W, B       int
+	Transposed bool
 }
 
 // New checks cfg and lays out the parameters.
@@ -33,13 +40,16 @@ func New(cfg Config) (*MLP, error) {
 	if cfg.Inputs < 1 || cfg.Outputs < 1 {
 		return nil, fmt.Errorf("model: need at least one input and one output, got %d and %d", cfg.Inputs, cfg.Outputs)
 	}
-	m := &MLP{cfg: Config{Inputs: cfg.Inputs, Hidden: append([]int(nil), cfg.Hidden...), Outputs: cfg.Outputs}}
+	if cfg.LabelMajor && len(cfg.Hidden) == 0 {
+		return nil, fmt.Errorf("model: a label-major output layer needs a hidden layer before it")
+	}
+	m := &MLP{cfg: Config{Inputs: cfg.Inputs, Hidden: append([]int(nil), cfg.Hidden...), Outputs: cfg.Outputs, LabelMajor: cfg.LabelMajor}}
 	in := cfg.Inputs
 	for i, h := range append(append([]int(nil), cfg.Hidden...), cfg.Outputs) {
 		if h < 1 {
 			return nil, fmt.Errorf("model: hidden layer %d has width %d", i+1, h)
 		}
-		l := Layer{In: in, Out: h, W: m.size}
+		l := Layer{In: in, Out: h, W: m.size, Transposed: cfg.LabelMajor && i == len(cfg.Hidden)}
 		l.B = l.W + in*h
 		m.size = l.B + h
 		m.layers = append(m.layers, l)

@@ -28,7 +28,11 @@ func refLoss(m *MLP, p []float64, x, y *sparse.CSR) float64 {
 			for o := 0; o < l.Out; o++ {
 				s := p[l.B+o]
 				for in := 0; in < l.In; in++ {
-					s += act[in] * p[l.W+in*l.Out+o]
+					if l.Transposed {
+						s += act[in] * p[l.W+o*l.In+in]
+					} else {
+						s += act[in] * p[l.W+in*l.Out+o]
+					}
 				}
 				if li < len(m.layers)-1 {
 					s = math.Max(s, 0)
@@ -80,11 +84,15 @@ func randBatch(r *rand.Rand, rows, d, l, nnz int) (x, y *sparse.CSR) {
 
 // TestGradientFiniteDifference checks Backward against central differences
 // of the float64 reference loss, for a linear model and one and two hidden
-// layers.
+// layers, the output layer in either layout.
 func TestGradientFiniteDifference(t *testing.T) {
-	for _, hidden := range [][]int{nil, {7}, {6, 5}} {
+	for _, tc := range []struct {
+		hidden     []int
+		labelMajor bool
+	}{{nil, false}, {[]int{7}, false}, {[]int{6, 5}, false}, {[]int{7}, true}, {[]int{6, 5}, true}} {
+		hidden := tc.hidden
 		r := rand.New(rand.NewPCG(1, uint64(len(hidden))))
-		m, err := New(Config{Inputs: 11, Hidden: hidden, Outputs: 9})
+		m, err := New(Config{Inputs: 11, Hidden: hidden, Outputs: 9, LabelMajor: tc.labelMajor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +113,7 @@ func TestGradientFiniteDifference(t *testing.T) {
 			p64[i] = float64(v)
 		}
 		if want := refLoss(m, p64, x, y); math.Abs(loss-want) > 1e-5*(1+want) {
-			t.Fatalf("hidden %v: loss %v, reference %v", hidden, loss, want)
+			t.Fatalf("hidden %v label-major %v: loss %v, reference %v", hidden, tc.labelMajor, loss, want)
 		}
 		const h = 1e-6
 		var maxErr float64
@@ -120,10 +128,10 @@ func TestGradientFiniteDifference(t *testing.T) {
 			err := math.Abs(float64(g[i])-fd) / (1e-3 + math.Abs(fd))
 			maxErr = max(maxErr, err)
 			if !(err < 1e-3) {
-				t.Fatalf("hidden %v: dL/dp[%d] = %v, finite difference %v", hidden, i, g[i], fd)
+				t.Fatalf("hidden %v label-major %v: dL/dp[%d] = %v, finite difference %v", hidden, tc.labelMajor, i, g[i], fd)
 			}
 		}
-		t.Logf("hidden %v: %d parameters, max relative error %.2g", hidden, len(p), maxErr)
+		t.Logf("hidden %v label-major %v: %d parameters, max relative error %.2g", hidden, tc.labelMajor, len(p), maxErr)
 	}
 }
 

@@ -205,6 +205,16 @@ func (m *MLP) arrays(p []float32) []npyArray {
 		b := npyArray{name: "b" + strconv.Itoa(i) + ".npy", shape: []int{l.Out}}
 		if p != nil {
 			w.v, b.v = p[l.W:l.B], p[l.B:l.B+l.Out]
+			if l.Transposed {
+				// Exported (In, Out) like every layer: a label-major model
+				// reads back as the same network in the usual layout.
+				w.v = make([]float32, l.In*l.Out)
+				for o := range l.Out {
+					for in := range l.In {
+						w.v[in*l.Out+o] = p[l.W+o*l.In+in]
+					}
+				}
+			}
 		}
 		out = append(out, w, b)
 	}

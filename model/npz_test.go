@@ -142,3 +142,30 @@ func FuzzReadNPZ(f *testing.F) {
 		ReadNPZ(bytes.NewReader(b), int64(len(b)))
 	})
 }
+
+// A label-major model exports the usual (In, Out) output layer: it reads
+// back as the same network in the usual layout, with the same logits.
+func TestNPZLabelMajor(t *testing.T) {
+	cfg := Config{Inputs: 12, Hidden: []int{6}, Outputs: 5, LabelMajor: true}
+	p, _ := exported(t, cfg)
+	p[0] = 0.5 // the logits below must stay finite
+	var buf bytes.Buffer
+	if err := WriteNPZ(&buf, cfg, p); err != nil {
+		t.Fatal(err)
+	}
+	got, q, err := ReadNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil || got.LabelMajor {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	lm, _ := New(cfg)
+	plain, _ := New(got)
+	x, _ := randBatch(rand.New(rand.NewPCG(1, 1)), 4, 12, 5, 3)
+	a, c := lm.NewWorkspace(4), plain.NewWorkspace(4)
+	a.Forward(p, x)
+	c.Forward(q, x)
+	for i, v := range a.Logits() {
+		if d := math.Abs(float64(v - c.Logits()[i])); d > 1e-5 {
+			t.Fatalf("logit %d: %v label-major, %v read back", i, v, c.Logits()[i])
+		}
+	}
+}

@@ -44,8 +44,7 @@ func (m *MLP) WorkspaceBytes(maxRows, threads int) int64 {
 		b += 2 * 4 * rows * int64(l.Out) // acts, dact
 	}
 	b += 4 * rows * int64(m.cfg.Outputs) // out
-	if len(hidden) > 0 {
-		last := m.layers[len(m.layers)-1]
+	if last := m.layers[len(m.layers)-1]; len(hidden) > 0 && !last.Transposed {
 		b += kernel.XentScratchBytes(maxRows, last.In, last.Out, threads)
 	}
 	return b + 8*int64(m.cfg.Inputs) // the sparse step's row marks and list
@@ -60,8 +59,7 @@ func (m *MLP) NewWorkspace(maxRows int) *Workspace {
 		w.dact = append(w.dact, make([]float32, maxRows*l.Out))
 	}
 	w.out = make([]float32, maxRows*m.cfg.Outputs)
-	if len(hidden) > 0 {
-		last := m.layers[len(m.layers)-1]
+	if last := m.layers[len(m.layers)-1]; len(hidden) > 0 && !last.Transposed {
 		w.xent = kernel.NewXentScratch(maxRows, last.In, last.Out)
 	}
 	return w
@@ -133,6 +131,9 @@ func (w *Workspace) forward(p []float32, x *sparse.CSR, training bool, layers in
 		if i == 0 {
 			kernel.SpMM(dst, x, wt, l.Out)
 			addBias(dst, n, l.Out, b)
+		} else if l.Transposed {
+			kernel.Broadcast(dst, n, l.Out, b)
+			kernel.Gemm(false, true, n, l.Out, l.In, 1, w.acts[i-1], l.In, wt, l.In, 1, dst, l.Out)
 		} else {
 			kernel.Broadcast(dst, n, l.Out, b)
 			kernel.Gemm(false, false, n, l.Out, l.In, 1, w.acts[i-1], l.In, wt, l.Out, 1, dst, l.Out)
@@ -232,10 +233,14 @@ func (w *Workspace) backward(p, g []float32, x *sparse.CSR, i int, up []float32)
 			kernel.SpMMT(gw, x, up, l.Out)
 			break
 		}
-		in := w.acts[i-1]
-		kernel.Gemm(true, false, l.In, l.Out, n, 1, in, l.In, up, l.Out, 0, gw, l.Out)
-		down := w.dact[i-1]
-		kernel.Gemm(false, true, n, l.In, l.Out, 1, up, l.Out, p[l.W:l.B], l.Out, 0, down, l.In)
+		in, down := w.acts[i-1], w.dact[i-1]
+		if l.Transposed {
+			kernel.Gemm(true, false, l.Out, l.In, n, 1, up, l.Out, in, l.In, 0, gw, l.In)
+			kernel.Gemm(false, false, n, l.In, l.Out, 1, up, l.Out, p[l.W:l.B], l.In, 0, down, l.In)
+		} else {
+			kernel.Gemm(true, false, l.In, l.Out, n, 1, in, l.In, up, l.Out, 0, gw, l.Out)
+			kernel.Gemm(false, true, n, l.In, l.Out, 1, up, l.Out, p[l.W:l.B], l.Out, 0, down, l.In)
+		}
 		up = w.hiddenGrad(i - 1)
 	}
 }
@@ -276,8 +281,9 @@ func (w *Workspace) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) fl
 	w.m.check(g, "gradient")
 	last := len(w.m.layers) - 1
 	var loss float64
-	if last == 0 {
-		w.forward(p, x, true, 1)
+	if last == 0 || w.m.layers[last].Transposed {
+		// Unfused: the fused output layer reads In×L weights.
+		w.forward(p, x, true, len(w.m.layers))
 		loss = w.LossGrad(y)
 		w.Backward(p, g, x)
 		if u != nil {
