@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
 )
@@ -25,16 +26,22 @@ var stepShapes = []struct {
 // optimizer update — and reports samples/s and milliseconds per step, both
 // as the engine runs a local step (fused: the output layer is updated inside
 // its backward pass) and as gradient-aggregation strategies need it (split:
-// the whole gradient, then the update). The amazon-670k case needs about
-// 2 GiB and half a second per iteration:
+// the whole gradient, then the update), and for amazon-670k with SLIDE's
+// sampled output layer (sampled: a label-major network, DWTA tables of K 6
+// and L 50 built from the initial weights, 0.5% of the labels active, lazy
+// updates of the rows touched). The amazon-670k case needs about 2 GiB and
+// half a second per iteration:
 //
 //	go test ./engine -run NONE -bench 'Step/amazon' -benchtime 5x
 func BenchmarkStep(b *testing.B) {
 	for _, s := range stepShapes {
 		for _, opt := range []string{"sgd", "adam"} {
-			for _, mode := range []string{"fused", "split"} {
+			for _, mode := range []string{"fused", "split", "sampled"} {
+				if mode == "sampled" && s.outputs < 100_000 {
+					continue // sampling is for output layers that dominate
+				}
 				b.Run(s.name+"/"+opt+"/"+mode, func(b *testing.B) {
-					m, err := model.New(model.Config{Inputs: s.inputs, Hidden: []int{128}, Outputs: s.outputs})
+					m, err := model.New(model.Config{Inputs: s.inputs, Hidden: []int{128}, Outputs: s.outputs, LabelMajor: mode == "sampled"})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -43,8 +50,17 @@ func BenchmarkStep(b *testing.B) {
 					o, _ := optim.New(optim.Config{Name: opt}, len(p))
 					x, y := RandomBatch(rand.New(rand.NewPCG(1, 2)), s.bs, s.inputs, s.outputs, s.nnz)
 					ws := m.NewWorkspace(s.bs)
+					var smp *model.Sampled
+					if mode == "sampled" {
+						smp = sampledFor(b, m, p, s.bs)
+					}
 					var u kernel.Update
 					step := func() {
+						if mode == "sampled" {
+							u = o.Fused(1e-3)
+							smp.Step(p, g, &x, &y, &u)
+							return
+						}
 						if mode == "fused" {
 							u = o.Fused(1e-3)
 							ws.Step(p, g, &x, &y, &u)
@@ -65,4 +81,28 @@ func BenchmarkStep(b *testing.B) {
 			}
 		}
 	}
+}
+
+// sampledFor returns a sampled pass over m's output layer at SLIDE's
+// Amazon-670k settings, its tables built from p.
+func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int) *model.Sampled {
+	l := m.Layers()[len(m.Layers())-1]
+	fam, err := lsh.NewDWTA(l.In, 6, 50, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := lsh.NewIndex(fam, l.Out, 128)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix.Build(p[l.W:l.B], l.In, 1)
+	smp, err := lsh.NewSampler(ix, (l.Out+199)/200, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := m.NewSampled(batch, smp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

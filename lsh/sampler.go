@@ -48,23 +48,27 @@ func (s *Sampler) SetState(b []byte) error { return s.pcg.UnmarshalBinary(b) }
 // returns it: the labels first (however many; a set larger than Size holds
 // them all), then the rows that q's buckets hold, those found in more tables
 // first (ties in the order the tables list them), then rows drawn
-// uniformly from the rest, until Size rows. The rows are distinct.
+// uniformly from the rest, until Size rows. The rows are distinct. When
+// Size is every row, the labels come first and the other rows follow in
+// order.
 func (s *Sampler) Active(dst []int32, q []float32, labels []int32) []int32 {
 	dst = dst[:0]
 	s.tick()
 	n := s.ix.rows
-	if s.size == n {
-		for i := range n {
-			dst = append(dst, int32(i))
-		}
-		return dst
-	}
 	for _, y := range labels {
 		if s.stamp[y] != s.now {
 			s.stamp[y] = s.now
 			s.hits[y] = 0
 			dst = append(dst, y)
 		}
+	}
+	if s.size == n { // every row: the labels, then the others in order
+		for i := range int32(n) {
+			if s.stamp[i] != s.now {
+				dst = append(dst, i)
+			}
+		}
+		return dst
 	}
 	// Every label is in; a label that a bucket retrieves stays one.
 	nlab := len(dst)

@@ -1,0 +1,219 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/lsh"
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// sampledNet is a small label-major network with a sampler of active sets
+// of size rows over tables built from its initial output layer.
+func sampledNet(t *testing.T, outputs, size int) (*MLP, []float32, *Sampled) {
+	t.Helper()
+	m, err := New(Config{Inputs: 11, Hidden: []int{7}, Outputs: outputs, LabelMajor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float32, m.NumParams())
+	m.Init(p, 3)
+	for i := range p {
+		p[i] *= 4 // fewer dead units, a sharper test
+	}
+	l := m.Layers()[1]
+	fam, err := lsh.NewSRP(l.In, 2, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := lsh.NewIndex(fam, outputs, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Build(p[l.W:l.B], l.In, 1)
+	smp, err := lsh.NewSampler(ix, size, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.NewSampled(8, smp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, p, s
+}
+
+// With every label active the sampled layer is the dense one: the same
+// loss and gradient, to float32 rounding.
+func TestSampledAllActiveEqualsDense(t *testing.T) {
+	m, p, s := sampledNet(t, 9, 9)
+	x, y := randBatch(rand.New(rand.NewPCG(1, 1)), 5, 11, 9, 4)
+	g, gd := make([]float32, len(p)), make([]float32, len(p))
+	loss := s.Gradient(p, g, x, y)
+	dense := m.NewWorkspace(8).Gradient(p, gd, x, y)
+	if math.Abs(loss-dense) > 1e-6*(1+dense) {
+		t.Fatalf("loss %v, dense %v", loss, dense)
+	}
+	for i := range g {
+		if d := math.Abs(float64(g[i] - gd[i])); d > 1e-5*(1+math.Abs(float64(gd[i]))) {
+			t.Fatalf("gradient[%d] = %v, dense %v", i, g[i], gd[i])
+		}
+	}
+}
+
+// refSampledLoss is the float64 loss of the network over fixed active sets:
+// for each point, the softmax over its set's logits against the uniform
+// target over its labels, which lead the set.
+func refSampledLoss(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int32) float64 {
+	var total float64
+	l0, l1 := m.layers[0], m.layers[1]
+	for i := 0; i < x.Rows; i++ {
+		h := make([]float64, l0.Out)
+		idx, vals := x.Row(i)
+		for o := range h {
+			s := p[l0.B+o]
+			for q, j := range idx {
+				s += float64(vals[q]) * p[l0.W+int(j)*l0.Out+o]
+			}
+			h[o] = math.Max(s, 0)
+		}
+		labels, _ := y.Row(i)
+		if len(labels) == 0 {
+			continue
+		}
+		z := make([]float64, len(sets[i]))
+		mx := math.Inf(-1)
+		for j, k := range sets[i] {
+			s := p[l1.B+int(k)]
+			for in, v := range h {
+				s += v * p[l1.W+int(k)*l1.In+in]
+			}
+			z[j] = s
+			mx = math.Max(mx, s)
+		}
+		var se float64
+		for _, v := range z {
+			se += math.Exp(v - mx)
+		}
+		for j := range labels {
+			total += (mx + math.Log(se) - z[j]) / float64(len(labels))
+		}
+	}
+	return total / float64(x.Rows)
+}
+
+// With a part of the labels active, the gradient is that of the loss over
+// the active sets (central differences of the float64 reference), and is
+// zero on every output row no set holds.
+func TestSampledGradientFiniteDifference(t *testing.T) {
+	m, p, s := sampledNet(t, 40, 6)
+	x, y := randBatch(rand.New(rand.NewPCG(2, 2)), 5, 11, 40, 4)
+	g := make([]float32, len(p))
+	for i := range g {
+		g[i] = float32(math.NaN()) // Gradient must write every element
+	}
+	loss := s.Gradient(p, g, x, y)
+	var sets [][]int32
+	in := map[int32]bool{}
+	for i := range x.Rows {
+		sets = append(sets, append([]int32(nil), s.Active(i)...))
+		if labels, _ := y.Row(i); len(sets[i]) != 6 && len(labels) > 0 || len(labels) == 0 && len(sets[i]) > 0 {
+			t.Fatalf("point %d with %d labels: %d active", i, len(labels), len(sets[i]))
+		}
+		for _, k := range sets[i] {
+			in[k] = true
+		}
+	}
+	p64 := make([]float64, len(p))
+	for i, v := range p {
+		p64[i] = float64(v)
+	}
+	if want := refSampledLoss(m, p64, x, y, sets); math.Abs(loss-want) > 1e-5*(1+want) {
+		t.Fatalf("loss %v, reference %v", loss, want)
+	}
+	l1 := m.layers[1]
+	const h = 1e-6
+	for i := range p64 {
+		orig := p64[i]
+		p64[i] = orig + h
+		up := refSampledLoss(m, p64, x, y, sets)
+		p64[i] = orig - h
+		down := refSampledLoss(m, p64, x, y, sets)
+		p64[i] = orig
+		fd := (up - down) / (2 * h)
+		if err := math.Abs(float64(g[i])-fd) / (1e-3 + math.Abs(fd)); !(err < 1e-3) {
+			t.Fatalf("dL/dp[%d] = %v, finite difference %v", i, g[i], fd)
+		}
+		if i >= l1.W && i < l1.B && !in[int32((i-l1.W)/l1.In)] && g[i] != 0 {
+			t.Fatalf("output row %d is in no active set and has gradient %v", (i-l1.W)/l1.In, g[i])
+		}
+	}
+	if len(in) >= 40 {
+		t.Fatalf("every label was active: the test needs some that are not")
+	}
+}
+
+// Step with plain SGD is Gradient then the update; with Adam it leaves the
+// output rows no active set holds exactly as they were (lazy Adam), and
+// moves the rows it touches.
+func TestSampledStep(t *testing.T) {
+	for _, rule := range []kernel.UpdateRule{kernel.SGDRule, kernel.AdamRule} {
+		m, p, s := sampledNet(t, 40, 6)
+		x, y := randBatch(rand.New(rand.NewPCG(3, 3)), 5, 11, 40, 4)
+		before := append([]float32(nil), p...)
+		g := make([]float32, len(p))
+		u := &kernel.Update{Rule: rule, LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+			M: make([]float32, len(p)), V: make([]float32, len(p))}
+		s.Step(p, g, x, y, u)
+		l1 := m.layers[1]
+		touched := map[int]bool{}
+		for i := range x.Rows {
+			for _, k := range s.Active(i) {
+				touched[int(k)] = true
+			}
+		}
+		for k := range l1.Out {
+			row := func(v []float32) []float32 { return v[l1.W+k*l1.In : l1.W+(k+1)*l1.In] }
+			same := slicesEqual(row(p), row(before))
+			if touched[k] == same {
+				t.Fatalf("rule %d: output row %d touched %v, unchanged %v", rule, k, touched[k], same)
+			}
+		}
+		if rule == kernel.SGDRule {
+			q := append([]float32(nil), before...)
+			gd := make([]float32, len(p))
+			s.Gradient(q, gd, x, y)
+			for i := range q {
+				q[i] -= 0.1 * gd[i]
+			}
+			for i := range p {
+				if math.Abs(float64(p[i]-q[i])) > 1e-6 {
+					t.Fatalf("sgd: parameter %d: Step %v, Gradient then update %v", i, p[i], q[i])
+				}
+			}
+		}
+	}
+}
+
+func slicesEqual(a, b []float32) bool {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// A warm sampled step allocates nothing.
+func TestSampledStepNoAlloc(t *testing.T) {
+	_, p, s := sampledNet(t, 40, 6)
+	x, y := randBatch(rand.New(rand.NewPCG(4, 4)), 8, 11, 40, 4)
+	g := make([]float32, len(p))
+	u := &kernel.Update{Rule: kernel.AdamRule, LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+		M: make([]float32, len(p)), V: make([]float32, len(p))}
+	s.Step(p, g, x, y, u)
+	if n := testing.AllocsPerRun(20, func() { s.Step(p, g, x, y, u) }); n != 0 {
+		t.Fatalf("%v allocations a step", n)
+	}
+}
