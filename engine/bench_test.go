@@ -28,8 +28,9 @@ var stepShapes = []struct {
 // its backward pass) and as gradient-aggregation strategies need it (split:
 // the whole gradient, then the update), and for amazon-670k with SLIDE's
 // sampled output layer (sampled: a label-major network, DWTA tables of K 6
-// and L 50 built from the initial weights, 0.5% of the labels active, lazy
-// updates of the rows touched). The amazon-670k case needs about 2 GiB and
+// and L 50 built from the initial weights, each point's labels and up to
+// 0.5% of the labels retrieved, 0.5% more shared by the batch, lazy updates
+// of the rows touched). The amazon-670k case needs about 2 GiB and
 // half a second per iteration:
 //
 //	go test ./engine -run NONE -bench 'Step/amazon' -benchtime 5x
@@ -96,11 +97,12 @@ func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int) *model.Sampl
 		b.Fatal(err)
 	}
 	ix.Build(p[l.W:l.B], l.In, 1)
-	smp, err := lsh.NewSampler(ix, (l.Out+199)/200, 1)
+	active := (l.Out + 199) / 200
+	smp, err := lsh.NewSampler(ix, active, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := m.NewSampled(batch, smp)
+	s, err := m.NewSampled(batch, smp, active)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // The costs at SLIDE's Amazon-670k output layer (hidden 128, K 6, L 50):
 // hashing one vector, building the tables over 100,000 rows (a seventh of
-// the labels), and one active set of 0.5% of the rows.
+// the labels), and retrieving up to 0.5% of the rows for one input.
 func BenchmarkHash(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	v := randVec(r, 128)
@@ -64,7 +64,7 @@ func BenchmarkActive(b *testing.B) {
 		b.Run(fmt.Sprint(name), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				dst = s.Active(dst, q, []int32{1, 2, 3, 4, 5})
+				dst = s.Retrieve(dst, q, []int32{1, 2, 3, 4, 5})
 			}
 		})
 	}

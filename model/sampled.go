@@ -11,54 +11,91 @@ import (
 )
 
 // Sampled trains a label-major network whose output layer is computed, for
-// each point, on an active set of labels only (SLIDE's sampled softmax): the
-// point's labels, the labels whose weight rows its hidden vector retrieves
-// from the hash tables, and random ones, a fixed number in all. The softmax
-// and its cross-entropy run over the active set; the gradient reaches the
-// active rows only.
+// each point, on an active set of labels only (SLIDE's sampled softmax):
+// the point's own rows — its labels and the rows its hidden vector
+// retrieves from the hash tables — and a set of random rows that every
+// point of the batch shares. The softmax and its cross-entropy run over the
+// active set; the gradient reaches the active rows only.
 //
-// With every label active (a Sampler whose size is the label count) the
-// loss and gradient are the dense layer's. The hash tables are the
-// caller's: they index the output layer's rows as they were when last
-// built, and stale tables cost only the quality of the retrieval.
+// The shared random rows are SLIDE's random fill made one draw a batch:
+// SLIDE pads each point's set from a random offset into a shuffled list of
+// the labels, and reseeds that offset from the clock at every point, so the
+// points of a batch get nearly the same padding anyway. Shared, they make
+// one small product with the batch's hidden vectors (a GEMM) where separate
+// fills would visit a new row for every point and touch most of the layer
+// in every batch.
+//
+// With every label active (a fill of at least the label count) the loss
+// and gradient are the dense layer's. The hash tables are the caller's:
+// they index the output layer's rows as they were when last built, and
+// stale tables cost only the quality of the retrieval.
 //
 // Step updates only the rows a batch touches, in the first layer (its
-// points' features) and the output layer (its active labels), whatever the
+// points' features) and the output layer (its active rows), whatever the
 // rule: for Adam the moments of the other rows wait until their rows are
-// touched again (lazy Adam, as a sparse Adam does). SLIDE's code runs
-// Adam over every weight after each batch, which at 670,091 labels costs
-// more than the sampled layer itself.
+// touched again (lazy Adam, as a sparse Adam does). SLIDE's code runs Adam
+// over every weight after each batch, which at 670,091 labels costs more
+// than the sampled layer itself. A point's labels must be distinct, as the
+// data readers give them.
 type Sampled struct {
 	ws    *Workspace
 	s     *lsh.Sampler
-	start []int     // row i's active set is act[start[i]:start[i+1]]
-	act   []int32   // the batch's active sets, back to back
-	z     []float32 // their logits, then the loss's gradient
+	fill  int       // shared random rows a batch
+	start []int     // point i's own rows are own[start[i]:start[i+1]]
+	own   []int32   // the batch's own rows, back to back
+	zOwn  []float32 // their logits, then the loss's gradient
+	ids   []int32   // the shared rows
+	pos   []int32   // pos[k]: row k's place in ids, −1 when not shared
+	wf    []float32 // the shared rows' weights, then their gradient (fill×In)
+	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
 	mark  []uint32  // mark[k] == stamp: row k is in union
 	stamp uint32
 }
 
 // NewSampled returns the buffers of a sampled pass over batches of up to
-// maxRows points, with active sets from s (whose index covers the output
-// layer's rows).
-func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler) (*Sampled, error) {
+// maxRows points, each point's own rows from s and fill random rows shared
+// by a batch.
+func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, fill int) (*Sampled, error) {
 	last := m.layers[len(m.layers)-1]
-	if !last.Transposed {
+	switch {
+	case !last.Transposed:
 		return nil, fmt.Errorf("model: a sampled output layer needs a label-major network")
+	case s.Rows() != last.Out:
+		return nil, fmt.Errorf("model: a sampler over %d rows for an output layer of %d", s.Rows(), last.Out)
+	case fill < 0:
+		return nil, fmt.Errorf("model: %d shared rows: need at least 0", fill)
 	}
+	fill = min(fill, last.Out)
 	size := s.Size()
-	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, start: make([]int, maxRows+1),
-		act: make([]int32, 0, maxRows*size), z: make([]float32, maxRows*size),
-		union: make([]int32, 0, min(maxRows*size, last.Out)), mark: make([]uint32, last.Out)}, nil
+	pos := make([]int32, last.Out)
+	for i := range pos {
+		pos[i] = -1
+	}
+	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, fill: fill, start: make([]int, maxRows+1),
+		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size),
+		ids: make([]int32, 0, fill), pos: pos, wf: make([]float32, fill*last.In), zf: make([]float32, maxRows*fill),
+		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out)}, nil
+}
+
+// SampledBytes estimates the memory of NewSampled(maxRows, s, fill) beyond
+// its workspace's, for sampler budgets of size rows.
+func (m *MLP) SampledBytes(maxRows, size, fill int) int64 {
+	last := m.layers[len(m.layers)-1]
+	r, sz, f := int64(maxRows), int64(size), int64(min(fill, last.Out))
+	return 8*r + 8*r*sz + 4*f + 4*int64(last.Out)*3 + 4*f*int64(last.In) + 4*r*f
 }
 
 // Workspace is the workspace of the hidden layers (dropout, evaluation).
 func (s *Sampled) Workspace() *Workspace { return s.ws }
 
-// Active returns the active set of point i of the last batch (empty for a
-// point without labels, which has neither loss nor gradient).
-func (s *Sampled) Active(i int) []int32 { return s.act[s.start[i]:s.start[i+1]] }
+// Own returns point i's own rows in the last batch: its labels, then the
+// rows the tables retrieved for it (none for a point without labels, which
+// has neither loss nor gradient).
+func (s *Sampled) Own(i int) []int32 { return s.own[s.start[i]:s.start[i+1]] }
+
+// Shared returns the last batch's shared random rows.
+func (s *Sampled) Shared() []int32 { return s.ids }
 
 // Gradient writes into g the gradient of the mean sampled loss over the
 // batch and returns that loss; every element of g is written.
@@ -81,7 +118,7 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	l := m.layers[last]
 	w.forward(p, x, true, last)
 	w.checkLabels(y)
-	n := x.Rows
+	n, in := x.Rows, l.In
 	h, dh := w.acts[last-1], w.dact[last-1]
 	wt, b := p[l.W:l.B], p[l.B:l.B+l.Out]
 	gw, gb := g[l.W:l.B], g[l.B:l.B+l.Out]
@@ -90,37 +127,58 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		scale = 1 / float32(n)
 	}
 
-	// Each point's active set, its logits, and the loss's gradient in
-	// their place.
-	s.act, s.start[0] = s.act[:0], 0
+	// The shared rows and every point's logits of them.
+	s.ids = s.s.Fill(s.ids, s.fill)
+	f := len(s.ids)
+	for j, k := range s.ids {
+		s.pos[k] = int32(j)
+		copy(s.wf[j*in:(j+1)*in], wt[int(k)*in:int(k+1)*in])
+	}
+	zf := s.zf[:n*f]
+	if f > 0 {
+		kernel.Gemm(false, true, n, f, in, 1, h, in, s.wf, in, 0, zf, f)
+	}
+	for i := range n {
+		for j, k := range s.ids {
+			zf[i*f+j] += b[k]
+		}
+	}
+
+	// Each point's own rows and their logits; the loss over own and shared
+	// rows together, and its gradient in the logits' place.
+	s.own, s.start[0] = s.own[:0], 0
 	var total float64
 	for i := range n {
 		labels, _ := y.Row(i)
 		if len(labels) == 0 {
-			s.start[i+1] = len(s.act) // no loss, no gradient: no active set
+			s.start[i+1] = len(s.own) // no loss, no gradient
+			clear(zf[i*f : (i+1)*f])
 			continue
 		}
-		room := max(s.s.Size(), len(labels))
-		if cap(s.act)-len(s.act) < room { // more labels than the set's size
-			s.act = slices.Grow(s.act, room)
+		if room := max(s.s.Size(), len(labels)); cap(s.own)-len(s.own) < room {
+			s.own = slices.Grow(s.own, room) // more labels than the budget
 		}
-		got := s.s.Active(s.act[len(s.act):len(s.act)], h[i*l.In:(i+1)*l.In], labels)
-		lo := len(s.act)
-		s.act = s.act[:lo+len(got)]
-		s.start[i+1] = len(s.act)
-		if len(s.z) < len(s.act) {
-			s.z = append(s.z, make([]float32, len(s.act)-len(s.z))...)
+		lo := len(s.own)
+		got := s.s.Retrieve(s.own[lo:lo], h[i*in:(i+1)*in], labels)
+		s.own = s.own[:lo+len(got)]
+		s.start[i+1] = len(s.own)
+		if len(s.zOwn) < len(s.own) {
+			s.zOwn = append(s.zOwn, make([]float32, len(s.own)-len(s.zOwn))...)
 		}
-		z := s.z[lo:len(s.act)]
-		kernel.RowDots(z, wt, got, h[i*l.In:(i+1)*l.In])
+		z := s.zOwn[lo:len(s.own)]
+		kernel.RowDots(z, wt, got, h[i*in:(i+1)*in])
+		zi := zf[i*f : (i+1)*f]
 		for j, k := range got {
 			z[j] += b[k]
+			if at := s.pos[k]; at >= 0 {
+				zi[at] = float32(math.Inf(-1)) // counted once, as an own row
+			}
 		}
-		total += xent(z, len(labels), scale)
+		total += xent(z, zi, len(labels), scale)
 	}
 
-	// The output layer's gradient, on the rows the batch touches (all of
-	// it when no update follows, for g must hold the whole gradient), and
+	// The output layer's gradient on the rows the batch touches (all of it
+	// when no update follows, for g must then hold the whole gradient), and
 	// the gradient with respect to the hidden layer, from the weights
 	// before any update.
 	s.listUnion()
@@ -129,19 +187,31 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		clear(gb)
 	} else {
 		for _, k := range s.union {
-			clear(gw[int(k)*l.In : int(k+1)*l.In])
+			clear(gw[int(k)*in : int(k+1)*in])
 			gb[k] = 0
 		}
 	}
+	clear(dh[:n*in])
 	for i := range n {
-		act, z := s.Active(i), s.z[s.start[i]:s.start[i+1]]
-		kernel.AxpyRows(gw, act, z, h[i*l.In:(i+1)*l.In])
-		for j, k := range act {
+		own, z := s.Own(i), s.zOwn[s.start[i]:s.start[i+1]]
+		kernel.AxpyRows(gw, own, z, h[i*in:(i+1)*in])
+		for j, k := range own {
 			gb[k] += z[j]
 		}
-		d := dh[i*l.In : (i+1)*l.In]
-		clear(d)
-		kernel.RowsAxpy(d, wt, act, z)
+		kernel.RowsAxpy(dh[i*in:(i+1)*in], wt, own, z)
+	}
+	if f > 0 {
+		kernel.Gemm(false, false, n, in, f, 1, zf, f, s.wf, in, 1, dh, in)
+		kernel.Gemm(true, false, f, in, n, 1, zf, f, h, in, 0, s.wf, in) // wf: the shared rows' gradient
+		for j, k := range s.ids {
+			kernel.Axpy(1, s.wf[j*in:(j+1)*in], gw[int(k)*in:int(k+1)*in])
+			var sum float32
+			for i := range n {
+				sum += zf[i*f+j]
+			}
+			gb[k] += sum
+			s.pos[k] = -1
+		}
 	}
 	w.sparse = u != nil
 	w.backward(p, g, x, last-1, w.hiddenGrad(last-1))
@@ -149,7 +219,7 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		l0 := m.layers[0]
 		kernel.ApplyUpdateRows(p[l0.W:l0.B], g[l0.W:l0.B], u, l0.W, w.touched, l0.Out)
 		kernel.ApplyUpdate(p[l0.B:l.W], g[l0.B:l.W], u, l0.B)
-		kernel.ApplyUpdateRows(wt, gw, u, l.W, s.union, l.In)
+		kernel.ApplyUpdateRows(wt, gw, u, l.W, s.union, in)
 		kernel.ApplyUpdateRows(b, gb, u, l.B, s.union, 1)
 		w.sparse = false
 	}
@@ -159,7 +229,8 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	return total / float64(n)
 }
 
-// listUnion lists the distinct rows of the batch's active sets in union.
+// listUnion lists the distinct rows of the batch's own and shared rows in
+// union.
 func (s *Sampled) listUnion() {
 	s.stamp++
 	if s.stamp == 0 { // wrapped: forget every old stamp
@@ -167,24 +238,33 @@ func (s *Sampled) listUnion() {
 		s.stamp = 1
 	}
 	s.union = s.union[:0]
-	for _, k := range s.act {
-		if s.mark[k] != s.stamp {
-			s.mark[k] = s.stamp
-			s.union = append(s.union, k)
+	for _, rows := range [][]int32{s.own, s.ids} {
+		for _, k := range rows {
+			if s.mark[k] != s.stamp {
+				s.mark[k] = s.stamp
+				s.union = append(s.union, k)
+			}
 		}
 	}
 }
 
-// xent is the cross-entropy of the logits z of an active set against the
-// uniform target over its first k rows (the point's labels), and turns z
-// into scale times the gradient: scale·(softmax(z) − t).
-func xent(z []float32, k int, scale float32) float64 {
+// xent is the cross-entropy of one point's logits — of its own rows, z, and
+// of the shared rows, zs (−∞ where a shared row is one of its own) —
+// against the uniform target over its labels, z's first k rows; both become
+// scale times the gradient, scale·(softmax − target).
+func xent(z, zs []float32, k int, scale float32) float64 {
 	mx := float32(math.Inf(-1))
 	for _, v := range z {
 		mx = max(mx, v)
 	}
+	for _, v := range zs {
+		mx = max(mx, v)
+	}
 	var sum float64
 	for _, v := range z {
+		sum += math.Exp(float64(v - mx))
+	}
+	for _, v := range zs {
 		sum += math.Exp(float64(v - mx))
 	}
 	lse := float64(mx) + math.Log(sum)
@@ -199,6 +279,9 @@ func xent(z []float32, k int, scale float32) float64 {
 			q -= t
 		}
 		z[j] = scale * q
+	}
+	for j, v := range zs {
+		zs[j] = scale * float32(math.Exp(float64(v)-lse))
 	}
 	return loss / float64(k)
 }

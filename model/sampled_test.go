@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/kernel"
@@ -10,9 +11,10 @@ import (
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
-// sampledNet is a small label-major network with a sampler of active sets
-// of size rows over tables built from its initial output layer.
-func sampledNet(t *testing.T, outputs, size int) (*MLP, []float32, *Sampled) {
+// sampledNet is a small label-major network with a sampler retrieving up
+// to size rows from tables built from its initial output layer, and fill
+// shared rows a batch.
+func sampledNet(t *testing.T, outputs, size, fill int) (*MLP, []float32, *Sampled) {
 	t.Helper()
 	m, err := New(Config{Inputs: 11, Hidden: []int{7}, Outputs: outputs, LabelMajor: true})
 	if err != nil {
@@ -37,7 +39,7 @@ func sampledNet(t *testing.T, outputs, size int) (*MLP, []float32, *Sampled) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := m.NewSampled(8, smp)
+	s, err := m.NewSampled(8, smp, fill)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func sampledNet(t *testing.T, outputs, size int) (*MLP, []float32, *Sampled) {
 // With every label active the sampled layer is the dense one: the same
 // loss and gradient, to float32 rounding.
 func TestSampledAllActiveEqualsDense(t *testing.T) {
-	m, p, s := sampledNet(t, 9, 9)
+	m, p, s := sampledNet(t, 9, 3, 9)
 	x, y := randBatch(rand.New(rand.NewPCG(1, 1)), 5, 11, 9, 4)
 	g, gd := make([]float32, len(p)), make([]float32, len(p))
 	loss := s.Gradient(p, g, x, y)
@@ -107,7 +109,7 @@ func refSampledLoss(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int32) float
 // the active sets (central differences of the float64 reference), and is
 // zero on every output row no set holds.
 func TestSampledGradientFiniteDifference(t *testing.T) {
-	m, p, s := sampledNet(t, 40, 6)
+	m, p, s := sampledNet(t, 40, 4, 5)
 	x, y := randBatch(rand.New(rand.NewPCG(2, 2)), 5, 11, 40, 4)
 	g := make([]float32, len(p))
 	for i := range g {
@@ -116,12 +118,23 @@ func TestSampledGradientFiniteDifference(t *testing.T) {
 	loss := s.Gradient(p, g, x, y)
 	var sets [][]int32
 	in := map[int32]bool{}
+	if len(s.Shared()) != 5 {
+		t.Fatalf("%d shared rows, want 5", len(s.Shared()))
+	}
 	for i := range x.Rows {
-		sets = append(sets, append([]int32(nil), s.Active(i)...))
-		if labels, _ := y.Row(i); len(sets[i]) != 6 && len(labels) > 0 || len(labels) == 0 && len(sets[i]) > 0 {
-			t.Fatalf("point %d with %d labels: %d active", i, len(labels), len(sets[i]))
+		own := s.Own(i)
+		labels, _ := y.Row(i)
+		if len(own) > max(4, len(labels)) || len(labels) == 0 && len(own) > 0 {
+			t.Fatalf("point %d with %d labels: %d own rows", i, len(labels), len(own))
 		}
-		for _, k := range sets[i] {
+		set := append([]int32(nil), own...)
+		for _, k := range s.Shared() {
+			if !slices.Contains(own, k) {
+				set = append(set, k)
+			}
+		}
+		sets = append(sets, set)
+		for _, k := range set {
 			in[k] = true
 		}
 	}
@@ -159,7 +172,7 @@ func TestSampledGradientFiniteDifference(t *testing.T) {
 // moves the rows it touches.
 func TestSampledStep(t *testing.T) {
 	for _, rule := range []kernel.UpdateRule{kernel.SGDRule, kernel.AdamRule} {
-		m, p, s := sampledNet(t, 40, 6)
+		m, p, s := sampledNet(t, 40, 4, 5)
 		x, y := randBatch(rand.New(rand.NewPCG(3, 3)), 5, 11, 40, 4)
 		before := append([]float32(nil), p...)
 		g := make([]float32, len(p))
@@ -169,9 +182,12 @@ func TestSampledStep(t *testing.T) {
 		l1 := m.layers[1]
 		touched := map[int]bool{}
 		for i := range x.Rows {
-			for _, k := range s.Active(i) {
+			for _, k := range s.Own(i) {
 				touched[int(k)] = true
 			}
+		}
+		for _, k := range s.Shared() {
+			touched[int(k)] = true
 		}
 		for k := range l1.Out {
 			row := func(v []float32) []float32 { return v[l1.W+k*l1.In : l1.W+(k+1)*l1.In] }
@@ -181,9 +197,9 @@ func TestSampledStep(t *testing.T) {
 			}
 		}
 		if rule == kernel.SGDRule {
-			q := append([]float32(nil), before...)
+			_, q, twin := sampledNet(t, 40, 4, 5) // the same draws of shared rows
 			gd := make([]float32, len(p))
-			s.Gradient(q, gd, x, y)
+			twin.Gradient(q, gd, x, y)
 			for i := range q {
 				q[i] -= 0.1 * gd[i]
 			}
@@ -207,7 +223,7 @@ func slicesEqual(a, b []float32) bool {
 
 // A warm sampled step allocates nothing.
 func TestSampledStepNoAlloc(t *testing.T) {
-	_, p, s := sampledNet(t, 40, 6)
+	_, p, s := sampledNet(t, 40, 4, 5)
 	x, y := randBatch(rand.New(rand.NewPCG(4, 4)), 8, 11, 40, 4)
 	g := make([]float32, len(p))
 	u := &kernel.Update{Rule: kernel.AdamRule, LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
