@@ -53,6 +53,10 @@ type Result struct {
 // the log, and gets the Result; the other ranks serve their devices until
 // rank 0 ends the run, and get a nil Result.
 func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Observer) (*Result, error) {
+	if x, ok := w.(*XML); ok && x.sampling != nil && cfg.Clock == Virtual {
+		// The cost model prices a dense output layer.
+		return nil, setting.Errorf("engine", "engine: {Config.Clock} %s: a sampled output layer runs under the real clock only (the virtual clock's cost model has no term for it)", cfg.Clock)
+	}
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && layeredInProcess(cfg, info.Groups) {
 		if cfg.Checkpoint.Dir != "" || cfg.Resume != nil {
 			return nil, setting.Errorf("engine", "engine: {Config.Checkpoint} and {Config.Resume}: %s with nodes under the real clock runs a rank per device, and checkpoints save one rank's run (use {Config.Clock} virtual)", cfg.Strategy)

@@ -44,6 +44,14 @@ var Ranges = map[string]strategy.Range{
 	"hidden":           strategy.Count(1, 1<<20),
 	"dropout":          {Min: 0, Max: 1, MaxOpen: true},
 	"threads":          strategy.Count(0, 4096),
+	// The sampled output layer (Sampling).
+	"lsh-k":        strategy.Count(1, 30),
+	"lsh-l":        strategy.Count(1, 1000),
+	"lsh-capacity": strategy.Count(1, strategy.MaxCount),
+	"lsh-active":   {Min: 0, MinOpen: true, Max: 1},
+	"lsh-rehash":   strategy.Count(1, strategy.MaxCount),
+	"lsh-rebuild":  strategy.Count(1, strategy.MaxCount),
+	"lsh-growth":   strategy.Between(0, 10),
 }
 
 // checkRange checks the value v of field (a Config field in braces, as

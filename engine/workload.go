@@ -93,7 +93,10 @@ type XML struct {
 	dropout     float64
 	eval        *metric.Evaluator
 	evalBytes   int64 // the evaluator's workspace
+	evalBatch   int
+	evalPoints  int
 	shared      *model.Workspace
+	sampling    *Sampling // the sampled output layer's settings; nil: dense
 }
 
 // DefaultDropout and DefaultHidden are the network hetsgd trains when none
@@ -127,7 +130,7 @@ func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints
 		train.Features(), hidden, train.Labels(), m.NumParams(), memory.Format(params), memory.Format(evalBytes))); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	return &XML{Train: train, Test: test, m: m, dropout: dropout, evalBytes: evalBytes,
+	return &XML{Train: train, Test: test, m: m, dropout: dropout, evalBytes: evalBytes, evalBatch: evalBatch, evalPoints: evalPoints,
 		eval: metric.NewEvaluator(m, test, evalBatch, evalPoints)}, nil
 }
 
@@ -157,6 +160,10 @@ func mlpShape(m *model.MLP) Shape {
 }
 
 func (w *XML) NewWorker(maxBatch int, seed uint64, shared bool) (Worker, error) {
+	if w.sampling != nil {
+		// Every device keeps its own tables and sampled buffers.
+		return w.newSampledWorker(maxBatch, seed, &xmlWorker{set: w.Train, batch: data.NewBatch(w.Train, maxBatch)})
+	}
 	ws := w.shared
 	if !shared || ws == nil || ws.Cap() < maxBatch {
 		ws = w.m.NewWorkspace(maxBatch)

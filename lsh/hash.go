@@ -7,7 +7,7 @@ import (
 )
 
 // A Family hashes dense vectors of one dimension into the buckets of L
-// tables.
+// tables. Families are safe for concurrent use.
 type Family interface {
 	// Tables is L, the number of tables.
 	Tables() int
@@ -84,7 +84,6 @@ type DWTA struct {
 	bins      []int32 // K·L bins of binSize coordinates
 	seedA     uint32  // the densification's universal hash: an odd multiplier
 	shift     uint    // 32 − ⌊log₂(K·L)⌋
-	vals      []int8  // scratch: every bin's value, −1 when empty
 }
 
 const (
@@ -102,7 +101,7 @@ func NewDWTA(dim, k, l int, seed uint64) (*DWTA, error) {
 		return nil, err
 	}
 	n := k * l
-	d := &DWTA{dim: dim, k: k, l: l, bins: make([]int32, n*binSize), vals: make([]int8, n)}
+	d := &DWTA{dim: dim, k: k, l: l, bins: make([]int32, n*binSize)}
 	r := rand.New(rand.NewPCG(seed, 0xd07a))
 	perm := make([]int32, dim)
 	for i := range perm {
@@ -123,50 +122,48 @@ func NewDWTA(dim, k, l int, seed uint64) (*DWTA, error) {
 func (d *DWTA) Tables() int { return d.l }
 func (d *DWTA) Bits() int   { return binBits * d.k }
 
-// Hash implements Family.
+// Hash implements Family. It keeps no scratch: a family is safe for
+// concurrent use (a table build and queries of the tables in use).
 func (d *DWTA) Hash(codes []uint32, v []float32) {
 	if len(v) != d.dim {
 		panic(fmt.Sprintf("lsh: a vector of %d for bins of %d", len(v), d.dim))
 	}
 	_ = codes[d.l-1]
-	n := d.k * d.l
-	empty := 0
-	for b := range n {
-		best, at := float32(0), int8(-1)
-		for j, i := range d.bins[b*binSize : (b+1)*binSize] {
-			if x := v[i]; x != 0 && (at < 0 || x > best) {
-				best, at = x, int8(j)
-			}
-		}
-		d.vals[b] = at
-		if at < 0 {
-			empty++
-		}
-	}
-	if empty == n {
-		clear(codes[:d.l]) // the zero vector: every table's bucket 0
-		return
-	}
 	for t := range d.l {
 		var c uint32
 		for j := range d.k {
-			c = c<<binBits | uint32(d.value(t*d.k+j))
+			c = c<<binBits | uint32(d.value(v, t*d.k+j))
 		}
 		codes[t] = c
 	}
 }
 
-// value is bin b's value, or for an empty bin the value of the first
-// non-empty bin the probe sequence finds (0 if none within maxProbe).
-func (d *DWTA) value(b int) int8 {
-	if v := d.vals[b]; v >= 0 {
-		return v
+// bin is the position of the largest non-zero coordinate of v in bin b
+// (the first of equal ones), −1 when the bin holds none.
+func (d *DWTA) bin(v []float32, b int) int8 {
+	best, at := float32(0), int8(-1)
+	for j, i := range d.bins[b*binSize : (b+1)*binSize] {
+		if x := v[i]; x != 0 && (at < 0 || x > best) {
+			best, at = x, int8(j)
+		}
 	}
-	n := len(d.vals)
+	return at
+}
+
+// value is bin b's value, or for an empty bin the value of the first
+// non-empty bin the probe sequence finds; 0 if none is found within
+// maxProbe probes (the zero vector: every code 0).
+func (d *DWTA) value(v []float32, b int) int8 {
+	if x := d.bin(v, b); x >= 0 {
+		return x
+	}
+	n := d.k * d.l
 	for c := uint32(1); c <= maxProbe; c++ {
 		donor := int(d.seedA * (uint32(b+1)<<6 + c) >> d.shift)
-		if donor < n && d.vals[donor] >= 0 {
-			return d.vals[donor]
+		if donor < n {
+			if x := d.bin(v, donor); x >= 0 {
+				return x
+			}
 		}
 	}
 	return 0

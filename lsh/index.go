@@ -46,6 +46,18 @@ func NewIndex(fam Family, rows, capacity int) (*Index, error) {
 // Family returns the index's hash family.
 func (ix *Index) Family() Family { return ix.fam }
 
+// Rows is the number of rows the index is for.
+func (ix *Index) Rows() int { return ix.rows }
+
+// SetFamily makes the next Build hash with fam, which must have the tables
+// and bucket bits of the index's family (new draws of the same functions).
+func (ix *Index) SetFamily(fam Family) {
+	if fam.Tables() != ix.fam.Tables() || fam.Bits() != ix.fam.Bits() {
+		panic(fmt.Sprintf("lsh: a family of %d tables of %d bits for an index of %d of %d", fam.Tables(), fam.Bits(), ix.fam.Tables(), ix.fam.Bits()))
+	}
+	ix.fam = fam
+}
+
 // Build hashes the rows of the rows×dim matrix w (row-major) into the tables,
 // replacing what they held. A bucket that more than Capacity rows hash to
 // keeps a uniform random subset of Capacity of them, drawn from a stream

@@ -38,6 +38,15 @@ func NewSampler(ix *Index, size int, seed uint64) (*Sampler, error) {
 		rng: rand.New(pcg), pcg: pcg}, nil
 }
 
+// Use makes the sampler retrieve from ix, an index of the same rows,
+// tables and bucket capacity as its own (tables rebuilt elsewhere).
+func (s *Sampler) Use(ix *Index) {
+	if ix.rows != s.ix.rows || ix.fam.Tables() != s.ix.fam.Tables() || ix.capacity != s.ix.capacity {
+		panic("lsh: a sampler given an index of another shape")
+	}
+	s.ix = ix
+}
+
 // Size is Retrieve's budget.
 func (s *Sampler) Size() int { return s.size }
 

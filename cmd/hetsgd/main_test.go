@@ -413,3 +413,31 @@ func TestNumericFlagsHaveRanges(t *testing.T) {
 // zeroMeansDefault names the flags whose zero default stands for "the
 // strategy's" rather than a value.
 func zeroMeansDefault(name string) bool { return name == "batch" || name == "lr" || name == "momentum" }
+
+// --output lsh trains with a sampled output layer, prints its settings in
+// --print-config, and refuses what does not apply.
+func TestTrainOutputLSH(t *testing.T) {
+	code, out, errs := runCLI(t, "train", "--output", "lsh", "--lsh-active", "0.1", "--lsh-k", "2", "--lsh-l", "10", "--epochs", "1", "--progress", "off")
+	if code != 0 || !strings.Contains(out, "best P@1") {
+		t.Fatalf("train --output lsh: exit %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, "train", "--output", "lsh", "--lsh-k", "2", "--print-config")
+	if code != 0 || !strings.Contains(out, "output: lsh") || !strings.Contains(out, "lsh-k: 2") || !strings.Contains(out, "lsh-growth: 0.05") {
+		t.Fatalf("--print-config: exit %d\n%s", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lsh-k", "3"}, "--lsh-k applies with --output lsh only"},
+		{[]string{"--output", "lsh", "--time", "virtual"}, "--output lsh runs under the real clock only"},
+		{[]string{"--output", "lsh", "--lsh-k", "11"}, "--lsh-k 11"},
+		{[]string{"--output", "lsh", "--lsh-active", "0"}, "--lsh-active"},
+		{[]string{"--output", "sparse"}, `--output "sparse": want dense or lsh`},
+	} {
+		code, _, errs := runCLI(t, append([]string{"train", "--epochs", "1"}, c.args...)...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want an error with %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -137,6 +137,8 @@ type trainFlags struct {
 	cache                                string
 	hidden                               intList
 	dropout                              float64
+	output                               string
+	lsh                                  engine.Sampling
 	batch                                int
 	lr                                   float64
 	optimizer                            string
@@ -191,6 +193,17 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	f.hidden = engine.DefaultHidden()
 	fs.Var(&f.hidden, "hidden", "hidden layer `widths`, comma-separated (\"none\" for a linear model)")
 	fs.Float64Var(&f.dropout, "dropout", engine.DefaultDropout, "probability of dropping a hidden unit in training (0: off)")
+	fs.StringVar(&f.output, "output", "dense", "output layer: dense (every label, every step) or lsh (SLIDE's: each point's labels, the labels its hash tables retrieve, and random labels its batch shares; real clock only; evaluation stays exact)")
+	d := engine.DefaultSampling()
+	f.lsh.Background = true
+	fs.StringVar(&f.lsh.Hash, "lsh-hash", d.Hash, "--output lsh: hash family, dwta (densified winner-take-all) or srp (signed random projections)")
+	fs.IntVar(&f.lsh.K, "lsh-k", d.K, "--output lsh: hash values per table (`K`; dwta: 3 bits each, srp: 1)")
+	fs.IntVar(&f.lsh.L, "lsh-l", d.L, "--output lsh: hash `tables`")
+	fs.IntVar(&f.lsh.Capacity, "lsh-capacity", d.Capacity, "--output lsh: `rows` a bucket keeps (a random subset when more hash to it)")
+	fs.Float64Var(&f.lsh.Active, "lsh-active", d.Active, "--output lsh: `share` of the labels each point retrieves at most, and its batch shares at random")
+	fs.IntVar(&f.lsh.Rehash, "lsh-rehash", d.Rehash, "--output lsh: `samples` a device trains before rebuilding its tables from its weights (the first interval; in the background)")
+	fs.IntVar(&f.lsh.Rebuild, "lsh-rebuild", d.Rebuild, "--output lsh: `samples` between new draws of the hash functions (the first interval)")
+	fs.Float64Var(&f.lsh.Growth, "lsh-growth", d.Growth, "--output lsh: both intervals grow by e^`λ` after each rebuild")
 	fs.IntVar(&f.batch, "batch", 0, "batch `size` per device (b_max for adaptive); default: the strategy's")
 	fs.Float64Var(&f.lr, "lr", 0, "learning `rate` for --batch; default: the strategy's for its optimizer, scaled to --batch by that optimizer's rule")
 	fs.StringVar(&f.optimizer, "optimizer", "", "local optimizer: "+strings.Join(optim.Names, ", ")+"; default: the strategy's")
@@ -667,6 +680,14 @@ func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int
 	if f.workload == "regression" {
 		add(false, "applies to --workload xml only; ignored", "hidden", "dropout", "data", "train", "test", "format", "cache", "eval-points")
 	}
+	if f.output != "lsh" || f.workload == "regression" {
+		add(true, "applies with --output lsh only", "lsh-hash", "lsh-k", "lsh-l", "lsh-capacity", "lsh-active", "lsh-rehash", "lsh-rebuild", "lsh-growth")
+	}
+	if f.workload == "regression" {
+		add(true, "applies to --workload xml only", "output")
+	} else if f.output == "lsh" && !realClock {
+		add(true, "lsh runs under the real clock only (--time real): the virtual clock's cost model has no term for a sampled output layer", "output")
+	}
 	if f.workload != "regression" {
 		add(true, "applies to --workload regression only", "dim", "step-rule", "line-search")
 	} else if !f.lineSearch {
@@ -751,6 +772,9 @@ func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, stde
 	default:
 		return nil, "", fmt.Errorf("--workload %q: want xml or regression", f.workload)
 	}
+	if f.output != "dense" && f.output != "lsh" {
+		return nil, "", fmt.Errorf("--output %q: want dense or lsh", f.output)
+	}
 	mode, err := data.ParseCacheMode(f.cache)
 	if err != nil {
 		return nil, "", fmt.Errorf("--cache: %w", err)
@@ -761,6 +785,9 @@ func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, stde
 		return nil, "", err
 	}
 	w, err := engine.NewXML(trainSet, testSet, f.hidden, f.dropout, f.evalPoints, max(f.batch, 256))
+	if err == nil && f.output == "lsh" {
+		err = w.SetSampling(f.lsh)
+	}
 	return w, source, err
 }
 

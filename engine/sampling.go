@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hetsgd/hetsgd/internal/memory"
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/lsh"
+	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/setting"
+)
+
+// Sampling is the sampled output layer of SLIDE (Chen et al., MLSys 2020):
+// each device keeps hash tables over its replica's output rows, and a
+// point's softmax runs over its labels, the rows its hidden vector
+// retrieves, and random rows its batch shares (model.Sampled). Evaluation
+// stays exact, over every label.
+type Sampling struct {
+	Hash     string  // "dwta" (densified winner-take-all) or "srp" (signed random projections)
+	K, L     int     // K hash values a table (DWTA: 3 bits each, SRP: 1), L tables
+	Capacity int     // rows a bucket keeps
+	Active   float64 // the share of the labels each point retrieves at most, and a batch shares at random
+	// Rehash is the samples a device trains between rebuilding its tables
+	// from its weights, at first; Rebuild the samples between drawing new
+	// hash functions. Both intervals grow by e^Growth after each: SLIDE's
+	// schedule, whose updates come rarer as the weights settle.
+	Rehash, Rebuild int
+	Growth          float64
+	// Background builds the tables in a goroutine of their own from a copy
+	// of the weights while training goes on with the old ones, and swaps
+	// them in at the first step after; otherwise a step waits for the build
+	// (deterministic, for tests).
+	Background bool
+}
+
+// DefaultSampling is SLIDE's setting for Amazon-670k: DWTA with K 6 and
+// L 50 (2^18 buckets of 128 rows), 0.5% of the labels active, tables
+// rebuilt from the weights every 6,400 samples and new hash functions
+// every 128,000, both growing by e^0.05 a time, built in the background.
+// (The paper gives the growth as e^λt without λ; 0.05 makes the 50th
+// rehash come after about three Amazon-670k epochs.)
+func DefaultSampling() Sampling {
+	return Sampling{Hash: "dwta", K: 6, L: 50, Capacity: 128, Active: 0.005, Rehash: 6400, Rebuild: 128_000, Growth: 0.05, Background: true}
+}
+
+// Check validates the settings, each error naming its field.
+func (s Sampling) Check() error {
+	bits := s.K
+	switch s.Hash {
+	case "dwta":
+		bits = 3 * s.K
+	case "srp":
+	default:
+		return setting.Errorf("engine", "engine: {Sampling.Hash} %q: want dwta or srp", s.Hash)
+	}
+	for _, n := range []struct {
+		key, field string
+		v          float64
+	}{
+		{"lsh-k", "{Sampling.K}", float64(s.K)},
+		{"lsh-l", "{Sampling.L}", float64(s.L)},
+		{"lsh-capacity", "{Sampling.Capacity}", float64(s.Capacity)},
+		{"lsh-active", "{Sampling.Active}", s.Active},
+		{"lsh-rehash", "{Sampling.Rehash}", float64(s.Rehash)},
+		{"lsh-rebuild", "{Sampling.Rebuild}", float64(s.Rebuild)},
+		{"lsh-growth", "{Sampling.Growth}", s.Growth},
+	} {
+		if err := checkRange(n.key, n.field, n.v); err != nil {
+			return err
+		}
+	}
+	if bits > 30 {
+		return setting.Errorf("engine", "engine: {Sampling.K} %d: dwta packs 3 bits a value, at most 30 in all: need at most 10", s.K)
+	}
+	return nil
+}
+
+// family draws the hash functions of a table build.
+func (s Sampling) family(dim int, seed uint64) (lsh.Family, error) {
+	if s.Hash == "srp" {
+		return lsh.NewSRP(dim, s.K, s.L, seed)
+	}
+	return lsh.NewDWTA(dim, s.K, s.L, seed)
+}
+
+// active is the rows each point retrieves at most, and a batch shares.
+func (s Sampling) active(labels int) int { return max(1, int(math.Ceil(s.Active*float64(labels)))) }
+
+// SetSampling makes the workload train with a sampled output layer: the
+// network becomes label-major (the same parameters, the output layer
+// stored a row per label), and every device's worker keeps its tables.
+// It must come before Init and NewWorker.
+func (w *XML) SetSampling(s Sampling) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	cfg := w.m.Config()
+	if len(cfg.Hidden) == 0 {
+		return setting.Errorf("engine", "engine: {model.Config.Hidden} none: a sampled output layer needs a hidden layer before it")
+	}
+	cfg.LabelMajor = true
+	m, err := model.New(cfg)
+	if err != nil {
+		return err
+	}
+	w.m, w.sampling, w.shared = m, &s, nil
+	w.eval = metric.NewEvaluator(m, w.Test, w.evalBatch, w.evalPoints)
+	return nil
+}
+
+// Sampling returns the workload's sampled output layer, nil when dense.
+func (w *XML) Sampling() *Sampling { return w.sampling }
+
+// sampledWorker is a device's compute with a sampled output layer.
+type sampledWorker struct {
+	xmlWorker
+	cfg     Sampling
+	smp     *model.Sampled
+	sampler *lsh.Sampler
+	layer   model.Layer
+	seed    uint64
+
+	ix, spare *lsh.Index    // the tables in use, and the ones a background build fills
+	snapshot  []float32     // the output layer's weights a background build reads
+	done      chan struct{} // closed when the background build is over; nil: none
+	built     bool          // the first tables are built
+	trained   int           // samples trained since the start
+	nextHash  float64       // samples at which the next build starts
+	nextDraw  float64       // samples from which a build draws new functions
+	hashGap   float64
+	drawGap   float64
+	draws     uint64 // hash families drawn, for their seeds
+}
+
+func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sampledWorker, error) {
+	s := *w.sampling
+	ls := w.m.Layers()
+	l := ls[len(ls)-1]
+	fam, err := s.family(l.In, seed)
+	if err != nil {
+		return nil, err
+	}
+	active := s.active(l.Out)
+	tables := lsh.Bytes(fam, l.Out)
+	if s.Background {
+		tables = memory.Add(memory.Mul(2, tables), memory.Mul(4, int64(l.In*l.Out)))
+	}
+	bytes := memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, active, active), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
+	if err := memory.Check(bytes, fmt.Sprintf("a device's sampled output layer (%d hash tables over %d labels, %s)", s.L, l.Out, memory.Format(bytes))); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	ix, err := lsh.NewIndex(fam, l.Out, s.Capacity)
+	if err != nil {
+		return nil, err
+	}
+	sampler, err := lsh.NewSampler(ix, active, seed^0x5a3b1e)
+	if err != nil {
+		return nil, err
+	}
+	smp, err := w.m.NewSampled(maxBatch, sampler, active)
+	if err != nil {
+		return nil, err
+	}
+	if err := smp.Workspace().SetDropout(w.dropout, seed); err != nil {
+		return nil, err
+	}
+	base.ws = smp.Workspace()
+	sw := &sampledWorker{xmlWorker: *base, cfg: s, smp: smp, sampler: sampler, layer: l, seed: seed, ix: ix,
+		hashGap: float64(s.Rehash), drawGap: float64(s.Rebuild), nextDraw: float64(s.Rebuild)}
+	if s.Background {
+		sw.snapshot = make([]float32, l.In*l.Out)
+		if sw.spare, err = lsh.NewIndex(fam, l.Out, s.Capacity); err != nil {
+			return nil, err
+		}
+	}
+	return sw, nil
+}
+
+// tables keeps the device's tables in step with its weights p: built before
+// the first step, then rebuilt every Rehash samples (new hash functions
+// every Rebuild), the intervals growing by e^Growth each time. A finished
+// background build is swapped in first.
+func (x *sampledWorker) tables(p []float32) {
+	if x.done != nil {
+		select {
+		case <-x.done:
+			x.ix, x.spare, x.done = x.spare, x.ix, nil
+			x.sampler.Use(x.ix)
+		default:
+		}
+	}
+	now := float64(x.trained)
+	if x.built && (now < x.nextHash || x.done != nil) {
+		return
+	}
+	fam := x.ix.Family()
+	if x.built && now >= x.nextDraw {
+		x.draws++
+		f, err := x.cfg.family(x.layer.In, x.seed+x.draws)
+		if err != nil {
+			panic(err) // the settings were checked when the worker was made
+		}
+		fam = f
+		x.drawGap *= math.Exp(x.cfg.Growth)
+		x.nextDraw = now + x.drawGap
+	}
+	w, seed := p[x.layer.W:x.layer.B], x.seed+uint64(x.trained)
+	if !x.built || !x.cfg.Background {
+		x.ix.SetFamily(fam)
+		x.ix.Build(w, x.layer.In, seed)
+	} else {
+		x.spare.SetFamily(fam)
+		copy(x.snapshot, w)
+		x.done = make(chan struct{})
+		spare, snap, done, in := x.spare, x.snapshot, x.done, x.layer.In
+		go func() {
+			defer close(done)
+			spare.Build(snap, in, seed)
+		}()
+	}
+	if x.built {
+		x.hashGap *= math.Exp(x.cfg.Growth)
+	}
+	x.built = true
+	x.nextHash = now + x.hashGap
+}
+
+func (x *sampledWorker) Gradient(p, g []float32) float64 {
+	x.tables(p)
+	x.trained += x.batch.Len()
+	return x.smp.Gradient(p, g, &x.batch.X, &x.batch.Y)
+}
+
+func (x *sampledWorker) Step(p, g []float32, u *kernel.Update) float64 {
+	x.tables(p)
+	x.trained += x.batch.Len()
+	return x.smp.Step(p, g, &x.batch.X, &x.batch.Y, u)
+}
