@@ -102,7 +102,7 @@ func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int) *model.Sampl
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := m.NewSampled(batch, smp, active)
+	s, err := m.NewSampled(batch, smp, model.SampledOptions{Fill: active})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,14 @@ type Sampling struct {
 	K, L     int     // K hash values a table (DWTA: 3 bits each, SRP: 1), L tables
 	Capacity int     // rows a bucket keeps
 	Active   float64 // the share of the labels each point retrieves at most, and a batch shares at random
+	// Fill is where the random rows come from: "batch", Active of the
+	// labels every point of a batch shares (one GEMM), or "point", each
+	// point's own, padding its set to Active when retrieval gives fewer
+	// (SLIDE's code).
+	Fill string
+	// Update is "lazy" (only the rows a batch touches) or "dense" (every
+	// weight after each batch, as SLIDE's code runs Adam).
+	Update string
 	// Rehash is the samples a device trains between rebuilding its tables
 	// from its weights, at first; Rebuild the samples between drawing new
 	// hash functions. Both intervals grow by e^Growth after each: SLIDE's
@@ -42,7 +50,7 @@ type Sampling struct {
 // (The paper gives the growth as e^λt without λ; 0.05 makes the 50th
 // rehash come after about three Amazon-670k epochs.)
 func DefaultSampling() Sampling {
-	return Sampling{Hash: "dwta", K: 6, L: 50, Capacity: 128, Active: 0.005, Rehash: 6400, Rebuild: 128_000, Growth: 0.05, Background: true}
+	return Sampling{Hash: "dwta", K: 6, L: 50, Capacity: 128, Active: 0.005, Fill: "batch", Update: "lazy", Rehash: 6400, Rebuild: 128_000, Growth: 0.05, Background: true}
 }
 
 // Check validates the settings, each error naming its field.
@@ -54,6 +62,12 @@ func (s Sampling) Check() error {
 	case "srp":
 	default:
 		return setting.Errorf("engine", "engine: {Sampling.Hash} %q: want dwta or srp", s.Hash)
+	}
+	if s.Fill != "batch" && s.Fill != "point" {
+		return setting.Errorf("engine", "engine: {Sampling.Fill} %q: want batch or point", s.Fill)
+	}
+	if s.Update != "lazy" && s.Update != "dense" {
+		return setting.Errorf("engine", "engine: {Sampling.Update} %q: want lazy or dense", s.Update)
 	}
 	for _, n := range []struct {
 		key, field string
@@ -159,7 +173,11 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 	if err != nil {
 		return nil, err
 	}
-	smp, err := w.m.NewSampled(maxBatch, sampler, active)
+	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense"}
+	if s.Fill == "point" {
+		o.Fill, o.Pad = 0, active
+	}
+	smp, err := w.m.NewSampled(maxBatch, sampler, o)
 	if err != nil {
 		return nil, err
 	}

@@ -23,26 +23,34 @@ func sampledBibtex(t *testing.T, background bool) *XML {
 }
 
 // A sampled output layer trains: under the real clock, on one device and
-// on two with tables rebuilt in the background, the model learns well
-// beyond the most frequent label (P@1 about 0.19 on Bibtex), exactly
+// on two with tables rebuilt in the background, and in SLIDE's code's mode
+// (each point padded with its own random labels, every weight updated), the
+// model learns beyond the most frequent label (P@1 about 0.19 on Bibtex;
+// 0.48 with batch fill, 0.30 in SLIDE's mode after 3 epochs), exactly
 // evaluated over every label.
 func TestSampledRunLearns(t *testing.T) {
 	for _, tc := range []struct {
 		strat      string
 		devices    int
 		background bool
-	}{{"sync", 1, false}, {"elastic", 2, true}} {
+		fill       string
+	}{{"sync", 1, false, "batch"}, {"elastic", 2, true, "batch"}, {"sync", 1, true, "point"}} {
 		cfg := base(tc.strat, tc.devices, Real)
 		cfg.Epochs, cfg.EvalEvery = 3, 3
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
-		res, err := Run(context.Background(), cfg, sampledBibtex(t, tc.background), nil, nil)
+		w := sampledBibtex(t, tc.background)
+		w.sampling.Fill = tc.fill
+		if tc.fill == "point" {
+			w.sampling.Update = "dense" // SLIDE's code
+		}
+		res, err := Run(context.Background(), cfg, w, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p1 := res.Evals[len(res.Evals)-1].P1
-		t.Logf("%s on %d devices: P@1 %.4f after 3 epochs", tc.strat, tc.devices, p1)
-		if p1 < 0.3 {
-			t.Errorf("%s on %d devices: P@1 %.4f after 3 epochs", tc.strat, tc.devices, p1)
+		t.Logf("%s on %d devices, %s fill: P@1 %.4f after 3 epochs", tc.strat, tc.devices, tc.fill, p1)
+		if p1 < 0.25 {
+			t.Errorf("%s on %d devices, %s fill: P@1 %.4f after 3 epochs", tc.strat, tc.devices, tc.fill, p1)
 		}
 	}
 }
@@ -56,6 +64,8 @@ func TestSamplingSettings(t *testing.T) {
 		"Sampling.L":        func(s *Sampling) { s.L = 0 },
 		"Sampling.Capacity": func(s *Sampling) { s.Capacity = 0 },
 		"Sampling.Active":   func(s *Sampling) { s.Active = 0 },
+		"Sampling.Fill":     func(s *Sampling) { s.Fill = "none" },
+		"Sampling.Update":   func(s *Sampling) { s.Update = "eager" },
 		"Sampling.Rehash":   func(s *Sampling) { s.Rehash = 0 },
 		"Sampling.Rebuild":  func(s *Sampling) { s.Rebuild = -1 },
 		"Sampling.Growth":   func(s *Sampling) { s.Growth = -1 },

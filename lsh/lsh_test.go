@@ -381,3 +381,27 @@ func TestSamplerRanking(t *testing.T) {
 		t.Errorf("with label 2: %v", got)
 	}
 }
+
+// Pad completes what Retrieve gave with distinct random rows, none of them
+// already there, to the size asked.
+func TestSamplerPad(t *testing.T) {
+	ix, err := NewIndex(table{3}, 50, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := make([]float32, 150)
+	for i := range 50 {
+		w[3*i] = float32(i % 4) // rows 0, 4, 8, ... share the query's first bucket
+	}
+	ix.Build(w, 3, 1)
+	s, _ := NewSampler(ix, 30, 1)
+	got := s.Retrieve(nil, []float32{0, 0, 0}, []int32{1})
+	n := len(got)
+	got = s.Pad(got, 25)
+	if len(got) != 25 || !distinct(got) || got[0] != 1 || n >= 25 {
+		t.Fatalf("retrieved %d, padded to %v", n, got)
+	}
+	if all := s.Pad(s.Retrieve(nil, []float32{0, 0, 0}, nil), 99); len(all) != 50 || !distinct(all) {
+		t.Fatalf("padding to more than every row gave %d rows", len(all))
+	}
+}

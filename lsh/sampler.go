@@ -107,6 +107,30 @@ func (s *Sampler) Retrieve(dst []int32, q []float32, labels []int32) []int32 {
 	return append(dst, s.order[:min(room, len(s.cand))]...)
 }
 
+// Pad appends to dst, the rows Retrieve just returned, rows drawn uniformly
+// from the others until it holds size rows (all the rows, at most), and
+// returns it: SLIDE's per-input padding of a set that retrieval left short.
+func (s *Sampler) Pad(dst []int32, size int) []int32 {
+	n := s.ix.rows
+	if size >= n {
+		for i := range int32(n) {
+			if s.stamp[i] != s.now {
+				s.stamp[i] = s.now
+				dst = append(dst, i)
+			}
+		}
+		return dst
+	}
+	for len(dst) < size {
+		if i := int32(s.rng.IntN(n)); s.stamp[i] != s.now {
+			s.stamp[i] = s.now
+			s.hits[i] = 0
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
+
 // Fill writes into dst[:0] and returns k distinct rows drawn uniformly (all
 // the rows in order when k is at least their number).
 func (s *Sampler) Fill(dst []int32, k int) []int32 {

@@ -40,6 +40,7 @@ import (
 type Sampled struct {
 	ws    *Workspace
 	s     *lsh.Sampler
+	o     SampledOptions
 	fill  int       // shared random rows a batch
 	start []int     // point i's own rows are own[start[i]:start[i+1]]
 	own   []int32   // the batch's own rows, back to back
@@ -53,33 +54,47 @@ type Sampled struct {
 	stamp uint32
 }
 
+// SampledOptions shape a sampled pass.
+type SampledOptions struct {
+	// Fill is the random rows every point of a batch shares.
+	Fill int
+	// Pad fills each point's own rows, when retrieval gives fewer, with
+	// random rows of its own up to Pad: SLIDE's code pads a point's set
+	// (0: no padding).
+	Pad int
+	// Dense updates every weight after each batch, as SLIDE's code runs
+	// Adam (false: only the rows the batch touches, lazily).
+	Dense bool
+}
+
 // NewSampled returns the buffers of a sampled pass over batches of up to
-// maxRows points, each point's own rows from s and fill random rows shared
-// by a batch.
-func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, fill int) (*Sampled, error) {
+// maxRows points, each point's own rows from s.
+func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sampled, error) {
+	fill := o.Fill
 	last := m.layers[len(m.layers)-1]
 	switch {
 	case !last.Transposed:
 		return nil, fmt.Errorf("model: a sampled output layer needs a label-major network")
 	case s.Rows() != last.Out:
 		return nil, fmt.Errorf("model: a sampler over %d rows for an output layer of %d", s.Rows(), last.Out)
-	case fill < 0:
-		return nil, fmt.Errorf("model: %d shared rows: need at least 0", fill)
+	case fill < 0 || o.Pad < 0:
+		return nil, fmt.Errorf("model: %d shared rows and padding to %d: need at least 0", fill, o.Pad)
 	}
 	fill = min(fill, last.Out)
-	size := s.Size()
+	o.Pad = min(o.Pad, last.Out)
+	size := max(s.Size(), o.Pad)
 	pos := make([]int32, last.Out)
 	for i := range pos {
 		pos[i] = -1
 	}
-	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, fill: fill, start: make([]int, maxRows+1),
+	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1),
 		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size),
 		ids: make([]int32, 0, fill), pos: pos, wf: make([]float32, fill*last.In), zf: make([]float32, maxRows*fill),
 		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out)}, nil
 }
 
-// SampledBytes estimates the memory of NewSampled(maxRows, s, fill) beyond
-// its workspace's, for sampler budgets of size rows.
+// SampledBytes estimates the memory of NewSampled beyond its workspace's,
+// for own rows of at most size a point and fill shared rows.
 func (m *MLP) SampledBytes(maxRows, size, fill int) int64 {
 	last := m.layers[len(m.layers)-1]
 	r, sz, f := int64(maxRows), int64(size), int64(min(fill, last.Out))
@@ -90,8 +105,8 @@ func (m *MLP) SampledBytes(maxRows, size, fill int) int64 {
 func (s *Sampled) Workspace() *Workspace { return s.ws }
 
 // Own returns point i's own rows in the last batch: its labels, then the
-// rows the tables retrieved for it (none for a point without labels, which
-// has neither loss nor gradient).
+// rows the tables retrieved for it, then its padding (none for a point
+// without labels, which has neither loss nor gradient).
 func (s *Sampled) Own(i int) []int32 { return s.own[s.start[i]:s.start[i+1]] }
 
 // Shared returns the last batch's shared random rows.
@@ -103,10 +118,15 @@ func (s *Sampled) Gradient(p, g []float32, x, y *sparse.CSR) float64 {
 	return s.train(p, g, x, y, nil)
 }
 
-// Step trains on one batch and updates the rows it touches with u; g's
-// values outside those rows are left unspecified. It returns the mean
-// sampled loss before the update.
+// Step trains on one batch and updates the rows it touches with u (every
+// weight, with Dense); g's values outside those rows are left unspecified.
+// It returns the mean sampled loss before the update.
 func (s *Sampled) Step(p, g []float32, x, y *sparse.CSR, u *kernel.Update) float64 {
+	if s.o.Dense {
+		loss := s.train(p, g, x, y, nil)
+		kernel.ApplyUpdate(p, g, u, 0)
+		return loss
+	}
 	return s.train(p, g, x, y, u)
 }
 
@@ -155,11 +175,14 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 			clear(zf[i*f : (i+1)*f])
 			continue
 		}
-		if room := max(s.s.Size(), len(labels)); cap(s.own)-len(s.own) < room {
+		if room := max(s.s.Size(), len(labels), s.o.Pad); cap(s.own)-len(s.own) < room {
 			s.own = slices.Grow(s.own, room) // more labels than the budget
 		}
 		lo := len(s.own)
 		got := s.s.Retrieve(s.own[lo:lo], h[i*in:(i+1)*in], labels)
+		if len(got) < s.o.Pad {
+			got = s.s.Pad(got, s.o.Pad)
+		}
 		s.own = s.own[:lo+len(got)]
 		s.start[i+1] = len(s.own)
 		if len(s.zOwn) < len(s.own) {

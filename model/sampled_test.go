@@ -15,6 +15,10 @@ import (
 // to size rows from tables built from its initial output layer, and fill
 // shared rows a batch.
 func sampledNet(t *testing.T, outputs, size, fill int) (*MLP, []float32, *Sampled) {
+	return sampledNetWith(t, outputs, size, SampledOptions{Fill: fill})
+}
+
+func sampledNetWith(t *testing.T, outputs, size int, o SampledOptions) (*MLP, []float32, *Sampled) {
 	t.Helper()
 	m, err := New(Config{Inputs: 11, Hidden: []int{7}, Outputs: outputs, LabelMajor: true})
 	if err != nil {
@@ -39,7 +43,7 @@ func sampledNet(t *testing.T, outputs, size, fill int) (*MLP, []float32, *Sample
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := m.NewSampled(8, smp, fill)
+	s, err := m.NewSampled(8, smp, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +113,13 @@ func refSampledLoss(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int32) float
 // the active sets (central differences of the float64 reference), and is
 // zero on every output row no set holds.
 func TestSampledGradientFiniteDifference(t *testing.T) {
-	m, p, s := sampledNet(t, 40, 4, 5)
+	for _, o := range []SampledOptions{{Fill: 5}, {Pad: 6}} {
+		testSampledGradient(t, o)
+	}
+}
+
+func testSampledGradient(t *testing.T, o SampledOptions) {
+	m, p, s := sampledNetWith(t, 40, 4, o)
 	x, y := randBatch(rand.New(rand.NewPCG(2, 2)), 5, 11, 40, 4)
 	g := make([]float32, len(p))
 	for i := range g {
@@ -118,14 +128,14 @@ func TestSampledGradientFiniteDifference(t *testing.T) {
 	loss := s.Gradient(p, g, x, y)
 	var sets [][]int32
 	in := map[int32]bool{}
-	if len(s.Shared()) != 5 {
-		t.Fatalf("%d shared rows, want 5", len(s.Shared()))
+	if len(s.Shared()) != o.Fill {
+		t.Fatalf("%+v: %d shared rows", o, len(s.Shared()))
 	}
 	for i := range x.Rows {
 		own := s.Own(i)
 		labels, _ := y.Row(i)
-		if len(own) > max(4, len(labels)) || len(labels) == 0 && len(own) > 0 {
-			t.Fatalf("point %d with %d labels: %d own rows", i, len(labels), len(own))
+		if len(labels) > 0 && (len(own) > max(4, len(labels), o.Pad) || len(own) < o.Pad) || len(labels) == 0 && len(own) > 0 {
+			t.Fatalf("%+v: point %d with %d labels: %d own rows", o, i, len(labels), len(own))
 		}
 		set := append([]int32(nil), own...)
 		for _, k := range s.Shared() {
@@ -231,5 +241,35 @@ func TestSampledStepNoAlloc(t *testing.T) {
 	s.Step(p, g, x, y, u)
 	if n := testing.AllocsPerRun(20, func() { s.Step(p, g, x, y, u) }); n != 0 {
 		t.Fatalf("%v allocations a step", n)
+	}
+}
+
+// With Dense, Step is Gradient then the update of every weight, as SLIDE's
+// code runs Adam: over two batches, the rows the first touched and the
+// second did not still move by their momentum (which a lazy step would
+// leave).
+func TestSampledDenseStep(t *testing.T) {
+	o := SampledOptions{Pad: 6, Dense: true}
+	_, p, s := sampledNetWith(t, 40, 4, o)
+	_, q, twin := sampledNetWith(t, 40, 4, o)
+	_, lazy, lz := sampledNetWith(t, 40, 4, SampledOptions{Pad: 6})
+	upd := func() *kernel.Update {
+		return &kernel.Update{Rule: kernel.AdamRule, LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+			M: make([]float32, len(p)), V: make([]float32, len(p))}
+	}
+	u1, u2, u3 := upd(), upd(), upd()
+	g, gd, gl := make([]float32, len(p)), make([]float32, len(p)), make([]float32, len(p))
+	for k := range 2 {
+		x, y := randBatch(rand.New(rand.NewPCG(5, uint64(k))), 5, 11, 40, 4)
+		s.Step(p, g, x, y, u1)
+		twin.Gradient(q, gd, x, y)
+		kernel.ApplyUpdate(q, gd, u2, 0)
+		lz.Step(lazy, gl, x, y, u3)
+	}
+	if !slicesEqual(p, q) {
+		t.Fatal("a dense Step is not Gradient then the update")
+	}
+	if slicesEqual(p, lazy) {
+		t.Fatal("dense and lazy steps agree: the test does not tell them apart")
 	}
 }

@@ -45,6 +45,8 @@ var flagOf = map[string]string{
 	"engine.Sampling.L":                   "--lsh-l",
 	"engine.Sampling.Capacity":            "--lsh-capacity",
 	"engine.Sampling.Active":              "--lsh-active",
+	"engine.Sampling.Fill":                "--lsh-fill",
+	"engine.Sampling.Update":              "--lsh-update",
 	"engine.Sampling.Rehash":              "--lsh-rehash",
 	"engine.Sampling.Rebuild":             "--lsh-rebuild",
 	"engine.Sampling.Growth":              "--lsh-growth",
