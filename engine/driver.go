@@ -53,6 +53,12 @@ type Result struct {
 // the log, and gets the Result; the other ranks serve their devices until
 // rank 0 ends the run, and get a nil Result.
 func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Observer) (*Result, error) {
+	if info, err := strategy.Lookup(cfg.Strategy); err == nil && info.Output == "slide" {
+		x, ok := w.(*XML)
+		if !ok || x.sampling == nil || x.sampling.Fill != "point" || x.sampling.Update != "dense" {
+			return nil, setting.Errorf("engine", "engine: {Config.Strategy} %s trains a sampled output layer as SLIDE's code does: give the workload one with Fill point and Update dense (XML.SetSampling)", cfg.Strategy)
+		}
+	}
 	if x, ok := w.(*XML); ok && x.sampling != nil && cfg.Clock == Virtual {
 		// The cost model prices a dense output layer.
 		return nil, setting.Errorf("engine", "engine: {Config.Clock} %s: a sampled output layer runs under the real clock only (the virtual clock's cost model has no term for it)", cfg.Clock)

@@ -84,3 +84,18 @@ func TestSamplingSettings(t *testing.T) {
 		t.Fatalf("a sampled run under the virtual clock: %v", err)
 	}
 }
+
+// slide runs only on the sampled layer in SLIDE's code's mode.
+func TestSlideNeedsItsLayer(t *testing.T) {
+	cfg := base("slide", 1, Real)
+	for name, w := range map[string]*XML{"dense": xml(t, 0), "batch fill": sampledBibtex(t, false)} {
+		if _, err := Run(context.Background(), cfg, w, nil, nil); err == nil || !strings.Contains(err.Error(), "Config.Strategy") {
+			t.Errorf("slide on a %s output layer: %v", name, err)
+		}
+	}
+	w := sampledBibtex(t, false)
+	w.sampling.Fill, w.sampling.Update = "point", "dense"
+	if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -351,6 +351,11 @@ type Info struct {
 	// Groups marks strategies that use the grouping of devices into nodes
 	// (--groups, --topology) for more than the network's cost.
 	Groups bool
+	// Output, when set, is the output layer the strategy trains and no
+	// other: "slide", the sampled layer as SLIDE's code runs it (each
+	// point padded with its own random labels, every weight updated after
+	// each batch).
+	Output string
 }
 
 // SettingsFor returns the settings the strategy runs with by default: its

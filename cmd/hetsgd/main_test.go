@@ -421,6 +421,17 @@ func TestTrainOutputLSH(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "best P@1") {
 		t.Fatalf("train --output lsh: exit %d %q %q", code, out, errs)
 	}
+	// slide gets SLIDE's code's sampled layer, and its settings.
+	code, out, errs = runCLI(t, "train", "--strategy", "slide", "--lsh-active", "0.1", "--lsh-k", "2", "--lsh-l", "10", "--epochs", "1", "--progress", "off")
+	if code != 0 || !strings.Contains(out, "best P@1") {
+		t.Fatalf("train --strategy slide: exit %d %q %q", code, out, errs)
+	}
+	code, out, _ = runCLI(t, "train", "--strategy", "slide", "--print-config")
+	for _, want := range []string{"output: lsh", "lsh-fill: point", "lsh-update: dense", "lr: 0.0001"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("slide --print-config: exit %d, no %q in\n%s", code, want, out)
+		}
+	}
 	code, out, _ = runCLI(t, "train", "--output", "lsh", "--lsh-k", "2", "--print-config")
 	if code != 0 || !strings.Contains(out, "output: lsh") || !strings.Contains(out, "lsh-k: 2") || !strings.Contains(out, "lsh-growth: 0.05") {
 		t.Fatalf("--print-config: exit %d\n%s", code, out)
@@ -434,6 +445,8 @@ func TestTrainOutputLSH(t *testing.T) {
 		{[]string{"--output", "lsh", "--lsh-k", "11"}, "--lsh-k 11"},
 		{[]string{"--output", "lsh", "--lsh-active", "0"}, "--lsh-active"},
 		{[]string{"--output", "sparse"}, `--output "sparse": want dense or lsh`},
+		{[]string{"--strategy", "slide", "--output", "dense"}, "--output dense: slide trains the sampled output layer as SLIDE's code does"},
+		{[]string{"--strategy", "slide", "--lsh-fill", "batch"}, "--lsh-fill batch: slide"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"train", "--epochs", "1"}, c.args...)...)
 		if code == 0 || !strings.Contains(errs, c.want) {

@@ -300,6 +300,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
+	if err := strategyOutput(&f, fs); err != nil {
+		return err
+	}
 	// Under mpirun every rank runs this command: rank 0 drives, evaluates and
 	// writes; the others serve their devices and print only their errors.
 	world, err := comm.OpenWorld()
@@ -696,6 +699,27 @@ func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int
 		add(false, "applies with --line-search only; ignored", "step-rule")
 	}
 	return out
+}
+
+// strategyOutput gives a strategy that trains one output layer only
+// (strategy.Info.Output) that layer: slide gets --output lsh with each
+// point padded (--lsh-fill point) and every weight updated (--lsh-update
+// dense), as SLIDE's code trains. A flag given against it is an error.
+func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
+	info, err := strategy.Lookup(f.strategy)
+	if err != nil || info.Output != "slide" {
+		return nil // an unknown strategy is the engine's error
+	}
+	given := visited(fs)
+	for _, s := range []struct{ flag, want string }{{"output", "lsh"}, {"lsh-fill", "point"}, {"lsh-update", "dense"}} {
+		if fl := fs.Lookup(s.flag); given[s.flag] && fl.Value.String() != s.want {
+			return fmt.Errorf("--%s %s: %s trains the sampled output layer as SLIDE's code does (--%s %s)", s.flag, fl.Value, f.strategy, s.flag, s.want)
+		}
+		if err := fs.Set(s.flag, s.want); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // notApplying is why a flag does nothing for a run.

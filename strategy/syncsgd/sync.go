@@ -1,7 +1,7 @@
 // Package syncsgd is synchronous gradient aggregation: every step each
 // device computes a gradient on its own batch from the same model, the
 // gradients are averaged (all-reduce) and every replica applies the same
-// update. It is equal to single-device SGD on the union batch. Three
+// update. It is equal to single-device SGD on the union batch. Four
 // strategies share it:
 //
 //   - "sync": TensorFlow's mirrored strategy, PyTorch DDP, the papers'
@@ -10,7 +10,11 @@
 //     all-reduce — reduce to each group's communicator, all-reduce among the
 //     communicators while the workers prepare their next batch, broadcast
 //     back — so its parameters equal sync's;
-//   - "sum": gradient averaging, the AdaCons paper's "Sum" baseline.
+//   - "sum": gradient averaging, the AdaCons paper's "Sum" baseline;
+//   - "slide": SLIDE's training loop (Chen et al., MLSys 2020), whose
+//     threads sum a batch's gradients on a sampled output layer and take
+//     one Adam step; the tool gives it the sampled layer in SLIDE's code's
+//     mode (Info.Output).
 //
 // The learning rate may ramp up linearly over the first epochs (--warmup,
 // from --warmup-start·lr), the gradual warm-up of Goyal et al. that Layered
@@ -44,6 +48,13 @@ var options = []strategy.Option{
 // rate growing with the union batch of the devices (4e-3 on 4).
 var defaults = strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128, Union: true}
 
+// slideDefaults are SLIDE's code's settings for Amazon-670k: Adam at 1e-4,
+// batches of 128. SLIDE's threads share one model and sum a batch's
+// gradients without locks (HOGWILD), then take one Adam step; the devices'
+// all-reduce computes the same sum without losing updates, so one device
+// with the kernels' threads, or several, train as SLIDE does.
+var slideDefaults = strategy.Settings{Optimizer: "adam", LR: 1e-4, Batch: 128}
+
 // paper is Layered SGD's ImageNet recipe (Yu et al. §5.3): momentum 0.9,
 // weight decay 1e-4, 64 samples per worker at rate 0.1 for four workers
 // (scale --lr by devices/4 for the paper's linear scaling), a 5-epoch
@@ -66,6 +77,13 @@ func init() {
 		Summary:   "Layered SGD: sync's maths, reduce to group communicators, all-reduce among them overlapped with data preparation",
 		Evaluates: strategy.Replica0, Options: options, Defaults: defaults, Paper: paper, Groups: true,
 		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+	})
+	strategy.Register(strategy.Info{
+		Name: "slide",
+		Summary: "SLIDE (Chen et al.): sync's maths on a sampled output layer as SLIDE's code trains it (labels, hash-table retrieval, " +
+			"each point padded with random labels, Adam over every weight each batch)",
+		Evaluates: strategy.Replica0, Options: options, Defaults: slideDefaults, Output: "slide",
+		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
 	})
 	strategy.Register(strategy.Info{
 		Name:      "sum",
