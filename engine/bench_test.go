@@ -30,19 +30,20 @@ var stepShapes = []struct {
 // sampled output layer (sampled: a label-major network, DWTA tables of K 6
 // and L 50 built from the initial weights, each point's labels and up to
 // 0.5% of the labels retrieved, 0.5% more shared by the batch, lazy updates
-// of the rows touched). The amazon-670k case needs about 2 GiB and
-// half a second per iteration:
+// of the rows touched; slide: SLIDE's code's mode, each point padded with
+// its own random rows to 0.5% and Adam over every weight). The amazon-670k
+// case needs about 2 GiB and half a second per iteration:
 //
 //	go test ./engine -run NONE -bench 'Step/amazon' -benchtime 5x
 func BenchmarkStep(b *testing.B) {
 	for _, s := range stepShapes {
 		for _, opt := range []string{"sgd", "adam"} {
-			for _, mode := range []string{"fused", "split", "sampled"} {
-				if mode == "sampled" && s.outputs < 100_000 {
+			for _, mode := range []string{"fused", "split", "sampled", "slide"} {
+				if (mode == "sampled" || mode == "slide") && s.outputs < 100_000 {
 					continue // sampling is for output layers that dominate
 				}
 				b.Run(s.name+"/"+opt+"/"+mode, func(b *testing.B) {
-					m, err := model.New(model.Config{Inputs: s.inputs, Hidden: []int{128}, Outputs: s.outputs, LabelMajor: mode == "sampled"})
+					m, err := model.New(model.Config{Inputs: s.inputs, Hidden: []int{128}, Outputs: s.outputs, LabelMajor: mode == "sampled" || mode == "slide"})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -52,12 +53,12 @@ func BenchmarkStep(b *testing.B) {
 					x, y := RandomBatch(rand.New(rand.NewPCG(1, 2)), s.bs, s.inputs, s.outputs, s.nnz)
 					ws := m.NewWorkspace(s.bs)
 					var smp *model.Sampled
-					if mode == "sampled" {
-						smp = sampledFor(b, m, p, s.bs)
+					if mode == "sampled" || mode == "slide" {
+						smp = sampledFor(b, m, p, s.bs, mode == "slide")
 					}
 					var u kernel.Update
 					step := func() {
-						if mode == "sampled" {
+						if smp != nil {
 							u = o.Fused(1e-3)
 							smp.Step(p, g, &x, &y, &u)
 							return
@@ -85,8 +86,9 @@ func BenchmarkStep(b *testing.B) {
 }
 
 // sampledFor returns a sampled pass over m's output layer at SLIDE's
-// Amazon-670k settings, its tables built from p.
-func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int) *model.Sampled {
+// Amazon-670k settings, its tables built from p: a batch's shared random
+// rows, or with slide SLIDE's code's per-point padding and dense update.
+func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int, slide bool) *model.Sampled {
 	l := m.Layers()[len(m.Layers())-1]
 	fam, err := lsh.NewDWTA(l.In, 6, 50, 1)
 	if err != nil {
@@ -102,7 +104,11 @@ func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int) *model.Sampl
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := m.NewSampled(batch, smp, model.SampledOptions{Fill: active})
+	o := model.SampledOptions{Fill: active}
+	if slide {
+		o = model.SampledOptions{Pad: active, Dense: true}
+	}
+	s, err := m.NewSampled(batch, smp, o)
 	if err != nil {
 		b.Fatal(err)
 	}
