@@ -145,7 +145,7 @@ func (r *run) identity() []fixed {
 	opts, _ := r.info.Resolve(cfg.strategyConfig(r.w.Size()))
 	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	return []fixed{
+	out := []fixed{
 		{"strategy", cfg.Strategy, "{Config.Strategy}"}, {"devices", strconv.Itoa(cfg.Devices), "{Config.Devices}"},
 		{"time", string(cfg.Clock), "{Config.Clock}"}, {"workload", r.w.Name(), "the workload"},
 		{"parameters (--hidden and the data's shape)", strconv.Itoa(r.w.NumParams()), "the number of parameters ({model.Config.Hidden} and the data's shape)"},
@@ -157,6 +157,12 @@ func (r *run) identity() []fixed {
 		{"cost", js(cfg.Cost), "{Config.Cost}"}, {"network", js(cfg.Net), "{Config.Net}"},
 		{"prep", f(cfg.Prep), "{Config.Prep}"}, {"line-search", strconv.FormatBool(cfg.LineSearch), "{Config.LineSearch}"},
 	}
+	if x, ok := r.w.(*XML); ok && x.sampling != nil {
+		// Only a sampled run lists it, so that older checkpoints (all of a
+		// dense layer) keep their identity.
+		out = append(out, fixed{"output layer", js(*x.sampling), "the sampled output layer (its settings)"})
+	}
+	return out
 }
 
 // fixed is a setting a resumed run keeps: its name and value as checkpoints
@@ -348,6 +354,11 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		return fmt.Errorf("engine: checkpoint %s: its settings: %w", rd.Path(), err)
 	}
 	have := r.identity()
+	if len(saved) > len(have) {
+		// A sampled run's checkpoint (it lists its output layer) resumed
+		// on a dense one: its output weights are stored another way.
+		return fmt.Errorf("engine: checkpoint %s is of a run with a sampled output layer (%s): resume it with one", rd.Path(), saved[len(have)].Value)
+	}
 	for i, s := range have {
 		if i >= len(saved) || saved[i].Name != s.Name {
 			return fmt.Errorf("engine: checkpoint %s lists its settings differently: written by another hetsgd", rd.Path())

@@ -114,6 +114,9 @@ func (w *XML) SetSampling(s Sampling) error {
 	if len(cfg.Hidden) == 0 {
 		return setting.Errorf("engine", "engine: {model.Config.Hidden} none: a sampled output layer needs a hidden layer before it")
 	}
+	if _, err := s.family(cfg.Hidden[len(cfg.Hidden)-1], 0); err != nil {
+		return setting.Errorf("engine", "engine: {Sampling.Hash} %s over a hidden layer of %d: %w", s.Hash, cfg.Hidden[len(cfg.Hidden)-1], err)
+	}
 	cfg.LabelMajor = true
 	m, err := model.New(cfg)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/optim"
 )
 
@@ -97,5 +98,37 @@ func TestSlideNeedsItsLayer(t *testing.T) {
 	w.sampling.Fill, w.sampling.Update = "point", "dense"
 	if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A sampled run checkpoints and resumes like any other; its checkpoint is
+// refused by a run with a dense output layer, whose weights lie otherwise.
+func TestSampledCheckpoint(t *testing.T) {
+	cfg := base("elastic", 1, Real)
+	cfg.Epochs = 0.5
+	dir := t.TempDir()
+	cfg.Checkpoint = Checkpointing{Dir: dir, Keep: 10}
+	if _, err := Run(context.Background(), cfg, sampledBibtex(t, true), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := checkpoint.Dir(dir).List()
+	if len(list) != 1 {
+		t.Fatalf("checkpoints %v", list)
+	}
+	for name, w := range map[string]*XML{"sampled": sampledBibtex(t, true), "dense": xml(t, 0)} {
+		rd, err := checkpoint.Open(list[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := cfg
+		again.Resume, again.Epochs, again.Checkpoint = rd, 1, Checkpointing{}
+		_, err = Run(context.Background(), again, w, nil, nil)
+		rd.Close()
+		if name == "sampled" && err != nil {
+			t.Fatalf("resuming a sampled run: %v", err)
+		}
+		if name == "dense" && (err == nil || !strings.Contains(err.Error(), "sampled output layer")) {
+			t.Fatalf("a sampled run's checkpoint on a dense layer: %v", err)
+		}
 	}
 }

@@ -33,5 +33,5 @@
 //     holds, instead of 2^18 fixed arrays of 128 per table.
 //
 // Nothing here allocates after construction: Build reuses its buffers and
-// the Sampler's scratch is sized for the rows once.
+// its random stream, and the Sampler's scratch is sized for the rows once.
 package lsh

@@ -92,13 +92,17 @@ const (
 	maxProbe = 100
 )
 
-// NewDWTA draws the K·L bins of dimension dim from ⌈8·K·L/dim⌉ random
-// permutations of the coordinates (each permutation cut into bins of 8),
+// NewDWTA draws the K·L bins of dimension dim (at least 8) from
+// ⌈K·L/⌊dim/8⌋⌉ random permutations of the coordinates (each cut into
+// ⌊dim/8⌋ bins of 8),
 // seeded by seed. A table's bucket packs K bin values of 3 bits, the first
 // the most significant: 2^(3K) buckets.
 func NewDWTA(dim, k, l int, seed uint64) (*DWTA, error) {
 	if err := checkShape(dim, k, l, binBits*k); err != nil {
 		return nil, err
+	}
+	if dim < binSize {
+		return nil, fmt.Errorf("lsh: dimension %d: DWTA's bins need at least %d coordinates", dim, binSize)
 	}
 	n := k * l
 	d := &DWTA{dim: dim, k: k, l: l, bins: make([]int32, n*binSize)}

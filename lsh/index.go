@@ -17,6 +17,8 @@ type Index struct {
 	ids   [][]int32
 	codes []uint32 // scratch of Build: every row's L codes
 	count []uint32 // scratch of Build: rows per bucket of one table
+	pcg   *rand.PCG
+	rng   *rand.Rand // Build's reservoir sampling, reseeded by each Build
 }
 
 // Bytes estimates the memory of an index of rows rows over the tables of
@@ -35,7 +37,8 @@ func NewIndex(fam Family, rows, capacity int) (*Index, error) {
 	l, b := fam.Tables(), 1<<fam.Bits()
 	ix := &Index{fam: fam, rows: rows, capacity: capacity, buckets: b,
 		start: make([][]uint32, l), ids: make([][]int32, l),
-		codes: make([]uint32, rows*l), count: make([]uint32, b)}
+		codes: make([]uint32, rows*l), count: make([]uint32, b), pcg: rand.NewPCG(0, 0)}
+	ix.rng = rand.New(ix.pcg)
 	for t := range l {
 		ix.start[t] = make([]uint32, b+1)
 		ix.ids[t] = make([]int32, 0, rows)
@@ -70,7 +73,8 @@ func (ix *Index) Build(w []float32, dim int, seed uint64) {
 	for i := range ix.rows {
 		ix.fam.Hash(ix.codes[i*l:(i+1)*l], w[i*dim:(i+1)*dim])
 	}
-	r := rand.New(rand.NewPCG(seed, 0xb0c4e7))
+	ix.pcg.Seed(seed, 0xb0c4e7)
+	r := ix.rng
 	for t := range l {
 		// Count the rows of each bucket, place the first Capacity of each
 		// in row order, and let every later one replace a random kept row

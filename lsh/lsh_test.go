@@ -149,22 +149,22 @@ func TestDWTA(t *testing.T) {
 	if near < 0.5 || far > 0.04 {
 		t.Errorf("collision rate %.3f for near vectors, %.3f for unrelated ones", near, far)
 	}
-	// A vector with three non-zeros: most bins are empty and every table's
-	// code is made of values from the few bins that hold one of them.
-	v := make([]float32, dim)
-	v[3], v[50], v[99] = 1, 2, 3
-	d.Hash(a, v)
-	allowed := map[uint32]bool{} // the positions of the non-zeros in their bins
-	for j, c := range d.bins {
-		if v[c] != 0 {
-			allowed[uint32(j%binSize)] = true
-		}
+	// A vector with one non-zero, c, in a family whose bins hold each
+	// coordinate at most once: the one bin that holds c has c's place in it
+	// as its value, and every other bin is empty and must borrow that value
+	// (a densification that gave empty bins 0, or their own garbage, would
+	// show). c is taken at place 5 of a bin, so the value is 5.
+	sparse, err := NewDWTA(1024, 2, 20, 3) // 40 bins of 8: 320 of 1024 coordinates
+	if err != nil {
+		t.Fatal(err)
 	}
-	for tb, c := range a {
-		for j := range k {
-			if x := c >> (binBits * j) & (binSize - 1); !allowed[x] {
-				t.Fatalf("table %d: value %d is not the place of a non-zero in any bin (%v)", tb, x, allowed)
-			}
+	v := make([]float32, 1024)
+	v[sparse.bins[5]] = 2
+	codes := make([]uint32, 20)
+	sparse.Hash(codes, v)
+	for tb, c := range codes {
+		if c != 5<<binBits|5 {
+			t.Fatalf("table %d: code %o, want 55 (octal): both values borrowed from the one bin holding the non-zero", tb, c)
 		}
 	}
 	d.Hash(a, make([]float32, dim))
@@ -403,5 +403,30 @@ func TestSamplerPad(t *testing.T) {
 	}
 	if all := s.Pad(s.Retrieve(nil, []float32{0, 0, 0}, nil), 99); len(all) != 50 || !distinct(all) {
 		t.Fatalf("padding to more than every row gave %d rows", len(all))
+	}
+}
+
+// DWTA needs bins of 8 coordinates.
+func TestDWTATooNarrow(t *testing.T) {
+	if _, err := NewDWTA(7, 2, 3, 1); err == nil {
+		t.Fatal("a DWTA family of dimension 7 was made")
+	}
+}
+
+// Padding beyond the retrieval budget may draw the rows the budget cut
+// off, and reaches its size (every row, when it asks for them all).
+func TestSamplerPadPastBudget(t *testing.T) {
+	ix, err := NewIndex(table{3}, 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Build(make([]float32, 30), 3, 1) // every row in bucket 0 of every table
+	s, _ := NewSampler(ix, 2, 1)
+	got := s.Retrieve(nil, []float32{0, 0, 0}, nil)
+	if len(got) != 2 {
+		t.Fatalf("retrieved %d rows, budget 2", len(got))
+	}
+	if got = s.Pad(got, 10); len(got) != 10 || !distinct(got) {
+		t.Fatalf("padded to %v", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 type Sampler struct {
 	ix    *Index
 	size  int      // rows Retrieve gives at most (labels aside)
+	nlab  int      // labels the last Retrieve gave
 	stamp []uint32 // stamp[i] == now: row i is listed already
 	hits  []uint16 // tables that retrieved row i, for the candidates
 	now   uint32
@@ -33,8 +34,9 @@ func NewSampler(ix *Index, size int, seed uint64) (*Sampler, error) {
 	}
 	l := ix.fam.Tables()
 	pcg := rand.NewPCG(seed, 0x5a_3b1e)
+	most := l * min(ix.capacity, ix.rows) // rows the buckets of a query hold
 	return &Sampler{ix: ix, size: min(size, ix.rows), stamp: make([]uint32, ix.rows), hits: make([]uint16, ix.rows),
-		codes: make([]uint32, l), cand: make([]int32, 0, l*ix.capacity), order: make([]int32, l*ix.capacity), level: make([]int, l+2),
+		codes: make([]uint32, l), cand: make([]int32, 0, most), order: make([]int32, most), level: make([]int, l+2),
 		rng: rand.New(pcg), pcg: pcg}, nil
 }
 
@@ -72,6 +74,7 @@ func (s *Sampler) Retrieve(dst []int32, q []float32, labels []int32) []int32 {
 			dst = append(dst, y)
 		}
 	}
+	s.nlab = len(dst)
 	room := s.size - len(dst)
 	if room <= 0 {
 		return dst
@@ -104,8 +107,16 @@ func (s *Sampler) Retrieve(dst []int32, q []float32, labels []int32) []int32 {
 		s.order[*at] = i
 		*at++
 	}
-	return append(dst, s.order[:min(room, len(s.cand))]...)
+	take := min(room, len(s.cand))
+	for _, i := range s.order[take:len(s.cand)] {
+		s.stamp[i] = 0 // not listed: Pad may draw it
+	}
+	return append(dst, s.order[:take]...)
 }
+
+// Labels is the number of labels at the head of the last Retrieve's rows:
+// the distinct ones among those it was given.
+func (s *Sampler) Labels() int { return s.nlab }
 
 // Pad appends to dst, the rows Retrieve just returned, rows drawn uniformly
 // from the others until it holds size rows (all the rows, at most), and

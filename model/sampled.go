@@ -35,8 +35,10 @@ import (
 // rule: for Adam the moments of the other rows wait until their rows are
 // touched again (lazy Adam, as a sparse Adam does). SLIDE's code runs Adam
 // over every weight after each batch, which at 670,091 labels costs more
-// than the sampled layer itself. A point's labels must be distinct, as the
-// data readers give them.
+// than the sampled layer itself. Step is lazy only where a device steps
+// on its own batch (elastic, adaptive, CROSSBOW, one device); a strategy
+// that all-reduces gradients takes Gradient, and its optimizer then updates
+// every weight.
 type Sampled struct {
 	ws    *Workspace
 	s     *lsh.Sampler
@@ -197,7 +199,7 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 				zi[at] = float32(math.Inf(-1)) // counted once, as an own row
 			}
 		}
-		total += xent(z, zi, len(labels), scale)
+		total += xent(z, zi, s.s.Labels(), scale)
 	}
 
 	// The output layer's gradient on the rows the batch touches (all of it

@@ -710,6 +710,9 @@ func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
 	if err != nil || info.Output != "slide" {
 		return nil // an unknown strategy is the engine's error
 	}
+	if f.workload != "xml" {
+		return fmt.Errorf("--workload %s: %s trains the sparse MLP (--workload xml)", f.workload, f.strategy)
+	}
 	given := visited(fs)
 	for _, s := range []struct{ flag, want string }{{"output", "lsh"}, {"lsh-fill", "point"}, {"lsh-update", "dense"}} {
 		if fl := fs.Lookup(s.flag); given[s.flag] && fl.Value.String() != s.want {

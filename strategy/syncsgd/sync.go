@@ -50,9 +50,10 @@ var defaults = strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128, Union:
 
 // slideDefaults are SLIDE's code's settings for Amazon-670k: Adam at 1e-4,
 // batches of 128. SLIDE's threads share one model and sum a batch's
-// gradients without locks (HOGWILD), then take one Adam step; the devices'
-// all-reduce computes the same sum without losing updates, so one device
-// with the kernels' threads, or several, train as SLIDE does.
+// gradients without locks (HOGWILD), then take one Adam step; one device,
+// whose kernels run on every thread, computes the same step without losing
+// updates. On D devices each takes --batch points and the step averages
+// them (a batch of D·128 at the same rate): SLIDE's step only for D = 1.
 var slideDefaults = strategy.Settings{Optimizer: "adam", LR: 1e-4, Batch: 128}
 
 // paper is Layered SGD's ImageNet recipe (Yu et al. §5.3): momentum 0.9,
