@@ -30,6 +30,10 @@ type Sampling struct {
 	// Update is "lazy" (only the rows a batch touches) or "dense" (every
 	// weight after each batch, as SLIDE's code runs Adam).
 	Update string
+	// Correct lets a batch's shared random rows stand for every label
+	// outside a point's own rows in the softmax's normalizer (the sampled
+	// softmax's correction, model.SampledOptions.Correct).
+	Correct bool
 	// Rehash is the samples a device trains between rebuilding its tables
 	// from its weights, at first; Rebuild the samples between drawing new
 	// hash functions. Both intervals grow by e^Growth after each: SLIDE's
@@ -176,7 +180,7 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 	if err != nil {
 		return nil, err
 	}
-	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense"}
+	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense", Correct: s.Correct}
 	if s.Fill == "point" {
 		o.Fill, o.Pad = 0, active
 	}

@@ -67,6 +67,12 @@ type SampledOptions struct {
 	// Dense updates every weight after each batch, as SLIDE's code runs
 	// Adam (false: only the rows the batch touches, lazily).
 	Dense bool
+	// Correct makes the shared rows stand for every label outside a
+	// point's own rows: each shared logit gains log(m/f), m those labels
+	// and f the shared rows among them, so that the softmax's normalizer is
+	// an unbiased estimate of the full one (the sampled softmax's
+	// correction for a uniform sample; 0 when every label is active).
+	Correct bool
 }
 
 // NewSampled returns the buffers of a sampled pass over batches of up to
@@ -193,10 +199,18 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		z := s.zOwn[lo:len(s.own)]
 		kernel.RowDots(z, wt, got, h[i*in:(i+1)*in])
 		zi := zf[i*f : (i+1)*f]
+		shared := f // shared rows that are not the point's own
 		for j, k := range got {
 			z[j] += b[k]
 			if at := s.pos[k]; at >= 0 {
 				zi[at] = float32(math.Inf(-1)) // counted once, as an own row
+				shared--
+			}
+		}
+		if s.o.Correct && shared > 0 {
+			c := float32(math.Log(float64(l.Out-len(got)) / float64(shared)))
+			for j := range zi {
+				zi[j] += c // −∞ stays −∞
 			}
 		}
 		total += xent(z, zi, s.s.Labels(), scale)

@@ -53,7 +53,13 @@ func sampledNetWith(t *testing.T, outputs, size int, o SampledOptions) (*MLP, []
 // With every label active the sampled layer is the dense one: the same
 // loss and gradient, to float32 rounding.
 func TestSampledAllActiveEqualsDense(t *testing.T) {
-	m, p, s := sampledNet(t, 9, 3, 9)
+	for _, correct := range []bool{false, true} {
+		testAllActive(t, correct)
+	}
+}
+
+func testAllActive(t *testing.T, correct bool) {
+	m, p, s := sampledNetWith(t, 9, 3, SampledOptions{Fill: 9, Correct: correct})
 	x, y := randBatch(rand.New(rand.NewPCG(1, 1)), 5, 11, 9, 4)
 	g, gd := make([]float32, len(p)), make([]float32, len(p))
 	loss := s.Gradient(p, g, x, y)
@@ -72,6 +78,12 @@ func TestSampledAllActiveEqualsDense(t *testing.T) {
 // for each point, the softmax over its set's logits against the uniform
 // target over its labels, which lead the set.
 func refSampledLoss(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int32) float64 {
+	return refSampledLossCorrected(m, p, x, y, sets, nil)
+}
+
+// refSampledLossCorrected adds shift[i][j] to the logit of point i's j-th
+// row (nil: none).
+func refSampledLossCorrected(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int32, shift [][]float64) float64 {
 	var total float64
 	l0, l1 := m.layers[0], m.layers[1]
 	for i := 0; i < x.Rows; i++ {
@@ -95,6 +107,9 @@ func refSampledLoss(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int32) float
 			for in, v := range h {
 				s += v * p[l1.W+int(k)*l1.In+in]
 			}
+			if shift != nil {
+				s += shift[i][j]
+			}
 			z[j] = s
 			mx = math.Max(mx, s)
 		}
@@ -113,7 +128,7 @@ func refSampledLoss(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int32) float
 // the active sets (central differences of the float64 reference), and is
 // zero on every output row no set holds.
 func TestSampledGradientFiniteDifference(t *testing.T) {
-	for _, o := range []SampledOptions{{Fill: 5}, {Pad: 6}} {
+	for _, o := range []SampledOptions{{Fill: 5}, {Pad: 6}, {Fill: 5, Correct: true}} {
 		testSampledGradient(t, o)
 	}
 }
@@ -127,6 +142,7 @@ func testSampledGradient(t *testing.T, o SampledOptions) {
 	}
 	loss := s.Gradient(p, g, x, y)
 	var sets [][]int32
+	var shift [][]float64 // the correction of the shared rows' logits
 	in := map[int32]bool{}
 	if len(s.Shared()) != o.Fill {
 		t.Fatalf("%+v: %d shared rows", o, len(s.Shared()))
@@ -144,6 +160,13 @@ func testSampledGradient(t *testing.T, o SampledOptions) {
 			}
 		}
 		sets = append(sets, set)
+		sh := make([]float64, len(set))
+		if o.Correct && len(set) > len(own) {
+			for j := len(own); j < len(set); j++ {
+				sh[j] = math.Log(float64(40-len(own)) / float64(len(set)-len(own)))
+			}
+		}
+		shift = append(shift, sh)
 		for _, k := range set {
 			in[k] = true
 		}
@@ -152,7 +175,7 @@ func testSampledGradient(t *testing.T, o SampledOptions) {
 	for i, v := range p {
 		p64[i] = float64(v)
 	}
-	if want := refSampledLoss(m, p64, x, y, sets); math.Abs(loss-want) > 1e-5*(1+want) {
+	if want := refSampledLossCorrected(m, p64, x, y, sets, shift); math.Abs(loss-want) > 1e-5*(1+want) {
 		t.Fatalf("loss %v, reference %v", loss, want)
 	}
 	l1 := m.layers[1]
@@ -160,9 +183,9 @@ func testSampledGradient(t *testing.T, o SampledOptions) {
 	for i := range p64 {
 		orig := p64[i]
 		p64[i] = orig + h
-		up := refSampledLoss(m, p64, x, y, sets)
+		up := refSampledLossCorrected(m, p64, x, y, sets, shift)
 		p64[i] = orig - h
-		down := refSampledLoss(m, p64, x, y, sets)
+		down := refSampledLossCorrected(m, p64, x, y, sets, shift)
 		p64[i] = orig
 		fd := (up - down) / (2 * h)
 		if err := math.Abs(float64(g[i])-fd) / (1e-3 + math.Abs(fd)); !(err < 1e-3) {

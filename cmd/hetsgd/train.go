@@ -203,6 +203,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.lsh.Active, "lsh-active", d.Active, "--output lsh: `share` of the labels each point retrieves at most, and its batch shares at random")
 	fs.StringVar(&f.lsh.Fill, "lsh-fill", d.Fill, "--output lsh: random labels, batch (shared by a batch's points) or point (each point's own, padding its set to --lsh-active, as SLIDE's code)")
 	fs.StringVar(&f.lsh.Update, "lsh-update", d.Update, "--output lsh: lazy (update the rows a batch touches) or dense (every weight after each batch, as SLIDE's code)")
+	fs.BoolVar(&f.lsh.Correct, "lsh-correct", d.Correct, "--output lsh: the batch's shared random labels stand for all the labels a point did not retrieve in its softmax's normalizer (the sampled softmax's correction)")
 	fs.IntVar(&f.lsh.Rehash, "lsh-rehash", d.Rehash, "--output lsh: `samples` a device trains before rebuilding its tables from its weights (the first interval; in the background)")
 	fs.IntVar(&f.lsh.Rebuild, "lsh-rebuild", d.Rebuild, "--output lsh: `samples` between new draws of the hash functions (the first interval)")
 	fs.Float64Var(&f.lsh.Growth, "lsh-growth", d.Growth, "--output lsh: both intervals grow by e^`λ` after each rebuild")
@@ -686,7 +687,7 @@ func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int
 		add(false, "applies to --workload xml only; ignored", "hidden", "dropout", "data", "train", "test", "format", "cache", "eval-points")
 	}
 	if f.output != "lsh" || f.workload == "regression" {
-		add(true, "applies with --output lsh only", "lsh-hash", "lsh-k", "lsh-l", "lsh-capacity", "lsh-active", "lsh-fill", "lsh-update", "lsh-rehash", "lsh-rebuild", "lsh-growth")
+		add(true, "applies with --output lsh only", "lsh-hash", "lsh-k", "lsh-l", "lsh-capacity", "lsh-active", "lsh-fill", "lsh-update", "lsh-correct", "lsh-rehash", "lsh-rebuild", "lsh-growth")
 	}
 	if f.workload == "regression" {
 		add(true, "applies to --workload xml only", "output")
