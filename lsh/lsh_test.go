@@ -175,13 +175,8 @@ func TestDWTA(t *testing.T) {
 	}
 }
 
-func matrix(r *rand.Rand, rows, dim int) []float32 {
-	w := make([]float32, rows*dim)
-	for i := range w {
-		w[i] = float32(r.NormFloat64())
-	}
-	return w
-}
+// matrix is a rows×dim matrix of standard normal entries.
+func matrix(r *rand.Rand, rows, dim int) []float32 { return randVec(r, rows*dim) }
 
 // Every row sits in the bucket of its code in every table, once, unless
 // its bucket is full; full buckets hold Capacity rows in increasing order;

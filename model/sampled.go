@@ -50,6 +50,7 @@ type Sampled struct {
 	ids   []int32   // the shared rows
 	pos   []int32   // pos[k]: row k's place in ids, −1 when not shared
 	wf    []float32 // the shared rows' weights, then their gradient (fill×In)
+	bf    []float32 // the shared rows' biases, then their gradient
 	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
 	mark  []uint32  // mark[k] == stamp: row k is in union
@@ -97,7 +98,7 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 	}
 	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1),
 		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size),
-		ids: make([]int32, 0, fill), pos: pos, wf: make([]float32, fill*last.In), zf: make([]float32, maxRows*fill),
+		ids: make([]int32, 0, fill), pos: pos, wf: make([]float32, fill*last.In), bf: make([]float32, fill), zf: make([]float32, maxRows*fill),
 		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out)}, nil
 }
 
@@ -106,7 +107,7 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 func (m *MLP) SampledBytes(maxRows, size, fill int) int64 {
 	last := m.layers[len(m.layers)-1]
 	r, sz, f := int64(maxRows), int64(size), int64(min(fill, last.Out))
-	return 8*r + 8*r*sz + 4*f + 4*int64(last.Out)*3 + 4*f*int64(last.In) + 4*r*f
+	return 8*r + 8*r*sz + 8*f + 4*int64(last.Out)*3 + 4*f*int64(last.In) + 4*r*f
 }
 
 // Workspace is the workspace of the hidden layers (dropout, evaluation).
@@ -161,15 +162,13 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	for j, k := range s.ids {
 		s.pos[k] = int32(j)
 		copy(s.wf[j*in:(j+1)*in], wt[int(k)*in:int(k+1)*in])
+		s.bf[j] = b[k]
 	}
 	zf := s.zf[:n*f]
 	if f > 0 {
-		kernel.Gemm(false, true, n, f, in, 1, h, in, s.wf, in, 0, zf, f)
-	}
-	for i := range n {
-		for j, k := range s.ids {
-			zf[i*f+j] += b[k]
-		}
+		// As the dense layer's forward: the biases, then the product.
+		kernel.Broadcast(zf, n, f, s.bf)
+		kernel.Gemm(false, true, n, f, in, 1, h, in, s.wf, in, 1, zf, f)
 	}
 
 	// Each point's own rows and their logits; the loss over own and shared
@@ -241,14 +240,11 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	}
 	if f > 0 {
 		kernel.Gemm(false, false, n, in, f, 1, zf, f, s.wf, in, 1, dh, in)
-		kernel.Gemm(true, false, f, in, n, 1, zf, f, h, in, 0, s.wf, in) // wf: the shared rows' gradient
+		kernel.Gemm(true, false, f, in, n, 1, zf, f, h, in, 0, s.wf, in) // wf, bf: the shared rows' gradient
+		kernel.SumRows(s.bf, zf, n, f)
 		for j, k := range s.ids {
 			kernel.Axpy(1, s.wf[j*in:(j+1)*in], gw[int(k)*in:int(k+1)*in])
-			var sum float32
-			for i := range n {
-				sum += zf[i*f+j]
-			}
-			gb[k] += sum
+			gb[k] += s.bf[j]
 			s.pos[k] = -1
 		}
 	}

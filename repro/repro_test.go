@@ -294,3 +294,27 @@ func TestHeterogeneityStudyQuick(t *testing.T) {
 		t.Errorf("the slowdown run logs no fault (%v)", err)
 	}
 }
+
+// Parts runs the sections named and no other: the device counts alone run
+// one device and two (adaptive and elastic), and the report has no spread
+// or protocol.
+func TestHeterogeneityParts(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	tr, te, err := data.Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet("bibtex", tr, te, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, md := quickStudy(t, func(rep *report.Dir) error {
+		return Heterogeneity(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1, Parts: []string{"devices"}})
+	})
+	if !strings.Contains(md, "### 1 to 16 devices") || strings.Contains(md, "### paper:") || strings.Contains(md, "### Protocols") {
+		t.Fatalf("--parts devices wrote:\n%s", md)
+	}
+	checkOutputs(t, dir, []string{"hetero-bibtex-devices"}, 3, func(string) bool { return false })
+}
