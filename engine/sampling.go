@@ -103,6 +103,25 @@ func (s Sampling) family(dim int, seed uint64) (lsh.Family, error) {
 	return lsh.NewDWTA(dim, s.K, s.L, seed)
 }
 
+// Tables returns the approximate top-k evaluation of networks of shape m
+// through tables of these settings (Hash, K, L, Capacity; Active of the
+// labels ranked at most a point), their hash functions drawn from seed.
+func (s Sampling) Tables(m *model.MLP, seed uint64) (metric.Tables, error) {
+	if err := s.Check(); err != nil {
+		return metric.Tables{}, err
+	}
+	layers := m.Layers()
+	if len(layers) < 2 {
+		return metric.Tables{}, setting.Errorf("engine", "engine: {model.Config.Hidden} none: approximate top-k hashes the last hidden layer")
+	}
+	l := layers[len(layers)-1]
+	fam, err := s.family(l.In, seed)
+	if err != nil {
+		return metric.Tables{}, setting.Errorf("engine", "engine: {Sampling.Hash} %s over a hidden layer of %d: %w", s.Hash, l.In, err)
+	}
+	return metric.Tables{Family: fam, Capacity: s.Capacity, Budget: s.active(l.Out), Seed: seed}, nil
+}
+
 // active is the rows each point retrieves at most, and a batch shares.
 func (s Sampling) active(labels int) int { return max(1, int(math.Ceil(s.Active*float64(labels)))) }
 

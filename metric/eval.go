@@ -65,6 +65,8 @@ type Evaluator struct {
 	task    evalTask
 	sums    [7]float64 // p1 p3 p5 n1 n3 n5 loss
 	labeled int
+	m       *model.MLP
+	tables  *tableScorer // approximate top-k (SetTables); nil: exact
 }
 
 // NewEvaluator prepares the evaluation of test with networks of shape m,
@@ -75,7 +77,7 @@ func NewEvaluator(m *model.MLP, test *data.Dataset, batchRows, limit int) *Evalu
 		limit = test.Len()
 	}
 	batchRows = EvalRows(test, batchRows, limit)
-	e := &Evaluator{test: test, ws: m.NewWorkspace(batchRows), batch: data.NewBatch(test, batchRows), limit: limit}
+	e := &Evaluator{test: test, ws: m.NewWorkspace(batchRows), batch: data.NewBatch(test, batchRows), limit: limit, m: m}
 	e.task.top = make([]int32, batchRows*5)
 	return e
 }
@@ -104,12 +106,25 @@ func (e *Evaluator) Evaluate(p []float32) Scores {
 // set takes minutes, and an interrupted run must not wait for it.
 func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, error) {
 	e.sums, e.labeled = [7]float64{}, 0
+	if e.tables != nil {
+		e.tables.build(e.m, p)
+	}
 	for lo := 0; lo < e.limit; lo += e.batch.Cap() {
 		if err := ctx.Err(); err != nil {
 			return Scores{}, fmt.Errorf("metric: evaluation stopped after %d of %d test points: %w", lo, e.limit, err)
 		}
 		hi := min(lo+e.batch.Cap(), e.limit)
 		e.batch.Range(e.test, lo, hi)
+		if t := e.tables; t != nil {
+			t.h, t.batch, t.partial = e.ws.Hidden(p, &e.batch.X), e, [tableParts][6]float64{}
+			kernel.Default().Run(t, tableParts)
+			for _, part := range t.partial {
+				for i, v := range part {
+					e.sums[i] += v
+				}
+			}
+			continue
+		}
 		e.ws.Forward(p, &e.batch.X)
 		t := &e.task
 		t.logits, t.y, t.labels = e.ws.Logits(), &e.batch.Y, e.test.Labels()
@@ -133,7 +148,7 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 		NDCG1: e.sums[3] / n, NDCG3: e.sums[4] / n, NDCG5: e.sums[5] / n,
 		Points: e.limit,
 	}
-	if e.labeled > 0 {
+	if e.labeled > 0 && e.tables == nil {
 		s.Loss = e.sums[6] / float64(e.labeled)
 	}
 	return s, nil

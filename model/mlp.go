@@ -89,3 +89,25 @@ func (m *MLP) check(v []float32, what string) {
 		panic(fmt.Sprintf("model: %s vector has length %d, want %d", what, len(v), m.size))
 	}
 }
+
+// OutputRows returns the output layer's weights of parameters p a row per
+// label (Out×In, row-major): p's own values when the network is label-major,
+// otherwise a transposed copy in dst (grown when shorter than Out·In). Hash
+// tables over the labels are built from these rows.
+func (m *MLP) OutputRows(dst, p []float32) []float32 {
+	m.check(p, "parameters")
+	l := m.layers[len(m.layers)-1]
+	if l.Transposed {
+		return p[l.W:l.B]
+	}
+	if len(dst) < l.In*l.Out {
+		dst = make([]float32, l.In*l.Out)
+	}
+	dst = dst[:l.In*l.Out]
+	for in := range l.In {
+		for o, v := range p[l.W+in*l.Out : l.W+(in+1)*l.Out] {
+			dst[o*l.In+in] = v
+		}
+	}
+	return dst
+}

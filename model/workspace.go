@@ -110,6 +110,19 @@ func (w *Workspace) Cap() int { return w.max }
 // dropout.
 func (w *Workspace) Forward(p []float32, x *sparse.CSR) { w.forward(p, x, false, len(w.m.layers)) }
 
+// Hidden computes the last hidden layer's activations of the rows of x with
+// parameters p, without dropout, and returns them (rows×In of the output
+// layer, row-major; valid until the next pass): the input of an output layer
+// scored apart, as a hash table's query.
+func (w *Workspace) Hidden(p []float32, x *sparse.CSR) []float32 {
+	last := len(w.m.layers) - 1
+	if last == 0 {
+		panic("model: Hidden of a network without a hidden layer")
+	}
+	w.forward(p, x, false, last)
+	return w.acts[last-1][:x.Rows*w.m.layers[last].In]
+}
+
 // forward runs the first layers of the network (all of them for logits).
 func (w *Workspace) forward(p []float32, x *sparse.CSR, training bool, layers int) {
 	w.m.check(p, "parameters")

@@ -11,11 +11,13 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
 )
@@ -111,10 +113,33 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
 	points := fs.Int("eval-points", 0, "score only the first `n` points (0: all)")
 	asJSON := fs.Bool("json", false, "print the scores as one JSON object (named as the run log's eval record names them: p1 … ndcg5, loss, test_points)")
+	rank := fs.String("rank", "exact", "exact (every label ranked) or tables (SLIDE's inference: a point's labels ranked among those its hash tables over the output layer retrieve, at most --lsh-active of them; no loss)")
+	tab := engine.DefaultSampling()
+	seed := fs.Uint64("seed", 1, "--rank tables: seed of the tables' hash functions")
+	fs.StringVar(&tab.Hash, "lsh-hash", tab.Hash, "--rank tables: hash family, dwta or srp")
+	fs.IntVar(&tab.K, "lsh-k", tab.K, "--rank tables: hash values per table (`K`; dwta: 3 bits each, srp: 1)")
+	fs.IntVar(&tab.L, "lsh-l", tab.L, "--rank tables: hash `tables`")
+	fs.IntVar(&tab.Capacity, "lsh-capacity", tab.Capacity, "--rank tables: `rows` a bucket keeps")
+	fs.Float64Var(&tab.Active, "lsh-active", tab.Active, "--rank tables: `share` of the labels a point ranks at most, those in the most tables first")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := sc.check(); err != nil {
+		return err
+	}
+	if *rank != "exact" && *rank != "tables" {
+		return fmt.Errorf("--rank %q: want exact or tables", *rank)
+	}
+	var onlyTables error
+	fs.Visit(func(f *flag.Flag) {
+		if *rank == "exact" && onlyTables == nil && (f.Name == "seed" || strings.HasPrefix(f.Name, "lsh-")) {
+			onlyTables = fmt.Errorf("--%s applies with --rank tables only", f.Name)
+		}
+	})
+	if onlyTables != nil {
+		return onlyTables
+	}
+	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
 	m, p, err := loadModel(sc.model)
@@ -128,7 +153,20 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkShapes(m, test); err != nil {
 		return err
 	}
-	s, err := metric.NewEvaluator(m, test, 256, *points).EvaluateContext(ctx, p)
+	e := metric.NewEvaluator(m, test, 256, *points)
+	if *rank == "tables" {
+		t, err := tab.Tables(m, *seed)
+		if err != nil {
+			return err
+		}
+		if err := memory.Check(metric.TablesBytes(m, t), "approximate top-k's tables (fewer --lsh-l, a smaller --lsh-k)"); err != nil {
+			return err
+		}
+		if err := e.SetTables(t); err != nil {
+			return err
+		}
+	}
+	s, err := e.EvaluateContext(ctx, p)
 	if err != nil {
 		return err
 	}

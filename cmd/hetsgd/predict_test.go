@@ -105,6 +105,25 @@ func TestPredictGivesTheLoggedP1(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "exists") {
 		t.Errorf("export over an existing file without --force: exit %d, %s", code, stderr)
 	}
+	t.Run("rank-tables", func(t *testing.T) {
+		// Tables that rank every label a point's 50 buckets hold: most of
+		// Bibtex's 159, so the scores come near the exact ones.
+		code, stdout, stderr := runCLI(t, "eval", "--model", ck, "--data", "bundled:bibtex", "--json", "--rank", "tables", "--lsh-active", "1", "--lsh-k", "1", "--lsh-capacity", "200")
+		if code != 0 {
+			t.Fatalf("eval --rank tables: exit %d: %s", code, stderr)
+		}
+		var got map[string]float64
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("eval --json: %v: %s", err, stdout)
+		}
+		if got["loss"] != 0 || got["p1"] < want["p1"]-0.05 || got["p1"] == want["p1"] && got["p5"] == want["p5"] && got["ndcg5"] == want["ndcg5"] {
+			t.Errorf("eval --rank tables: %v; exact %v", got, want)
+		}
+		code, _, stderr = runCLI(t, "eval", "--model", ck, "--data", "bundled:bibtex", "--lsh-k", "2")
+		if code == 0 || !strings.Contains(stderr, "--lsh-k applies with --rank tables only") {
+			t.Errorf("--lsh-k without --rank tables: exit %d, %s", code, stderr)
+		}
+	})
 	t.Run("other-data", func(t *testing.T) {
 		code, _, stderr := runCLI(t, "eval", "--model", npz, "--data", testdata.Dir(t, "delicious"))
 		if code == 0 || !strings.Contains(stderr, "features") {

@@ -1,0 +1,124 @@
+package metric
+
+import (
+	"fmt"
+
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/lsh"
+	"github.com/hetsgd/hetsgd/model"
+)
+
+// Tables is the approximate top-k of SLIDE's inference: a point's labels
+// are ranked among the output rows that its last hidden vector retrieves
+// from hash tables over the labels, not among all of them. A label no
+// bucket of the point holds is never predicted for it.
+type Tables struct {
+	Family   lsh.Family // the tables' hash functions, over the last hidden layer's width
+	Capacity int        // rows a bucket keeps
+	Budget   int        // rows a point ranks at most, those in the most tables first
+	Seed     uint64     // which rows a bucket keeps when more hash to it
+}
+
+// tableParts is the fixed number of parts a batch's points are scored in,
+// each with a sampler of its own.
+const tableParts = 4
+
+// TablesBytes estimates the memory SetTables(t) allocates for networks of
+// shape m, so that it can be refused before it is.
+func TablesBytes(m *model.MLP, t Tables) int64 {
+	l := m.Layers()[len(m.Layers())-1]
+	b := lsh.Bytes(t.Family, l.Out)
+	if !l.Transposed {
+		b += 4 * int64(l.In) * int64(l.Out) // the rows, transposed
+	}
+	// Each part's sampler: a stamp and a hit count a row, its candidates,
+	// and the budget's scores.
+	cand := int64(t.Family.Tables()) * int64(min(t.Capacity, l.Out))
+	return b + tableParts*(6*int64(l.Out)+8*cand+8*int64(t.Budget))
+}
+
+// SetTables makes Evaluate rank each point's labels through tables t,
+// built from the evaluated parameters at every evaluation. The loss is
+// not scored (it reads 0): a ranking over some of the labels has no
+// softmax over all of them. The network needs a hidden layer, whose width
+// is t.Family's dimension.
+func (e *Evaluator) SetTables(t Tables) error {
+	layers := e.m.Layers()
+	l := layers[len(layers)-1]
+	switch {
+	case len(layers) < 2:
+		return fmt.Errorf("metric: approximate top-k needs a hidden layer to hash")
+	case t.Capacity < 1 || t.Budget < 1:
+		return fmt.Errorf("metric: approximate top-k with buckets of %d rows and %d rows a point: need at least 1 of each", t.Capacity, t.Budget)
+	}
+	ix, err := lsh.NewIndex(t.Family, l.Out, t.Capacity)
+	if err != nil {
+		return fmt.Errorf("metric: %w", err)
+	}
+	e.tables = &tableScorer{cfg: t, ix: ix, in: l.In}
+	if !l.Transposed {
+		e.tables.wt = make([]float32, l.In*l.Out)
+	}
+	for c := range tableParts {
+		s, err := lsh.NewSampler(ix, t.Budget, t.Seed+uint64(c))
+		if err != nil {
+			return fmt.Errorf("metric: %w", err)
+		}
+		part := &e.tables.parts[c]
+		part.s, part.got, part.z = s, make([]int32, 0, s.Size()), make([]float32, s.Size())
+	}
+	return nil
+}
+
+// tableScorer holds the tables of an approximate evaluation and the
+// buffers of its parts.
+type tableScorer struct {
+	cfg   Tables
+	ix    *lsh.Index
+	in    int       // the hidden width
+	wt    []float32 // the output rows, transposed from a feature-major layer
+	parts [tableParts]struct {
+		s   *lsh.Sampler
+		got []int32
+		z   []float32
+		top [5]int32
+		ids [5]int32
+	}
+	// The batch being scored.
+	rows, b, h []float32
+	batch      *Evaluator
+	partial    [tableParts][6]float64
+}
+
+// build hashes the output rows of p into the tables.
+func (t *tableScorer) build(m *model.MLP, p []float32) {
+	l := m.Layers()[len(m.Layers())-1]
+	t.rows = m.OutputRows(t.wt, p)
+	t.b = p[l.B : l.B+l.Out]
+	t.ix.Build(t.rows, t.in, t.cfg.Seed)
+}
+
+func (t *tableScorer) Part(c, n int) {
+	y := &t.batch.batch.Y
+	part := &t.parts[c]
+	for i := c * y.Rows / n; i < (c+1)*y.Rows/n; i++ {
+		h := t.h[i*t.in : (i+1)*t.in]
+		part.got = part.s.Retrieve(part.got, h, nil)
+		z := part.z[:len(part.got)]
+		kernel.RowDots(z, t.rows, part.got, h)
+		for j, r := range part.got {
+			z[j] += t.b[r]
+		}
+		top := model.TopK(z, 5, part.top[:])
+		ids := part.ids[:len(top)]
+		for r, j := range top {
+			ids[r] = part.got[j]
+		}
+		labels, _ := y.Row(i)
+		p, nd := rowScores(ids, labels)
+		for k := range 3 {
+			t.partial[c][k] += p[k]
+			t.partial[c][3+k] += nd[k]
+		}
+	}
+}
