@@ -50,6 +50,17 @@ func BenchmarkStep(b *testing.B) {
 					p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 					m.Init(p, 1)
 					o, _ := optim.New(optim.Config{Name: opt}, len(p))
+					if mode == "sampled" {
+						// Fault in the gradient's and the moments' pages, as
+						// a run's first epoch does: the lazy update's random
+						// rows would otherwise pay a first touch at every
+						// step.
+						clear(g)
+						if u := o.Fused(1e-3); u.Rule == kernel.AdamRule {
+							clear(u.M)
+							clear(u.V)
+						}
+					}
 					x, y := RandomBatch(rand.New(rand.NewPCG(1, 2)), s.bs, s.inputs, s.outputs, s.nnz)
 					ws := m.NewWorkspace(s.bs)
 					var smp *model.Sampled

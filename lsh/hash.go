@@ -2,6 +2,7 @@ package lsh
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -145,13 +146,25 @@ func (d *DWTA) Hash(codes []uint32, v []float32) {
 // bin is the position of the largest non-zero coordinate of v in bin b
 // (the first of equal ones), −1 when the bin holds none.
 func (d *DWTA) bin(v []float32, b int) int8 {
-	best, at := float32(0), int8(-1)
+	// Branch-free, for random data would mispredict a comparison at every
+	// other coordinate: each coordinate becomes a key whose order is the
+	// floats' (the sign-magnitude bits made an unsigned order), then the
+	// bin position, earlier first on ties; a zero's key is 0, below every
+	// other, and the largest key is found with integer max.
+	var top uint64
 	for j, i := range d.bins[b*binSize : (b+1)*binSize] {
-		if x := v[i]; x != 0 && (at < 0 || x > best) {
-			best, at = x, int8(j)
+		u := math.Float32bits(v[i])
+		u ^= uint32(int32(u)>>31) | 1<<31 // negative: flip all; positive: flip the sign
+		key := uint64(u)<<binBits | uint64(binSize-1-j)
+		if v[i] == 0 {
+			key = 0
 		}
+		top = max(top, key)
 	}
-	return at
+	if top == 0 {
+		return -1
+	}
+	return int8(binSize - 1 - int(top&(binSize-1)))
 }
 
 // value is bin b's value, or for an empty bin the value of the first

@@ -15,7 +15,8 @@ type Index struct {
 	// Table t's bucket b holds ids[t][start[t][b]:start[t][b+1]].
 	start [][]uint32
 	ids   [][]int32
-	codes []uint32 // scratch of Build: every row's L codes
+	codes []uint32 // scratch of Build: every row's code in table t at codes[t·rows+row]
+	row   []uint32 // scratch of Build: one row's L codes
 	count []uint32 // scratch of Build: rows per bucket of one table
 	pcg   *rand.PCG
 	rng   *rand.Rand // Build's reservoir sampling, reseeded by each Build
@@ -37,7 +38,7 @@ func NewIndex(fam Family, rows, capacity int) (*Index, error) {
 	l, b := fam.Tables(), 1<<fam.Bits()
 	ix := &Index{fam: fam, rows: rows, capacity: capacity, buckets: b,
 		start: make([][]uint32, l), ids: make([][]int32, l),
-		codes: make([]uint32, rows*l), count: make([]uint32, b), pcg: rand.NewPCG(0, 0)}
+		codes: make([]uint32, rows*l), row: make([]uint32, l), count: make([]uint32, b), pcg: rand.NewPCG(0, 0)}
 	ix.rng = rand.New(ix.pcg)
 	for t := range l {
 		ix.start[t] = make([]uint32, b+1)
@@ -70,8 +71,14 @@ func (ix *Index) Build(w []float32, dim int, seed uint64) {
 		panic(fmt.Sprintf("lsh: a matrix of %d values for %d rows of %d", len(w), ix.rows, dim))
 	}
 	l := ix.fam.Tables()
-	for i := range ix.rows {
-		ix.fam.Hash(ix.codes[i*l:(i+1)*l], w[i*dim:(i+1)*dim])
+	// Table-major codes: each table's passes below read its codes in
+	// order, where a row-major layout would miss the cache at every row.
+	n := ix.rows
+	for i := range n {
+		ix.fam.Hash(ix.row, w[i*dim:(i+1)*dim])
+		for t, c := range ix.row {
+			ix.codes[t*n+i] = c
+		}
 	}
 	ix.pcg.Seed(seed, 0xb0c4e7)
 	r := ix.rng
@@ -80,8 +87,9 @@ func (ix *Index) Build(w []float32, dim int, seed uint64) {
 		// in row order, and let every later one replace a random kept row
 		// with probability Capacity/seen (reservoir sampling).
 		clear(ix.count)
-		for i := range ix.rows {
-			ix.count[ix.codes[i*l+t]]++
+		codes := ix.codes[t*n : (t+1)*n]
+		for _, c := range codes {
+			ix.count[c]++
 		}
 		start := ix.start[t]
 		start[0] = 0
@@ -90,8 +98,7 @@ func (ix *Index) Build(w []float32, dim int, seed uint64) {
 		}
 		ids := ix.ids[t][:start[ix.buckets]]
 		clear(ix.count) // now: rows seen so far per bucket
-		for i := range ix.rows {
-			b := ix.codes[i*l+t]
+		for i, b := range codes {
 			seen := ix.count[b]
 			ix.count[b]++
 			if seen < uint32(ix.capacity) {

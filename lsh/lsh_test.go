@@ -425,3 +425,45 @@ func TestSamplerPadPastBudget(t *testing.T) {
 		t.Fatalf("padded to %v", got)
 	}
 }
+
+// binReference is a bin's winner as the definition reads: the first
+// largest non-zero coordinate, −1 when all are zero.
+func binReference(d *DWTA, v []float32, b int) int8 {
+	best, at := float32(0), int8(-1)
+	for j, i := range d.bins[b*binSize : (b+1)*binSize] {
+		if x := v[i]; x != 0 && (at < 0 || x > best) {
+			best, at = x, int8(j)
+		}
+	}
+	return at
+}
+
+// The branch-free bin picks what the definition does, on vectors of
+// zeros, negative values, signed zeros and ties.
+func TestDWTABinMatchesReference(t *testing.T) {
+	d, err := NewDWTA(64, 6, 50, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	v := make([]float32, 64)
+	for range 500 {
+		for i := range v {
+			switch r.IntN(5) {
+			case 0:
+				v[i] = 0
+			case 1:
+				v[i] = float32(math.Copysign(0, -1))
+			case 2:
+				v[i] = float32(r.IntN(3)) - 1 // ties
+			default:
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		for b := range d.k * d.l {
+			if got, want := d.bin(v, b), binReference(d, v, b); got != want {
+				t.Fatalf("bin %d of %v: %d, want %d", b, v, got, want)
+			}
+		}
+	}
+}
