@@ -23,9 +23,11 @@ type Sampling struct {
 	Capacity int     // rows a bucket keeps
 	Active   float64 // the share of the labels each point retrieves at most, and a batch shares at random
 	// Fill is where the random rows come from: "batch", Active of the
-	// labels every point of a batch shares (one GEMM), or "point", each
-	// point's own, padding its set to Active when retrieval gives fewer
-	// (SLIDE's code).
+	// labels every point of a batch shares (one GEMM); "labels", those and
+	// the batch's labels, so that every point's softmax holds the other
+	// points' labels as negatives (model.SampledOptions.Labels); or
+	// "point", each point's own, padding its set to Active when retrieval
+	// gives fewer (SLIDE's code).
 	Fill string
 	// Update is "lazy" (only the rows a batch touches) or "dense" (every
 	// weight after each batch, as SLIDE's code runs Adam).
@@ -67,8 +69,11 @@ func (s Sampling) Check() error {
 	default:
 		return setting.Errorf("engine", "engine: {Sampling.Hash} %q: want dwta or srp", s.Hash)
 	}
-	if s.Fill != "batch" && s.Fill != "point" {
-		return setting.Errorf("engine", "engine: {Sampling.Fill} %q: want batch or point", s.Fill)
+	if s.Fill != "batch" && s.Fill != "labels" && s.Fill != "point" {
+		return setting.Errorf("engine", "engine: {Sampling.Fill} %q: want batch, labels or point", s.Fill)
+	}
+	if s.Fill == "labels" && s.Correct {
+		return setting.Errorf("engine", "engine: {Sampling.Correct} with {Sampling.Fill} labels: the correction takes the shared rows for a uniform sample, and the batch's labels are not")
 	}
 	if s.Update != "lazy" && s.Update != "dense" {
 		return setting.Errorf("engine", "engine: {Sampling.Update} %q: want lazy or dense", s.Update)
@@ -199,7 +204,7 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 	if err != nil {
 		return nil, err
 	}
-	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense", Correct: s.Correct}
+	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense", Correct: s.Correct, Labels: s.Fill == "labels"}
 	if s.Fill == "point" {
 		o.Fill, o.Pad = 0, active
 	}

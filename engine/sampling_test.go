@@ -35,7 +35,7 @@ func TestSampledRunLearns(t *testing.T) {
 		devices    int
 		background bool
 		fill       string
-	}{{"sync", 1, false, "batch"}, {"elastic", 2, true, "batch"}, {"sync", 1, true, "point"}} {
+	}{{"sync", 1, false, "batch"}, {"elastic", 2, true, "batch"}, {"elastic", 1, false, "labels"}, {"sync", 1, true, "point"}} {
 		cfg := base(tc.strat, tc.devices, Real)
 		cfg.Epochs, cfg.EvalEvery = 3, 3
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
@@ -70,6 +70,7 @@ func TestSamplingSettings(t *testing.T) {
 		"Sampling.Rehash":   func(s *Sampling) { s.Rehash = 0 },
 		"Sampling.Rebuild":  func(s *Sampling) { s.Rebuild = -1 },
 		"Sampling.Growth":   func(s *Sampling) { s.Growth = -1 },
+		"Sampling.Correct":  func(s *Sampling) { s.Fill, s.Correct = "labels", true },
 	} {
 		s := DefaultSampling()
 		mod(&s)

@@ -47,7 +47,8 @@ type Sampled struct {
 	start []int     // point i's own rows are own[start[i]:start[i+1]]
 	own   []int32   // the batch's own rows, back to back
 	zOwn  []float32 // their logits, then the loss's gradient
-	ids   []int32   // the shared rows
+	ids   []int32   // the shared rows: the batch's labels (with Labels), then random ones
+	draw  []int32   // the random rows drawn for a batch
 	pos   []int32   // pos[k]: row k's place in ids, −1 when not shared
 	wf    []float32 // the shared rows' weights, then their gradient (fill×In)
 	bf    []float32 // the shared rows' biases, then their gradient
@@ -74,6 +75,13 @@ type SampledOptions struct {
 	// an unbiased estimate of the full one (the sampled softmax's
 	// correction for a uniform sample; 0 when every label is active).
 	Correct bool
+	// Labels adds the batch's labels to its shared rows, ahead of the
+	// random ones: each point's softmax then holds every other point's
+	// labels as negatives (in-batch negatives), so a label is pushed down
+	// in the batches that push it up, as the full softmax pushes it on
+	// every point without it. Not with Correct, whose shared rows are a
+	// uniform sample.
+	Labels bool
 }
 
 // NewSampled returns the buffers of a sampled pass over batches of up to
@@ -88,6 +96,8 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 		return nil, fmt.Errorf("model: a sampler over %d rows for an output layer of %d", s.Rows(), last.Out)
 	case fill < 0 || o.Pad < 0:
 		return nil, fmt.Errorf("model: %d shared rows and padding to %d: need at least 0", fill, o.Pad)
+	case o.Labels && o.Correct:
+		return nil, fmt.Errorf("model: the batch's labels among the shared rows, which the sampled softmax's correction takes for a uniform sample")
 	}
 	fill = min(fill, last.Out)
 	o.Pad = min(o.Pad, last.Out)
@@ -98,7 +108,7 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 	}
 	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1),
 		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size),
-		ids: make([]int32, 0, fill), pos: pos, wf: make([]float32, fill*last.In), bf: make([]float32, fill), zf: make([]float32, maxRows*fill),
+		ids: make([]int32, 0, fill), draw: make([]int32, 0, fill), pos: pos, wf: make([]float32, fill*last.In), bf: make([]float32, fill), zf: make([]float32, maxRows*fill),
 		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out)}, nil
 }
 
@@ -118,7 +128,8 @@ func (s *Sampled) Workspace() *Workspace { return s.ws }
 // without labels, which has neither loss nor gradient).
 func (s *Sampled) Own(i int) []int32 { return s.own[s.start[i]:s.start[i+1]] }
 
-// Shared returns the last batch's shared random rows.
+// Shared returns the last batch's shared rows: its labels with Labels,
+// then the random ones.
 func (s *Sampled) Shared() []int32 { return s.ids }
 
 // Gradient writes into g the gradient of the mean sampled loss over the
@@ -157,10 +168,19 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	}
 
 	// The shared rows and every point's logits of them.
-	s.ids = s.s.Fill(s.ids, s.fill)
+	s.ids = s.ids[:0]
+	if s.o.Labels {
+		s.share(y.Indices[y.Indptr[0]:y.Indptr[n]])
+	}
+	s.draw = s.s.Fill(s.draw, s.fill)
+	s.share(s.draw)
 	f := len(s.ids)
+	if len(s.bf) < f { // more labels in a batch than ever before
+		s.wf = make([]float32, f*in)
+		s.bf = make([]float32, f)
+		s.zf = make([]float32, w.max*f)
+	}
 	for j, k := range s.ids {
-		s.pos[k] = int32(j)
 		copy(s.wf[j*in:(j+1)*in], wt[int(k)*in:int(k+1)*in])
 		s.bf[j] = b[k]
 	}
@@ -262,6 +282,16 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		return 0
 	}
 	return total / float64(n)
+}
+
+// share appends to the shared rows those of rows not among them yet.
+func (s *Sampled) share(rows []int32) {
+	for _, k := range rows {
+		if s.pos[k] < 0 {
+			s.pos[k] = int32(len(s.ids))
+			s.ids = append(s.ids, k)
+		}
+	}
 }
 
 // listUnion lists the distinct rows of the batch's own and shared rows in

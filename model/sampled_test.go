@@ -128,7 +128,7 @@ func refSampledLossCorrected(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int
 // the active sets (central differences of the float64 reference), and is
 // zero on every output row no set holds.
 func TestSampledGradientFiniteDifference(t *testing.T) {
-	for _, o := range []SampledOptions{{Fill: 5}, {Pad: 6}, {Fill: 5, Correct: true}} {
+	for _, o := range []SampledOptions{{Fill: 5}, {Pad: 6}, {Fill: 5, Correct: true}, {Fill: 5, Labels: true}} {
 		testSampledGradient(t, o)
 	}
 }
@@ -144,7 +144,27 @@ func testSampledGradient(t *testing.T, o SampledOptions) {
 	var sets [][]int32
 	var shift [][]float64 // the correction of the shared rows' logits
 	in := map[int32]bool{}
-	if len(s.Shared()) != o.Fill {
+	want := o.Fill
+	if o.Labels {
+		// The batch's labels, each once, then the random rows that are not
+		// among them.
+		labels := map[int32]bool{}
+		for _, k := range y.Indices {
+			labels[k] = true
+		}
+		shared := s.Shared()
+		for j, k := range shared {
+			if j < len(labels) != labels[k] || slices.Contains(shared[:j], k) {
+				t.Fatalf("%+v: shared rows %v for the batch's labels %v", o, shared, y.Indices)
+			}
+		}
+		want = len(labels) + o.Fill
+		if len(shared) <= len(labels) || len(shared) > want {
+			t.Fatalf("%+v: %d shared rows for %d labels and %d random", o, len(shared), len(labels), o.Fill)
+		}
+		want = len(shared)
+	}
+	if len(s.Shared()) != want {
 		t.Fatalf("%+v: %d shared rows", o, len(s.Shared()))
 	}
 	for i := range x.Rows {

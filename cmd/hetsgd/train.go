@@ -201,7 +201,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.lsh.L, "lsh-l", d.L, "--output lsh: hash `tables`")
 	fs.IntVar(&f.lsh.Capacity, "lsh-capacity", d.Capacity, "--output lsh: `rows` a bucket keeps (a random subset when more hash to it)")
 	fs.Float64Var(&f.lsh.Active, "lsh-active", d.Active, "--output lsh: `share` of the labels each point retrieves at most, and its batch shares at random")
-	fs.StringVar(&f.lsh.Fill, "lsh-fill", d.Fill, "--output lsh: random labels, batch (shared by a batch's points) or point (each point's own, padding its set to --lsh-active, as SLIDE's code)")
+	fs.StringVar(&f.lsh.Fill, "lsh-fill", d.Fill, "--output lsh: random labels, batch (shared by a batch's points), labels (those and the batch's labels, shared: every other point's labels are a point's negatives) or point (each point's own, padding its set to --lsh-active, as SLIDE's code)")
 	fs.StringVar(&f.lsh.Update, "lsh-update", d.Update, "--output lsh: lazy (update the rows a batch touches) or dense (every weight after each batch, as SLIDE's code)")
 	fs.BoolVar(&f.lsh.Correct, "lsh-correct", d.Correct, "--output lsh: the batch's shared random labels stand for all the labels a point did not retrieve in its softmax's normalizer (the sampled softmax's correction)")
 	fs.IntVar(&f.lsh.Rehash, "lsh-rehash", d.Rehash, "--output lsh: `samples` a device trains before rebuilding its tables from its weights (the first interval; in the background)")
