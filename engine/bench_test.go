@@ -30,7 +30,8 @@ var stepShapes = []struct {
 // sampled output layer (sampled: a label-major network, DWTA tables of K 6
 // and L 50 built from the initial weights, each point's labels and up to
 // 0.5% of the labels retrieved, 0.5% more shared by the batch, lazy updates
-// of the rows touched; slide: SLIDE's code's mode, each point padded with
+// of the rows touched; labels: the same with the batch's labels among the
+// shared rows, --lsh-fill labels; slide: SLIDE's code's mode, each point padded with
 // its own random rows to 0.5% and Adam over every weight). The amazon-670k
 // case needs about 2 GiB and half a second per iteration:
 //
@@ -38,19 +39,20 @@ var stepShapes = []struct {
 func BenchmarkStep(b *testing.B) {
 	for _, s := range stepShapes {
 		for _, opt := range []string{"sgd", "adam"} {
-			for _, mode := range []string{"fused", "split", "sampled", "slide"} {
-				if (mode == "sampled" || mode == "slide") && s.outputs < 100_000 {
+			for _, mode := range []string{"fused", "split", "sampled", "labels", "slide"} {
+				sampled := mode == "sampled" || mode == "labels" || mode == "slide"
+				if sampled && s.outputs < 100_000 {
 					continue // sampling is for output layers that dominate
 				}
 				b.Run(s.name+"/"+opt+"/"+mode, func(b *testing.B) {
-					m, err := model.New(model.Config{Inputs: s.inputs, Hidden: []int{128}, Outputs: s.outputs, LabelMajor: mode == "sampled" || mode == "slide"})
+					m, err := model.New(model.Config{Inputs: s.inputs, Hidden: []int{128}, Outputs: s.outputs, LabelMajor: sampled})
 					if err != nil {
 						b.Fatal(err)
 					}
 					p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 					m.Init(p, 1)
 					o, _ := optim.New(optim.Config{Name: opt}, len(p))
-					if mode == "sampled" {
+					if sampled && mode != "slide" {
 						// Fault in the gradient's and the moments' pages, as
 						// a run's first epoch does: the lazy update's random
 						// rows would otherwise pay a first touch at every
@@ -64,8 +66,8 @@ func BenchmarkStep(b *testing.B) {
 					x, y := RandomBatch(rand.New(rand.NewPCG(1, 2)), s.bs, s.inputs, s.outputs, s.nnz)
 					ws := m.NewWorkspace(s.bs)
 					var smp *model.Sampled
-					if mode == "sampled" || mode == "slide" {
-						smp = sampledFor(b, m, p, s.bs, mode == "slide")
+					if sampled {
+						smp = sampledFor(b, m, p, s.bs, mode)
 					}
 					var u kernel.Update
 					step := func() {
@@ -99,7 +101,7 @@ func BenchmarkStep(b *testing.B) {
 // sampledFor returns a sampled pass over m's output layer at SLIDE's
 // Amazon-670k settings, its tables built from p: a batch's shared random
 // rows, or with slide SLIDE's code's per-point padding and dense update.
-func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int, slide bool) *model.Sampled {
+func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int, mode string) *model.Sampled {
 	l := m.Layers()[len(m.Layers())-1]
 	fam, err := lsh.NewDWTA(l.In, 6, 50, 1)
 	if err != nil {
@@ -115,8 +117,8 @@ func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int, slide bool) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := model.SampledOptions{Fill: active}
-	if slide {
+	o := model.SampledOptions{Fill: active, Labels: mode == "labels"}
+	if mode == "slide" {
 		o = model.SampledOptions{Pad: active, Dense: true}
 	}
 	s, err := m.NewSampled(batch, smp, o)
