@@ -69,3 +69,46 @@ func BenchmarkActive(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDWTABin sets the branch-free bin against the definition's loop
+// (binReference), over the 300 bins of K 6 × L 50 for a dense vector (an
+// output row) and for a ReLU-like one, half zeros (a hidden vector):
+//
+//	go test ./lsh -run NONE -bench DWTABin -count 3
+func BenchmarkDWTABin(b *testing.B) {
+	d, err := NewDWTA(128, 6, 50, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, kind := range []string{"dense", "relu"} {
+		vs := make([][]float32, 64)
+		for k := range vs {
+			vs[k] = randVec(r, 128)
+			for i, x := range vs[k] {
+				if kind == "relu" && x < 0 {
+					vs[k][i] = 0
+				}
+			}
+		}
+		for _, impl := range []string{"reference", "branchless"} {
+			b.Run(kind+"/"+impl, func(b *testing.B) {
+				var sum, k int
+				for b.Loop() {
+					v := vs[k&63]
+					k++
+					for bin := range d.k * d.l {
+						if impl == "reference" {
+							sum += int(binReference(d, v, bin))
+						} else {
+							sum += int(d.bin(v, bin))
+						}
+					}
+				}
+				benchSink = sum
+			})
+		}
+	}
+}
+
+var benchSink int
