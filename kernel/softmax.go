@@ -184,3 +184,36 @@ func SoftmaxXentRef(z []float32, n int, y *sparse.CSR, scale float32, grad bool)
 	}
 	return total
 }
+
+// SoftmaxXentSplit is SoftmaxXent's pass over one row of logits held in
+// two parts, a then b (a point's own rows and the rows its batch shares),
+// whose labels are a's first k entries (k ≥ 1, uniform target 1/k each). It
+// returns the row's loss and overwrites both parts with scale times its
+// gradient. A −∞ logit (a row counted in the other part) has probability 0
+// and gradient 0.
+func SoftmaxXentSplit(a, b []float32, k int, scale float32) float64 {
+	if k < 1 || k > len(a) {
+		panic("kernel: SoftmaxXentSplit needs its labels among the first part's rows")
+	}
+	m := cur.max(a)
+	if len(b) > 0 {
+		m = max(m, cur.max(b))
+	}
+	var target float64
+	for _, v := range a[:k] {
+		target += float64(v)
+	}
+	target /= float64(k)
+	s := cur.expShift(a, m)
+	if len(b) > 0 {
+		s += cur.expShift(b, m)
+	}
+	f := scale / float32(s)
+	cur.scal(f, a)
+	cur.scal(f, b)
+	tk := scale / float32(k)
+	for j := range a[:k] {
+		a[j] -= tk
+	}
+	return float64(m) + math.Log(s) - target
+}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/sparse"
 )
 
 func TestExp32(t *testing.T) {
@@ -157,6 +159,42 @@ func TestExpShiftAccuracy(t *testing.T) {
 			}
 			if math.Abs(got-sum) > 1e-6*sum+1e-36 {
 				t.Fatalf("%s n=%d: sum %v, want %v", impl, n, got, sum)
+			}
+		}
+	})
+}
+
+// A row in two parts is the row whole: the same loss and gradient as the
+// reference over the concatenation, with −∞ logits scoring 0 in either
+// part.
+func TestSoftmaxXentSplitMatchesReference(t *testing.T) {
+	forEachImpl(t, func(impl string) {
+		r := rand.New(rand.NewPCG(23, 24))
+		for _, s := range []struct{ a, b, k int }{{1, 0, 1}, {3, 5, 2}, {40, 3351, 5}, {17, 1, 17}, {130, 200, 1}} {
+			z := randSlice(r, s.a+s.b)
+			for i := range z {
+				z[i] *= 8
+			}
+			if s.b > 2 {
+				z[s.a+1] = float32(math.Inf(-1)) // a shared row that is an own row
+			}
+			labels := make([]int32, s.k)
+			for j := range labels {
+				labels[j] = int32(j)
+			}
+			y := &sparse.CSR{Rows: 1, Cols: s.a + s.b, Indptr: []int64{0, int64(s.k)}, Indices: labels}
+			want := append([]float32(nil), z...)
+			if s.b > 2 {
+				want[s.a+1] = -1e30 // the reference's exp of it is 0 too
+			}
+			lw := SoftmaxXentRef(want, s.a+s.b, y, 0.25, true)
+			got := append([]float32(nil), z...)
+			lg := SoftmaxXentSplit(got[:s.a], got[s.a:], s.k, 0.25)
+			if math.Abs(lg-lw) > 1e-5*(1+math.Abs(lw)) {
+				t.Fatalf("%s %+v: loss %v, want %v", impl, s, lg, lw)
+			}
+			if i, ok := closeTo(got, want, 1e-6, 0); !ok {
+				t.Fatalf("%s %+v: gradient[%d]=%v, want %v", impl, s, i, got[i], want[i])
 			}
 		}
 	})

@@ -232,7 +232,7 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 				zi[j] += c // −∞ stays −∞
 			}
 		}
-		total += xent(z, zi, s.s.Labels(), scale)
+		total += kernel.SoftmaxXentSplit(z, zi, s.s.Labels(), scale)
 	}
 
 	// The output layer's gradient on the rows the batch touches (all of it
@@ -311,42 +311,4 @@ func (s *Sampled) listUnion() {
 			}
 		}
 	}
-}
-
-// xent is the cross-entropy of one point's logits — of its own rows, z, and
-// of the shared rows, zs (−∞ where a shared row is one of its own) —
-// against the uniform target over its labels, z's first k rows; both become
-// scale times the gradient, scale·(softmax − target).
-func xent(z, zs []float32, k int, scale float32) float64 {
-	mx := float32(math.Inf(-1))
-	for _, v := range z {
-		mx = max(mx, v)
-	}
-	for _, v := range zs {
-		mx = max(mx, v)
-	}
-	var sum float64
-	for _, v := range z {
-		sum += math.Exp(float64(v - mx))
-	}
-	for _, v := range zs {
-		sum += math.Exp(float64(v - mx))
-	}
-	lse := float64(mx) + math.Log(sum)
-	var loss float64
-	for _, v := range z[:k] {
-		loss += lse - float64(v)
-	}
-	t := 1 / float32(k)
-	for j, v := range z {
-		q := float32(math.Exp(float64(v) - lse))
-		if j < k {
-			q -= t
-		}
-		z[j] = scale * q
-	}
-	for j, v := range zs {
-		zs[j] = scale * float32(math.Exp(float64(v)-lse))
-	}
-	return loss / float64(k)
 }
