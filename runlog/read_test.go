@@ -55,6 +55,14 @@ func TestReadRoundTrip(t *testing.T) {
 	if got := run.Label(); got != "adaptive ×4" {
 		t.Fatalf("label %q", got)
 	}
+	run.Config.Settings = append(run.Config.Settings, Setting{"output", "lsh"})
+	if got := run.Label(); got != "adaptive ×4, lsh" {
+		t.Fatalf("label of a sampled run %q", got)
+	}
+	run.Config.Settings = append(run.Config.Settings, Setting{"lsh-fill", "labels"})
+	if got := run.Label(); got != "adaptive ×4, lsh labels fill" {
+		t.Fatalf("label of a sampled run %q", got)
+	}
 }
 
 func TestReadErrors(t *testing.T) {
