@@ -11,11 +11,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
@@ -772,5 +774,36 @@ func TestNaNWeightsEndTheRun(t *testing.T) {
 		if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), strat+"'s model holds a NaN or infinite weight "+where) {
 			t.Errorf("%s: %v", strat, err)
 		}
+	}
+}
+
+// slowEval is a workload whose evaluations take a while.
+type slowEval struct{ *XML }
+
+func (s slowEval) Evaluate(p []float32) metric.Scores {
+	time.Sleep(150 * time.Millisecond)
+	return s.XML.Evaluate(p)
+}
+
+func (s slowEval) EvaluateContext(_ context.Context, p []float32) (metric.Scores, error) {
+	return s.Evaluate(p), nil
+}
+
+// Under the real clock an evaluation is not training time: an eval record
+// says when training stopped for it, not when scoring ended, so the last
+// one is no later than the run's training time.
+func TestRealEvalTimeExcludesTheEvaluation(t *testing.T) {
+	cfg := base("sync", 1, Real)
+	cfg.Epochs, cfg.EvalEvery = 0.5, 0.25
+	res, err := Run(context.Background(), cfg, slowEval{xml(t, 0)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Evals) < 2 {
+		t.Fatalf("%d evaluations", len(res.Evals))
+	}
+	last := res.Evals[len(res.Evals)-1]
+	if last.TrainSeconds > res.TrainSeconds {
+		t.Fatalf("last evaluation at %v s, training %v s", last.TrainSeconds, res.TrainSeconds)
 	}
 }

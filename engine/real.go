@@ -18,6 +18,7 @@ type realClock struct {
 	r        *run
 	t0       time.Time
 	paused   time.Duration
+	stopped  time.Time // when the pause under way began (zero: none)
 	done     chan doneMsg
 	queue    []strategy.Event // events raised by the driver, in order
 	head     int
@@ -50,7 +51,12 @@ func newRealClock(r *run) *realClock {
 	return c
 }
 
-func (c *realClock) now() float64 { return (time.Since(c.t0) - c.paused).Seconds() }
+func (c *realClock) now() float64 {
+	if !c.stopped.IsZero() { // paused: the clock stands where the pause began
+		return (c.stopped.Sub(c.t0) - c.paused).Seconds()
+	}
+	return (time.Since(c.t0) - c.paused).Seconds()
+}
 
 // resumeAt sets the clock to t seconds, where a resumed run left off.
 func (c *realClock) resumeAt(t float64) {
@@ -166,9 +172,10 @@ func (c *realClock) fault() (strategy.Event, bool) {
 }
 
 func (c *realClock) pause(f func() error) error {
-	t := time.Now()
+	c.stopped = time.Now()
 	err := f()
-	c.paused += time.Since(t)
+	c.paused += time.Since(c.stopped)
+	c.stopped = time.Time{}
 	return err
 }
 
