@@ -188,11 +188,21 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 		return nil, err
 	}
 	active := s.active(l.Out)
+	shared := active // the shared rows a batch holds at most
+	batchLabels := 0
+	if s.Fill == "labels" {
+		most := 0 // labels a point has at most
+		for i := range w.Train.Len() {
+			most = max(most, w.Train.Y.RowNNZ(i))
+		}
+		batchLabels = min(maxBatch*most, l.Out)
+		shared = min(active+batchLabels, l.Out)
+	}
 	tables := lsh.Bytes(fam, l.Out)
 	if s.Background {
 		tables = memory.Add(memory.Mul(2, tables), memory.Mul(4, int64(l.In*l.Out)))
 	}
-	bytes := memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, active, active), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
+	bytes := memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, active, shared), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
 	if err := memory.Check(bytes, fmt.Sprintf("a device's sampled output layer (%d hash tables over %d labels, %s)", s.L, l.Out, memory.Format(bytes))); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
@@ -204,7 +214,7 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 	if err != nil {
 		return nil, err
 	}
-	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense", Correct: s.Correct, Labels: s.Fill == "labels"}
+	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense", Correct: s.Correct, Labels: s.Fill == "labels", BatchLabels: batchLabels}
 	if s.Fill == "point" {
 		o.Fill, o.Pad = 0, active
 	}

@@ -24,18 +24,20 @@ func sampledBibtex(t *testing.T, background bool) *XML {
 }
 
 // A sampled output layer trains: under the real clock, on one device and
-// on two with tables rebuilt in the background, and in SLIDE's code's mode
-// (each point padded with its own random labels, every weight updated), the
-// model learns beyond the most frequent label (P@1 about 0.19 on Bibtex;
-// 0.48 with batch fill, 0.30 in SLIDE's mode after 3 epochs), exactly
-// evaluated over every label.
+// on two with tables rebuilt in the background, with the batch's labels
+// shared, and in SLIDE's code's mode (each point padded with its own random
+// labels, every weight updated), the model learns beyond the most frequent
+// label (P@1 about 0.19 on Bibtex; 0.46–0.49 with batch fill, 0.51 with the
+// labels shared, 0.32 in SLIDE's mode after 3 epochs), exactly evaluated
+// over every label. Only the two-device case builds in the background,
+// whose timing varies its P@1 from run to run.
 func TestSampledRunLearns(t *testing.T) {
 	for _, tc := range []struct {
 		strat      string
 		devices    int
 		background bool
 		fill       string
-	}{{"sync", 1, false, "batch"}, {"elastic", 2, true, "batch"}, {"elastic", 1, false, "labels"}, {"sync", 1, true, "point"}} {
+	}{{"sync", 1, false, "batch"}, {"elastic", 2, true, "batch"}, {"elastic", 1, false, "labels"}, {"sync", 1, false, "point"}} {
 		cfg := base(tc.strat, tc.devices, Real)
 		cfg.Epochs, cfg.EvalEvery = 3, 3
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01

@@ -82,6 +82,9 @@ type SampledOptions struct {
 	// every point without it. Not with Correct, whose shared rows are a
 	// uniform sample.
 	Labels bool
+	// BatchLabels sizes the shared rows' buffers for a batch of up to this
+	// many labels, with Labels (a batch with more grows them once).
+	BatchLabels int
 }
 
 // NewSampled returns the buffers of a sampled pass over batches of up to
@@ -101,6 +104,10 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 	}
 	fill = min(fill, last.Out)
 	o.Pad = min(o.Pad, last.Out)
+	shared := fill // the shared rows' buffers
+	if o.Labels {
+		shared = min(fill+max(o.BatchLabels, 0), last.Out)
+	}
 	size := max(s.Size(), o.Pad)
 	pos := make([]int32, last.Out)
 	for i := range pos {
@@ -108,12 +115,13 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 	}
 	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1),
 		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size),
-		ids: make([]int32, 0, fill), draw: make([]int32, 0, fill), pos: pos, wf: make([]float32, fill*last.In), bf: make([]float32, fill), zf: make([]float32, maxRows*fill),
+		ids: make([]int32, 0, shared), draw: make([]int32, 0, fill), pos: pos, wf: make([]float32, shared*last.In), bf: make([]float32, shared), zf: make([]float32, maxRows*shared),
 		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out)}, nil
 }
 
 // SampledBytes estimates the memory of NewSampled beyond its workspace's,
-// for own rows of at most size a point and fill shared rows.
+// for own rows of at most size a point and fill shared rows (with Labels,
+// the random ones and BatchLabels).
 func (m *MLP) SampledBytes(maxRows, size, fill int) int64 {
 	last := m.layers[len(m.layers)-1]
 	r, sz, f := int64(maxRows), int64(size), int64(min(fill, last.Out))

@@ -276,14 +276,20 @@ func slicesEqual(a, b []float32) bool {
 
 // A warm sampled step allocates nothing.
 func TestSampledStepNoAlloc(t *testing.T) {
-	_, p, s := sampledNet(t, 40, 4, 5)
-	x, y := randBatch(rand.New(rand.NewPCG(4, 4)), 8, 11, 40, 4)
-	g := make([]float32, len(p))
-	u := &kernel.Update{Rule: kernel.AdamRule, LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
-		M: make([]float32, len(p)), V: make([]float32, len(p))}
-	s.Step(p, g, x, y, u)
-	if n := testing.AllocsPerRun(20, func() { s.Step(p, g, x, y, u) }); n != 0 {
-		t.Fatalf("%v allocations a step", n)
+	// With the batch's labels shared, buffers sized for 8 points of up to
+	// 4 labels: no batch makes them grow.
+	for _, o := range []SampledOptions{{Fill: 5}, {Fill: 5, Labels: true, BatchLabels: 32}} {
+		_, p, s := sampledNetWith(t, 40, 4, o)
+		r := rand.New(rand.NewPCG(4, 4))
+		x, y := randBatch(r, 8, 11, 40, 4)
+		x2, y2 := randBatch(r, 8, 11, 40, 4)
+		g := make([]float32, len(p))
+		u := &kernel.Update{Rule: kernel.AdamRule, LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+			M: make([]float32, len(p)), V: make([]float32, len(p))}
+		s.Step(p, g, x, y, u)
+		if n := testing.AllocsPerRun(20, func() { s.Step(p, g, x, y, u); s.Step(p, g, x2, y2, u) }); n != 0 {
+			t.Fatalf("%+v: %v allocations a step", o, n)
+		}
 	}
 }
 
