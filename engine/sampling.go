@@ -10,6 +10,7 @@ import (
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/setting"
+	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // Sampling is the sampled output layer of SLIDE (Chen et al., MLSys 2020):
@@ -32,9 +33,11 @@ type Sampling struct {
 	// Update is "lazy" (only the rows a batch touches) or "dense" (every
 	// weight after each batch, as SLIDE's code runs Adam).
 	Update string
-	// Correct lets a batch's shared random rows stand for every label
-	// outside a point's own rows in the softmax's normalizer (the sampled
-	// softmax's correction, model.SampledOptions.Correct).
+	// Correct lets a batch's shared rows stand for every label outside a
+	// point's own rows in the softmax's normalizer (the sampled softmax's
+	// correction, model.SampledOptions.Correct): with Fill labels, each
+	// weighed by the inverse of its probability of being shared, from its
+	// frequency in the training set and the batch size.
 	Correct bool
 	// Rehash is the samples a device trains between rebuilding its tables
 	// from its weights, at first; Rebuild the samples between drawing new
@@ -71,9 +74,6 @@ func (s Sampling) Check() error {
 	}
 	if s.Fill != "batch" && s.Fill != "labels" && s.Fill != "point" {
 		return setting.Errorf("engine", "engine: {Sampling.Fill} %q: want batch, labels or point", s.Fill)
-	}
-	if s.Fill == "labels" && s.Correct {
-		return setting.Errorf("engine", "engine: {Sampling.Correct} with {Sampling.Fill} labels: the correction takes the shared rows for a uniform sample, and the batch's labels are not")
 	}
 	if s.Update != "lazy" && s.Update != "dense" {
 		return setting.Errorf("engine", "engine: {Sampling.Update} %q: want lazy or dense", s.Update)
@@ -218,6 +218,9 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 	if s.Fill == "point" {
 		o.Fill, o.Pad = 0, active
 	}
+	if o.Labels && o.Correct {
+		o.Inclusion = inclusion(&w.Train.Y, maxBatch, active, l.Out)
+	}
 	smp, err := w.m.NewSampled(maxBatch, sampler, o)
 	if err != nil {
 		return nil, err
@@ -296,4 +299,22 @@ func (x *sampledWorker) Step(p, g []float32, u *kernel.Update) float64 {
 	x.tables(p)
 	x.trained += x.batch.Len()
 	return x.smp.Step(p, g, &x.batch.X, &x.batch.Y, u)
+}
+
+// inclusion returns each label's probability of being among a point's
+// shared rows with the batch's labels shared: in the labels of the other
+// batch−1 points, drawn at random from the training set whose labels are
+// y, or among the fill random rows of the labels.
+func inclusion(y *sparse.CSR, batch, fill, labels int) []float32 {
+	count := make([]int, labels)
+	for _, k := range y.Indices[:y.Indptr[y.Rows]] {
+		count[k]++
+	}
+	miss := 1 - float64(min(fill, labels))/float64(labels) // not drawn at random
+	out := make([]float32, labels)
+	for k, c := range count {
+		p := float64(c) / float64(max(y.Rows, 1)) // a point has label k
+		out[k] = float32(1 - math.Pow(1-p, float64(batch-1))*miss)
+	}
+	return out
 }

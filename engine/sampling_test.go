@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // sampledBibtex is the tests' Bibtex workload with a sampled output layer:
@@ -37,12 +39,15 @@ func TestSampledRunLearns(t *testing.T) {
 		devices    int
 		background bool
 		fill       string
-	}{{"sync", 1, false, "batch"}, {"elastic", 2, true, "batch"}, {"elastic", 1, false, "labels"}, {"sync", 1, false, "point"}} {
+	}{{"sync", 1, false, "batch"}, {"elastic", 2, true, "batch"}, {"elastic", 1, false, "labels"}, {"elastic", 1, false, "labels+correct"}, {"sync", 1, false, "point"}} {
 		cfg := base(tc.strat, tc.devices, Real)
 		cfg.Epochs, cfg.EvalEvery = 3, 3
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
 		w := sampledBibtex(t, tc.background)
 		w.sampling.Fill = tc.fill
+		if tc.fill == "labels+correct" {
+			w.sampling.Fill, w.sampling.Correct = "labels", true
+		}
 		if tc.fill == "point" {
 			w.sampling.Update = "dense" // SLIDE's code
 		}
@@ -72,7 +77,6 @@ func TestSamplingSettings(t *testing.T) {
 		"Sampling.Rehash":   func(s *Sampling) { s.Rehash = 0 },
 		"Sampling.Rebuild":  func(s *Sampling) { s.Rebuild = -1 },
 		"Sampling.Growth":   func(s *Sampling) { s.Growth = -1 },
-		"Sampling.Correct":  func(s *Sampling) { s.Fill, s.Correct = "labels", true },
 	} {
 		s := DefaultSampling()
 		mod(&s)
@@ -132,6 +136,19 @@ func TestSampledCheckpoint(t *testing.T) {
 		}
 		if name == "dense" && (err == nil || !strings.Contains(err.Error(), "sampled output layer")) {
 			t.Fatalf("a sampled run's checkpoint on a dense layer: %v", err)
+		}
+	}
+}
+
+// A label on every point is always shared; one on none only when drawn
+// at random; one on half the points unless the other batch−1 points all
+// miss it and the draw does too.
+func TestInclusionKnownAnswers(t *testing.T) {
+	y := &sparse.CSR{Rows: 4, Cols: 10, Indptr: []int64{0, 2, 3, 5, 6}, Indices: []int32{0, 2, 0, 0, 2, 0}}
+	pi := inclusion(y, 3, 2, 10)
+	for k, want := range map[int]float64{0: 1, 1: 0.2, 2: 1 - 0.25*0.8} {
+		if math.Abs(float64(pi[k])-want) > 1e-6 {
+			t.Errorf("label %d: π %v, want %v", k, pi[k], want)
 		}
 	}
 }

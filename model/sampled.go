@@ -56,6 +56,7 @@ type Sampled struct {
 	union []int32   // the output rows the batch touches
 	mark  []uint32  // mark[k] == stamp: row k is in union
 	stamp uint32
+	shift []float32 // −log π_k, the correction's per label (Labels and Correct)
 }
 
 // SampledOptions shape a sampled pass.
@@ -73,15 +74,21 @@ type SampledOptions struct {
 	// point's own rows: each shared logit gains log(m/f), m those labels
 	// and f the shared rows among them, so that the softmax's normalizer is
 	// an unbiased estimate of the full one (the sampled softmax's
-	// correction for a uniform sample; 0 when every label is active).
+	// correction for a uniform sample; 0 when every label is active). With
+	// Labels the shared rows are no uniform sample: Inclusion gives each
+	// label's probability π_k of being among a point's shared rows, and a
+	// shared row's logit gains −log π_k instead (the same estimate for a
+	// sample of unequal probabilities).
 	Correct bool
 	// Labels adds the batch's labels to its shared rows, ahead of the
 	// random ones: each point's softmax then holds every other point's
 	// labels as negatives (in-batch negatives), so a label is pushed down
 	// in the batches that push it up, as the full softmax pushes it on
-	// every point without it. Not with Correct, whose shared rows are a
-	// uniform sample.
+	// every point without it. Frequent labels are then shared more often
+	// than rare ones, which Correct with Inclusion accounts for.
 	Labels bool
+	// Inclusion is π_k for every label k, with Labels and Correct.
+	Inclusion []float32
 	// BatchLabels sizes the shared rows' buffers for a batch of up to this
 	// many labels, with Labels (a batch with more grows them once).
 	BatchLabels int
@@ -99,8 +106,18 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 		return nil, fmt.Errorf("model: a sampler over %d rows for an output layer of %d", s.Rows(), last.Out)
 	case fill < 0 || o.Pad < 0:
 		return nil, fmt.Errorf("model: %d shared rows and padding to %d: need at least 0", fill, o.Pad)
-	case o.Labels && o.Correct:
-		return nil, fmt.Errorf("model: the batch's labels among the shared rows, which the sampled softmax's correction takes for a uniform sample")
+	case o.Labels && o.Correct && len(o.Inclusion) != last.Out:
+		return nil, fmt.Errorf("model: the sampled softmax's correction over the batch's labels needs the inclusion probability of each of the %d labels, got %d", last.Out, len(o.Inclusion))
+	}
+	var shift []float32 // −log π_k
+	if o.Labels && o.Correct {
+		shift = make([]float32, last.Out)
+		for k, pi := range o.Inclusion {
+			if !(pi > 0 && pi <= 1) {
+				return nil, fmt.Errorf("model: label %d's inclusion probability %v: need a number in (0, 1]", k, pi)
+			}
+			shift[k] = float32(-math.Log(float64(pi)))
+		}
 	}
 	fill = min(fill, last.Out)
 	o.Pad = min(o.Pad, last.Out)
@@ -116,7 +133,7 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1),
 		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size),
 		ids: make([]int32, 0, shared), draw: make([]int32, 0, fill), pos: pos, wf: make([]float32, shared*last.In), bf: make([]float32, shared), zf: make([]float32, maxRows*shared),
-		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out)}, nil
+		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out), shift: shift}, nil
 }
 
 // SampledBytes estimates the memory of NewSampled beyond its workspace's,
@@ -234,10 +251,15 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 				shared--
 			}
 		}
-		if s.o.Correct && shared > 0 {
+		switch {
+		case s.shift != nil:
+			for j, k := range s.ids {
+				zi[j] += s.shift[k] // −∞ stays −∞
+			}
+		case s.o.Correct && shared > 0:
 			c := float32(math.Log(float64(l.Out-len(got)) / float64(shared)))
 			for j := range zi {
-				zi[j] += c // −∞ stays −∞
+				zi[j] += c
 			}
 		}
 		total += kernel.SoftmaxXentSplit(z, zi, s.s.Labels(), scale)

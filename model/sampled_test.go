@@ -128,7 +128,12 @@ func refSampledLossCorrected(m *MLP, p []float64, x, y *sparse.CSR, sets [][]int
 // the active sets (central differences of the float64 reference), and is
 // zero on every output row no set holds.
 func TestSampledGradientFiniteDifference(t *testing.T) {
-	for _, o := range []SampledOptions{{Fill: 5}, {Pad: 6}, {Fill: 5, Correct: true}, {Fill: 5, Labels: true}} {
+	inclusion := make([]float32, 40)
+	for k := range inclusion {
+		inclusion[k] = 0.05 + 0.9*float32(k)/40
+	}
+	for _, o := range []SampledOptions{{Fill: 5}, {Pad: 6}, {Fill: 5, Correct: true}, {Fill: 5, Labels: true},
+		{Fill: 5, Labels: true, Correct: true, Inclusion: inclusion}} {
 		testSampledGradient(t, o)
 	}
 }
@@ -181,7 +186,12 @@ func testSampledGradient(t *testing.T, o SampledOptions) {
 		}
 		sets = append(sets, set)
 		sh := make([]float64, len(set))
-		if o.Correct && len(set) > len(own) {
+		switch {
+		case o.Inclusion != nil:
+			for j := len(own); j < len(set); j++ {
+				sh[j] = -math.Log(float64(o.Inclusion[set[j]]))
+			}
+		case o.Correct && len(set) > len(own):
 			for j := len(own); j < len(set); j++ {
 				sh[j] = math.Log(float64(40-len(own)) / float64(len(set)-len(own)))
 			}

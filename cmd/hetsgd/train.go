@@ -203,7 +203,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.lsh.Active, "lsh-active", d.Active, "--output lsh: `share` of the labels each point retrieves at most, and its batch shares at random")
 	fs.StringVar(&f.lsh.Fill, "lsh-fill", d.Fill, "--output lsh: random labels, batch (shared by a batch's points), labels (those and the batch's labels, shared: every other point's labels are a point's negatives) or point (each point's own, padding its set to --lsh-active, as SLIDE's code)")
 	fs.StringVar(&f.lsh.Update, "lsh-update", d.Update, "--output lsh: lazy (update the rows a batch touches) or dense (every weight after each batch, as SLIDE's code)")
-	fs.BoolVar(&f.lsh.Correct, "lsh-correct", d.Correct, "--output lsh: the batch's shared random labels stand for all the labels a point did not retrieve in its softmax's normalizer (the sampled softmax's correction)")
+	fs.BoolVar(&f.lsh.Correct, "lsh-correct", d.Correct, "--output lsh: the batch's shared labels stand for all the labels a point did not retrieve in its softmax's normalizer, each weighed by the inverse of its chance of being shared (the sampled softmax's correction; with --lsh-fill labels, that chance from the label's frequency in the training set)")
 	fs.IntVar(&f.lsh.Rehash, "lsh-rehash", d.Rehash, "--output lsh: `samples` a device trains before rebuilding its tables from its weights (the first interval; in the background)")
 	fs.IntVar(&f.lsh.Rebuild, "lsh-rebuild", d.Rebuild, "--output lsh: `samples` between new draws of the hash functions (the first interval)")
 	fs.Float64Var(&f.lsh.Growth, "lsh-growth", d.Growth, "--output lsh: both intervals grow by e^`λ` after each rebuild")
