@@ -44,7 +44,7 @@ func TestSampledRunLearns(t *testing.T) {
 		cfg.Epochs, cfg.EvalEvery = 3, 3
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
 		w := sampledBibtex(t, tc.background)
-		w.sampling.Fill = tc.fill
+		w.sampling.Fill, w.sampling.Correct = tc.fill, false
 		if tc.fill == "labels+correct" {
 			w.sampling.Fill, w.sampling.Correct = "labels", true
 		}
@@ -96,13 +96,15 @@ func TestSamplingSettings(t *testing.T) {
 // slide runs only on the sampled layer in SLIDE's code's mode.
 func TestSlideNeedsItsLayer(t *testing.T) {
 	cfg := base("slide", 1, Real)
-	for name, w := range map[string]*XML{"dense": xml(t, 0), "batch fill": sampledBibtex(t, false)} {
+	corrected := sampledBibtex(t, false)
+	corrected.sampling.Fill, corrected.sampling.Update = "point", "dense" // and the default correction
+	for name, w := range map[string]*XML{"dense": xml(t, 0), "default sampled": sampledBibtex(t, false), "corrected": corrected} {
 		if _, err := Run(context.Background(), cfg, w, nil, nil); err == nil || !strings.Contains(err.Error(), "Config.Strategy") {
 			t.Errorf("slide on a %s output layer: %v", name, err)
 		}
 	}
 	w := sampledBibtex(t, false)
-	w.sampling.Fill, w.sampling.Update = "point", "dense"
+	w.sampling.Fill, w.sampling.Update, w.sampling.Correct = "point", "dense", false
 	if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
 		t.Fatal(err)
 	}

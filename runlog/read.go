@@ -24,8 +24,8 @@ type Run struct {
 }
 
 // Label names the run for a legend: a study run's name, else its strategy
-// and devices (and a sampled output layer, with its random rows' kind when
-// not the default), else the file's name.
+// and devices (and a sampled output layer, with its shared rows' kind),
+// else the file's name.
 func (r *Run) Label() string {
 	switch c := r.Config; {
 	case c == nil:
@@ -36,7 +36,7 @@ func (r *Run) Label() string {
 		l := fmt.Sprintf("%s ×%d", c.Strategy, c.Devices)
 		if out, _ := c.Settings.Lookup("output"); out == "lsh" {
 			l += ", lsh"
-			if fill, _ := c.Settings.Lookup("lsh-fill"); fill != nil && fill != "batch" {
+			if fill, _ := c.Settings.Lookup("lsh-fill"); fill != nil {
 				l += fmt.Sprintf(" %v fill", fill)
 			}
 		}

@@ -704,8 +704,8 @@ func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int
 
 // strategyOutput gives a strategy that trains one output layer only
 // (strategy.Info.Output) that layer: slide gets --output lsh with each
-// point padded (--lsh-fill point) and every weight updated (--lsh-update
-// dense), as SLIDE's code trains. A flag given against it is an error.
+// point padded (--lsh-fill point), every weight updated (--lsh-update
+// dense) and no correction (--lsh-correct=false), as SLIDE's code trains. A flag given against it is an error.
 func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
 	info, err := strategy.Lookup(f.strategy)
 	if err != nil || info.Output != "slide" {
@@ -715,7 +715,7 @@ func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
 		return fmt.Errorf("--workload %s: %s trains the sparse MLP (--workload xml)", f.workload, f.strategy)
 	}
 	given := visited(fs)
-	for _, s := range []struct{ flag, want string }{{"output", "lsh"}, {"lsh-fill", "point"}, {"lsh-update", "dense"}} {
+	for _, s := range []struct{ flag, want string }{{"output", "lsh"}, {"lsh-fill", "point"}, {"lsh-update", "dense"}, {"lsh-correct", "false"}} {
 		if fl := fs.Lookup(s.flag); given[s.flag] && fl.Value.String() != s.want {
 			return fmt.Errorf("--%s %s: %s trains the sampled output layer as SLIDE's code does (--%s %s)", s.flag, fl.Value, f.strategy, s.flag, s.want)
 		}
