@@ -22,16 +22,9 @@ func TestAdaptiveStudyQuick(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
-	tr, te, err := data.Bundled("bibtex")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := bundledSet(t, "bibtex")
 	dir := t.TempDir()
 	rep, err := report.Create(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := NewSet("bibtex", tr, te, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +53,20 @@ func TestAdaptiveStudyQuick(t *testing.T) {
 func loadSet(t *testing.T, name string) Set {
 	t.Helper()
 	tr, te, err := data.LoadDir(testdata.Dir(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewSet(name, tr, te, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// bundledSet makes a dataset bundled in the binary a study set.
+func bundledSet(t *testing.T, name string) Set {
+	t.Helper()
+	tr, te, err := data.Bundled(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,14 +273,7 @@ func TestHeterogeneityStudyQuick(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
-	tr, te, err := data.Bundled("bibtex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := NewSet("bibtex", tr, te, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := bundledSet(t, "bibtex")
 	dir, md := quickStudy(t, func(rep *report.Dir) error {
 		return Heterogeneity(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1})
 	})
@@ -302,14 +302,7 @@ func TestHeterogeneityParts(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
-	tr, te, err := data.Bundled("bibtex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := NewSet("bibtex", tr, te, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := bundledSet(t, "bibtex")
 	dir, md := quickStudy(t, func(rep *report.Dir) error {
 		return Heterogeneity(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1, Parts: []string{"devices"}})
 	})
