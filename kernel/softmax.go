@@ -67,21 +67,13 @@ func (t *softmaxTask) Part(c, chunks int) {
 			}
 			continue
 		}
-		m := cur.max(row)
 		var target float64
 		for _, l := range labels {
 			target += float64(row[l])
 		}
 		target /= float64(len(labels))
-		var s float64
+		sum += softmaxParts(row, nil, t.scale, t.grad) - target
 		if t.grad {
-			s = cur.expShift(row, m)
-		} else {
-			s = expShiftSum(row, m)
-		}
-		sum += float64(m) + math.Log(s) - target
-		if t.grad {
-			cur.scal(t.scale/float32(s), row)
 			tk := t.scale / float32(len(labels))
 			for _, l := range labels {
 				row[l] -= tk
@@ -89,6 +81,28 @@ func (t *softmaxTask) Part(c, chunks int) {
 		}
 	}
 	t.partial[c] = sum
+}
+
+// softmaxParts returns the log-sum-exp of a row of logits held in two
+// parts, a then b (b may be empty), and with grad overwrites both with
+// scale times the row's softmax. Exponentials are taken after subtracting
+// the row's maximum.
+func softmaxParts(a, b []float32, scale float32, grad bool) float64 {
+	m := cur.max(a)
+	if len(b) > 0 {
+		m = max(m, cur.max(b))
+	}
+	if !grad {
+		return float64(m) + math.Log(expShiftSum(a, m)+expShiftSum(b, m))
+	}
+	s := cur.expShift(a, m)
+	if len(b) > 0 {
+		s += cur.expShift(b, m)
+	}
+	f := scale / float32(s)
+	cur.scal(f, a)
+	cur.scal(f, b)
+	return float64(m) + math.Log(s)
 }
 
 // expShiftSum returns Σ exp(x[j]−m) without changing x.
@@ -195,25 +209,15 @@ func SoftmaxXentSplit(a, b []float32, k int, scale float32) float64 {
 	if k < 1 || k > len(a) {
 		panic("kernel: SoftmaxXentSplit needs its labels among the first part's rows")
 	}
-	m := cur.max(a)
-	if len(b) > 0 {
-		m = max(m, cur.max(b))
-	}
 	var target float64
 	for _, v := range a[:k] {
 		target += float64(v)
 	}
 	target /= float64(k)
-	s := cur.expShift(a, m)
-	if len(b) > 0 {
-		s += cur.expShift(b, m)
-	}
-	f := scale / float32(s)
-	cur.scal(f, a)
-	cur.scal(f, b)
+	lse := softmaxParts(a, b, scale, true)
 	tk := scale / float32(k)
 	for j := range a[:k] {
 		a[j] -= tk
 	}
-	return float64(m) + math.Log(s) - target
+	return lse - target
 }
