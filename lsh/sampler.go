@@ -121,7 +121,19 @@ func (s *Sampler) Labels() int { return s.nlab }
 // Pad appends to dst, the rows Retrieve just returned, rows drawn uniformly
 // from the others until it holds size rows (all the rows, at most), and
 // returns it: SLIDE's per-input padding of a set that retrieval left short.
-func (s *Sampler) Pad(dst []int32, size int) []int32 {
+func (s *Sampler) Pad(dst []int32, size int) []int32 { return s.draw(dst, size) }
+
+// Fill writes into dst[:0] and returns k distinct rows drawn uniformly (all
+// the rows in order when k is at least their number).
+func (s *Sampler) Fill(dst []int32, k int) []int32 {
+	s.tick()
+	return s.draw(dst[:0], k)
+}
+
+// draw appends to dst rows not in the current list, drawn uniformly, until
+// it holds size rows (every such row, in order, when size is at least the
+// row count), listing each.
+func (s *Sampler) draw(dst []int32, size int) []int32 {
 	n := s.ix.rows
 	if size >= n {
 		for i := range int32(n) {
@@ -136,27 +148,6 @@ func (s *Sampler) Pad(dst []int32, size int) []int32 {
 		if i := int32(s.rng.IntN(n)); s.stamp[i] != s.now {
 			s.stamp[i] = s.now
 			s.hits[i] = 0
-			dst = append(dst, i)
-		}
-	}
-	return dst
-}
-
-// Fill writes into dst[:0] and returns k distinct rows drawn uniformly (all
-// the rows in order when k is at least their number).
-func (s *Sampler) Fill(dst []int32, k int) []int32 {
-	dst = dst[:0]
-	n := s.ix.rows
-	if k >= n {
-		for i := range int32(n) {
-			dst = append(dst, i)
-		}
-		return dst
-	}
-	s.tick()
-	for len(dst) < k {
-		if i := int32(s.rng.IntN(n)); s.stamp[i] != s.now {
-			s.stamp[i] = s.now
 			dst = append(dst, i)
 		}
 	}
