@@ -104,10 +104,16 @@ func (m *MLP) OutputRows(dst, p []float32) []float32 {
 		dst = make([]float32, l.In*l.Out)
 	}
 	dst = dst[:l.In*l.Out]
-	for in := range l.In {
-		for o, v := range p[l.W+in*l.Out : l.W+(in+1)*l.Out] {
-			dst[o*l.In+in] = v
+	transpose(dst, p[l.W:l.B], l.In, l.Out)
+	return dst
+}
+
+// transpose writes the cols×rows transpose of the rows×cols row-major
+// matrix a into dst: between the two layouts of a layer's weights.
+func transpose(dst, a []float32, rows, cols int) {
+	for r := range rows {
+		for c, v := range a[r*cols : (r+1)*cols] {
+			dst[c*rows+r] = v
 		}
 	}
-	return dst
 }

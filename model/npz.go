@@ -209,11 +209,7 @@ func (m *MLP) arrays(p []float32) []npyArray {
 				// Exported (In, Out) like every layer: a label-major model
 				// reads back as the same network in the usual layout.
 				w.v = make([]float32, l.In*l.Out)
-				for o := range l.Out {
-					for in := range l.In {
-						w.v[in*l.Out+o] = p[l.W+o*l.In+in]
-					}
-				}
+				transpose(w.v, p[l.W:l.B], l.Out, l.In)
 			}
 		}
 		out = append(out, w, b)

@@ -50,7 +50,7 @@ type Sampled struct {
 	ids   []int32   // the shared rows: the batch's labels (with Labels), then random ones
 	draw  []int32   // the random rows drawn for a batch
 	pos   []int32   // pos[k]: row k's place in ids, −1 when not shared
-	wf    []float32 // the shared rows' weights, then their gradient (fill×In)
+	wf    []float32 // the shared rows' weights, then their gradient (a row each)
 	bf    []float32 // the shared rows' biases, then their gradient
 	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
