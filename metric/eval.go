@@ -116,13 +116,9 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 		hi := min(lo+e.batch.Cap(), e.limit)
 		e.batch.Range(e.test, lo, hi)
 		if t := e.tables; t != nil {
-			t.h, t.batch, t.partial = e.ws.Hidden(p, &e.batch.X), e, [tableParts][6]float64{}
+			t.h, t.y, t.partial = e.ws.Hidden(p, &e.batch.X), &e.batch.Y, [tableParts][6]float64{}
 			kernel.Default().Run(t, tableParts)
-			for _, part := range t.partial {
-				for i, v := range part {
-					e.sums[i] += v
-				}
-			}
+			e.add(t.partial[:])
 			continue
 		}
 		e.ws.Forward(p, &e.batch.X)
@@ -130,11 +126,7 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 		t.logits, t.y, t.labels = e.ws.Logits(), &e.batch.Y, e.test.Labels()
 		t.partial = [evalChunks][6]float64{}
 		kernel.Default().Run(t, evalChunks)
-		for _, part := range t.partial {
-			for i, v := range part {
-				e.sums[i] += v
-			}
-		}
+		e.add(t.partial[:])
 		e.sums[6] += e.ws.Loss(&e.batch.Y)
 		for i := 0; i < e.batch.Len(); i++ {
 			if e.batch.Y.RowNNZ(i) > 0 {
@@ -154,6 +146,25 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 	return s, nil
 }
 
+// add adds the parts' sums of a batch's P@k and nDCG@k, in order.
+func (e *Evaluator) add(partial [][6]float64) {
+	for _, part := range partial {
+		for i, v := range part {
+			e.sums[i] += v
+		}
+	}
+}
+
+// addRow adds to sums the P@1,3,5 and nDCG@1,3,5 of one point from its top
+// predictions and its labels.
+func addRow(sums *[6]float64, top, labels []int32) {
+	p, n := rowScores(top, labels)
+	for k := range 3 {
+		sums[k] += p[k]
+		sums[3+k] += n[k]
+	}
+}
+
 // evalChunks is the fixed number of row chunks of a batch, so that sums are
 // reduced in the same order whatever the number of cores.
 const evalChunks = 16
@@ -171,10 +182,6 @@ func (t *evalTask) Part(c, n int) {
 	for i := lo; i < hi; i++ {
 		top := model.TopK(t.logits[i*t.labels:(i+1)*t.labels], 5, t.top[5*i:5*i+5])
 		labels, _ := t.y.Row(i)
-		p, nd := rowScores(top, labels)
-		for k := 0; k < 3; k++ {
-			t.partial[c][k] += p[k]
-			t.partial[c][3+k] += nd[k]
-		}
+		addRow(&t.partial[c], top, labels)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // Tables is the approximate top-k of SLIDE's inference: a point's labels
@@ -84,10 +85,11 @@ type tableScorer struct {
 		top [5]int32
 		ids [5]int32
 	}
-	// The batch being scored.
-	rows, b, h []float32
-	batch      *Evaluator
-	partial    [tableParts][6]float64
+	rows, b []float32 // the output rows and biases being scored
+	// The batch being scored: its hidden vectors and labels.
+	h       []float32
+	y       *sparse.CSR
+	partial [tableParts][6]float64
 }
 
 // build hashes the output rows of p into the tables.
@@ -99,7 +101,7 @@ func (t *tableScorer) build(m *model.MLP, p []float32) {
 }
 
 func (t *tableScorer) Part(c, n int) {
-	y := &t.batch.batch.Y
+	y := t.y
 	part := &t.parts[c]
 	for i := c * y.Rows / n; i < (c+1)*y.Rows/n; i++ {
 		h := t.h[i*t.in : (i+1)*t.in]
@@ -115,10 +117,6 @@ func (t *tableScorer) Part(c, n int) {
 			ids[r] = part.got[j]
 		}
 		labels, _ := y.Row(i)
-		p, nd := rowScores(ids, labels)
-		for k := range 3 {
-			t.partial[c][k] += p[k]
-			t.partial[c][3+k] += nd[k]
-		}
+		addRow(&t.partial[c], ids, labels)
 	}
 }
