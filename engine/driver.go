@@ -55,8 +55,8 @@ type Result struct {
 func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Observer) (*Result, error) {
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && info.Output == "slide" {
 		x, ok := w.(*XML)
-		if !ok || x.sampling == nil || x.sampling.Fill != "point" || x.sampling.Update != "dense" || x.sampling.Correct {
-			return nil, setting.Errorf("engine", "engine: {Config.Strategy} %s trains a sampled output layer as SLIDE's code does: give the workload one with Fill point, Update dense and no Correct (XML.SetSampling)", cfg.Strategy)
+		if !ok || x.sampling == nil || *x.sampling != x.sampling.SLIDE() {
+			return nil, setting.Errorf("engine", "engine: {Config.Strategy} %s trains a sampled output layer as SLIDE's code does: give the workload one in Sampling.SLIDE's mode (XML.SetSampling)", cfg.Strategy)
 		}
 	}
 	if x, ok := w.(*XML); ok && x.sampling != nil && cfg.Clock == Virtual {

@@ -25,10 +25,10 @@ type Sampling struct {
 	Active   float64 // the share of the labels each point retrieves at most, and a batch shares at random
 	// Fill is where the random rows come from: "batch", Active of the
 	// labels every point of a batch shares (one GEMM); "labels" (the
-	// default), those and the batch's labels, so that every point's softmax holds the other
-	// points' labels as negatives (model.SampledOptions.Labels); or
-	// "point", each point's own, padding its set to Active when retrieval
-	// gives fewer (SLIDE's code).
+	// default), those and the batch's labels, so that every point's
+	// softmax holds the other points' labels as negatives
+	// (model.SampledOptions.Labels); or "point", each point's own, padding
+	// its set to Active when retrieval gives fewer (SLIDE's code).
 	Fill string
 	// Update is "lazy" (only the rows a batch touches) or "dense" (every
 	// weight after each batch, as SLIDE's code runs Adam).
@@ -63,6 +63,14 @@ type Sampling struct {
 // after three epochs (BENCHMARKS.md §12).
 func DefaultSampling() Sampling {
 	return Sampling{Hash: "dwta", K: 6, L: 50, Capacity: 128, Active: 0.005, Fill: "labels", Correct: true, Update: "lazy", Rehash: 6400, Rebuild: 128_000, Growth: 0.05, Background: true}
+}
+
+// SLIDE returns s in the mode of SLIDE's code, the only one the slide
+// strategy trains: each point padded with random rows of its own, Adam over
+// every weight after each batch, no correction.
+func (s Sampling) SLIDE() Sampling {
+	s.Fill, s.Update, s.Correct = "point", "dense", false
+	return s
 }
 
 // Check validates the settings, each error naming its field.

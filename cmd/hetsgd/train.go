@@ -703,9 +703,10 @@ func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int
 }
 
 // strategyOutput gives a strategy that trains one output layer only
-// (strategy.Info.Output) that layer: slide gets --output lsh with each
-// point padded (--lsh-fill point), every weight updated (--lsh-update
-// dense) and no correction (--lsh-correct=false), as SLIDE's code trains. A flag given against it is an error.
+// (strategy.Info.Output) that layer: slide gets --output lsh in
+// engine.Sampling.SLIDE's mode (--lsh-fill point, --lsh-update dense,
+// --lsh-correct=false), as SLIDE's code trains. A flag given against it is
+// an error.
 func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
 	info, err := strategy.Lookup(f.strategy)
 	if err != nil || info.Output != "slide" {
@@ -715,7 +716,8 @@ func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
 		return fmt.Errorf("--workload %s: %s trains the sparse MLP (--workload xml)", f.workload, f.strategy)
 	}
 	given := visited(fs)
-	for _, s := range []struct{ flag, want string }{{"output", "lsh"}, {"lsh-fill", "point"}, {"lsh-update", "dense"}, {"lsh-correct", "false"}} {
+	m := engine.DefaultSampling().SLIDE()
+	for _, s := range []struct{ flag, want string }{{"output", "lsh"}, {"lsh-fill", m.Fill}, {"lsh-update", m.Update}, {"lsh-correct", strconv.FormatBool(m.Correct)}} {
 		if fl := fs.Lookup(s.flag); given[s.flag] && fl.Value.String() != s.want {
 			return fmt.Errorf("--%s %s: %s trains the sampled output layer as SLIDE's code does (--%s %s)", s.flag, fl.Value, f.strategy, s.flag, s.want)
 		}
