@@ -8,6 +8,7 @@ import (
 	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // stepShapes are the training-step shapes of the benchmark ladder: the two
@@ -30,8 +31,8 @@ var stepShapes = []struct {
 // sampled output layer (sampled: a label-major network, DWTA tables of K 6
 // and L 50 built from the initial weights, each point's labels and up to
 // 0.5% of the labels retrieved, 0.5% more shared by the batch, lazy updates
-// of the rows touched; labels: the same with the batch's labels among the
-// shared rows, --lsh-fill labels; slide: SLIDE's code's mode, each point padded with
+// of the rows touched; labels: the defaults, the same with the batch's
+// labels among the shared rows and the correction; slide: SLIDE's code's mode, each point padded with
 // its own random rows to 0.5% and Adam over every weight). The amazon-670k
 // case needs about 2 GiB and half a second per iteration:
 //
@@ -67,7 +68,7 @@ func BenchmarkStep(b *testing.B) {
 					ws := m.NewWorkspace(s.bs)
 					var smp *model.Sampled
 					if sampled {
-						smp = sampledFor(b, m, p, s.bs, mode)
+						smp = sampledFor(b, m, p, &y, s.bs, mode)
 					}
 					var u kernel.Update
 					step := func() {
@@ -101,7 +102,7 @@ func BenchmarkStep(b *testing.B) {
 // sampledFor returns a sampled pass over m's output layer at SLIDE's
 // Amazon-670k settings, its tables built from p: a batch's shared random
 // rows, or with slide SLIDE's code's per-point padding and dense update.
-func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int, mode string) *model.Sampled {
+func sampledFor(b *testing.B, m *model.MLP, p []float32, y *sparse.CSR, batch int, mode string) *model.Sampled {
 	l := m.Layers()[len(m.Layers())-1]
 	fam, err := lsh.NewDWTA(l.In, 6, 50, 1)
 	if err != nil {
@@ -117,7 +118,12 @@ func sampledFor(b *testing.B, m *model.MLP, p []float32, batch int, mode string)
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := model.SampledOptions{Fill: active, Labels: mode == "labels"}
+	o := model.SampledOptions{Fill: active}
+	if mode == "labels" {
+		// The defaults: the batch's labels shared, and the correction, its
+		// chances from the batch's labels as if they were the training set's.
+		o.Labels, o.Correct, o.Inclusion = true, true, inclusion(y, batch, active, l.Out)
+	}
 	if mode == "slide" {
 		o = model.SampledOptions{Pad: active, Dense: true}
 	}

@@ -208,6 +208,11 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	for j, k := range s.ids {
 		copy(s.wf[j*in:(j+1)*in], wt[int(k)*in:int(k+1)*in])
 		s.bf[j] = b[k]
+		if s.shift != nil {
+			// The correction is the same for every point: it joins the
+			// bias in the shared logits (the gradient is the logits').
+			s.bf[j] += s.shift[k]
+		}
 	}
 	zf := s.zf[:n*f]
 	if f > 0 {
@@ -251,15 +256,10 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 				shared--
 			}
 		}
-		switch {
-		case s.shift != nil:
-			for j, k := range s.ids {
-				zi[j] += s.shift[k] // −∞ stays −∞
-			}
-		case s.o.Correct && shared > 0:
+		if s.shift == nil && s.o.Correct && shared > 0 {
 			c := float32(math.Log(float64(l.Out-len(got)) / float64(shared)))
 			for j := range zi {
-				zi[j] += c
+				zi[j] += c // −∞ stays −∞
 			}
 		}
 		total += kernel.SoftmaxXentSplit(z, zi, s.s.Labels(), scale)
