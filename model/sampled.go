@@ -118,6 +118,7 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 			}
 			shift[k] = float32(-math.Log(float64(pi)))
 		}
+		o.Inclusion = nil // the caller's; shift holds what the pass needs
 	}
 	fill = min(fill, last.Out)
 	o.Pad = min(o.Pad, last.Out)
