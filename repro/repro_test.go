@@ -53,20 +53,20 @@ func TestAdaptiveStudyQuick(t *testing.T) {
 func loadSet(t *testing.T, name string) Set {
 	t.Helper()
 	tr, te, err := data.LoadDir(testdata.Dir(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := NewSet(name, tr, te, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
+	return setOf(t, name, tr, te, err)
 }
 
 // bundledSet makes a dataset bundled in the binary a study set.
 func bundledSet(t *testing.T, name string) Set {
 	t.Helper()
 	tr, te, err := data.Bundled(name)
+	return setOf(t, name, tr, te, err)
+}
+
+// setOf makes a study set of a loaded dataset, failing the test on the
+// loading's error.
+func setOf(t *testing.T, name string, tr, te *data.Dataset, err error) Set {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
