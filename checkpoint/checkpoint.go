@@ -40,6 +40,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // well-formed checkpoints.
 var ErrCorrupt = errors.New("checkpoint: corrupt")
 
+// ErrNotFinite is wrapped by the error of a vector that holds a NaN or an
+// infinity: no run saves one, and none may go on from one.
+var ErrNotFinite = errors.New("checkpoint: not finite")
+
 // Writer writes a checkpoint under a temporary name; Commit puts it in
 // place. Errors stick: the first one is returned by every later call and by
 // Commit.
@@ -290,7 +294,8 @@ func (r *Reader) Len(name string) (int, error) {
 	return int(e.len / 4), err
 }
 
-// Float32s reads a vector section into dst, which must have its length.
+// Float32s reads a vector section into dst, which must have its length,
+// bit for bit.
 func (r *Reader) Float32s(name string, dst []float32) error {
 	e, err := r.lookup(name, Float32s)
 	if err != nil {
@@ -313,6 +318,22 @@ func (r *Reader) Float32s(name string, dst []float32) error {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
 		dst, off = dst[k:], off+int64(len(b))
+	}
+	return nil
+}
+
+// FiniteFloat32s is Float32s for a vector that must be finite — a model's
+// weights, an optimizer's moments: a NaN or an infinity in it is an error
+// wrapping ErrNotFinite that names the file, the section and the position.
+func (r *Reader) FiniteFloat32s(name string, dst []float32) error {
+	if err := r.Float32s(name, dst); err != nil {
+		return err
+	}
+	for i, v := range dst {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("%w: %s: section %q holds %v at position %d (a run that had diverged, or a file changed since it was written): resume from another checkpoint",
+				ErrNotFinite, r.path, name, v, i)
+		}
 	}
 	return nil
 }

@@ -226,3 +226,24 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// FiniteFloat32s refuses a vector holding a NaN or an infinity, naming the
+// file, the section and the position; Float32s reads it bit for bit.
+func TestFiniteFloat32s(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.hck")
+	vec := vector(10) // a NaN at 1
+	write(t, path, vec)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make([]float32, len(vec))
+	err = r.FiniteFloat32s("center", got)
+	if !errors.Is(err, ErrNotFinite) || !strings.Contains(err.Error(), `c.hck: section "center" holds NaN at position 1`) {
+		t.Fatalf("a NaN: %v", err)
+	}
+	if err := r.Float32s("center", got); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -115,3 +115,12 @@ func Previous(file string) string {
 	}
 	return list[i-1]
 }
+
+// Reserved reports whether name is one of the names a checkpoint folder
+// uses for its own files — a checkpoint, its temporary file, the run's
+// record and lock — which no other file in the folder may have.
+func Reserved(name string) bool {
+	_, isCheckpoint := samplesOf(name)
+	return isCheckpoint || name == ownerFile || name == lockFile ||
+		strings.HasPrefix(name, "."+prefix) || strings.HasPrefix(name, "."+ownerFile)
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -347,6 +348,14 @@ func cacheDataset(mem []byte, c cacheInfo, off [5]int64, name string) (*Dataset,
 	}
 	if err := ds.X.Validate(); err != nil {
 		return nil, fmt.Errorf("features: %w", err)
+	}
+	// Text never yields a NaN or an infinity (the parser refuses them), so
+	// a cache holding one was changed after it was written, its checksum
+	// with it.
+	for i, v := range ds.X.Values {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("features: value %d is %v: not from a text file", i, v)
+		}
 	}
 	if err := ds.Y.Validate(); err != nil {
 		return nil, fmt.Errorf("labels: %w", err)

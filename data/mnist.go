@@ -50,6 +50,8 @@ func (l Loader) loadMNISTPair(images, labels, name string) (*Dataset, error) {
 		return nil, err
 	}
 	defer doneL()
+	l.opened(images, false)
+	l.opened(labels, false)
 	ds, err := readMNIST(ctx, fi, images, fl, labels, name)
 	return ds, stoppedOr(ctx, images, err)
 }

@@ -120,6 +120,16 @@ type Loader struct {
 	// MB more of reading, a read blocked on a pipe included. nil means
 	// context.Background().
 	Context context.Context
+	// Opened, when set, is called with each file a load reads — a dataset
+	// file, and the cache it loads from or writes (cache true) — so that a
+	// caller can keep its outputs off them.
+	Opened func(path string, cache bool)
+}
+
+func (l Loader) opened(path string, cache bool) {
+	if l.Opened != nil {
+		l.Opened(path, cache)
+	}
 }
 
 func (l Loader) context() context.Context {
@@ -191,6 +201,7 @@ func (l Loader) load(path string) (*Dataset, Format, error) {
 		return nil, "", err
 	}
 	defer done()
+	l.opened(path, false)
 	if !fi.Mode().IsRegular() {
 		// A stream: one pass, no counting, no cache (there is no file whose
 		// identity a cache could record).
@@ -210,6 +221,9 @@ func (l Loader) load(path string) (*Dataset, Format, error) {
 		}
 	}
 	src := sourceOf(fi)
+	if cache != "" {
+		defer l.opened(cache, true)
+	}
 	if cache != "" && l.Cache == CacheAuto {
 		ds, f, err := openCache(cache, path, src)
 		if cerr := ctx.Err(); cerr != nil {

@@ -65,6 +65,8 @@ type (
 		Devices                                              []deviceState
 		HasDPrev                                             bool
 		LogOffset                                            int64
+		LogCRC                                               uint32 // of the log's bytes before LogOffset
+		LogHasCRC                                            bool
 		// Model names the section of the model the strategy evaluates
 		// (the centre, or the first replica in the run); ModelConfig is its
 		// network's shape, when the workload is an MLP.
@@ -272,6 +274,7 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
 		Silent: r.silent, Gone: r.x.gone, HasDPrev: r.x.dprev != nil, LogOffset: r.log.Offset(),
+		LogCRC: r.log.Position().CRC, LogHasCRC: true,
 		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, Notes: r.res.Notes, Steps: r.res.Steps,
 		Faults: r.res.Faults, Now: r.clk.now()}
 	st.EvalStep, st.Evals = r.evalStep, r.res.Evals
@@ -380,15 +383,15 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	}
 
 	x := r.x
-	if err := rd.Float32s("center", x.center); err != nil {
+	if err := rd.FiniteFloat32s("center", x.center); err != nil {
 		return err
 	}
-	if err := rd.Float32s("prev", x.prev); err != nil {
+	if err := rd.FiniteFloat32s("prev", x.prev); err != nil {
 		return err
 	}
 	if st.HasDPrev {
 		x.dprev = make([]float32, len(x.center))
-		if err := rd.Float32s("dprev", x.dprev); err != nil {
+		if err := rd.FiniteFloat32s("dprev", x.dprev); err != nil {
 			return err
 		}
 	}
@@ -413,22 +416,22 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 			continue
 		}
 		pre := "device/" + strconv.Itoa(d.id) + "/"
-		if err := rd.Float32s(pre+"p", d.p); err != nil {
+		if err := rd.FiniteFloat32s(pre+"p", d.p); err != nil {
 			return err
 		}
 		if ds.HasGrad {
-			if err := rd.Float32s(pre+"g", d.g); err != nil {
+			if err := rd.FiniteFloat32s(pre+"g", d.g); err != nil {
 				return err
 			}
 		}
 		if ds.HasM {
 			d.m = make([]float32, len(d.p))
-			if err := rd.Float32s(pre+"m", d.m); err != nil {
+			if err := rd.FiniteFloat32s(pre+"m", d.m); err != nil {
 				return err
 			}
 		}
 		for j, v := range d.opt.State() {
-			if err := rd.Float32s(pre+"opt/"+strconv.Itoa(j), v); err != nil {
+			if err := rd.FiniteFloat32s(pre+"opt/"+strconv.Itoa(j), v); err != nil {
 				return err
 			}
 		}
@@ -520,9 +523,10 @@ func (r *run) restart() error {
 type Saved struct {
 	Samples      int64   // processed
 	TrainSeconds float64 // the engine's clock
-	// LogOffset is the end of the run log's last record at the checkpoint
-	// (runlog.Log.Offset): a resumed run appends there (runlog.AppendLog).
-	LogOffset int64
+	// Log is where the run log stood at the checkpoint (the end of its
+	// last record, runlog.Log.Position): a resumed run appends there
+	// (runlog.AppendLog).
+	Log runlog.Position
 }
 
 // ReadSaved reads where the run checkpoint rd holds had got to, and the
@@ -536,7 +540,8 @@ func ReadSaved(rd *checkpoint.Reader) (Saved, []byte, error) {
 	if err != nil {
 		return Saved{}, nil, err
 	}
-	return Saved{Samples: st.Done, TrainSeconds: st.Now, LogOffset: st.LogOffset}, settings, nil
+	return Saved{Samples: st.Done, TrainSeconds: st.Now,
+		Log: runlog.Position{Offset: st.LogOffset, CRC: st.LogCRC, HasCRC: st.LogHasCRC}}, settings, nil
 }
 
 // readState decodes the engine's section of a checkpoint.
@@ -577,7 +582,7 @@ func LoadModel(rd *checkpoint.Reader) (model.Config, []float32, error) {
 		return model.Config{}, nil, fmt.Errorf("engine: checkpoint %s: its model has %d parameters where its shape needs %d", rd.Path(), n, m.NumParams())
 	}
 	p := make([]float32, n)
-	if err := rd.Float32s(st.Model, p); err != nil {
+	if err := rd.FiniteFloat32s(st.Model, p); err != nil {
 		return model.Config{}, nil, err
 	}
 	return m.Config(), p, nil

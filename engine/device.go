@@ -60,17 +60,30 @@ func (d *device) compute() {
 // is handed on jobs (d.jobs, passed so that stopDevices may clear the field
 // while the goroutine starts), then wait out its injected slowdown — with
 // stretch s the batch takes s times its compute time in all — and report.
-func (d *device) work(jobs <-chan struct{}, report func(*device)) {
+// Once hurry is closed (the run is stopping) the simulated decoding and the
+// slowdown are skipped: only real computation holds a stop up.
+func (d *device) work(jobs <-chan struct{}, hurry <-chan struct{}, report func(*device)) {
+	var timer *time.Timer
 	for range jobs {
 		stretch := math.Float64frombits(d.stretchBits.Load())
 		t0 := time.Now()
 		if d.prep > 0 && !d.prepared {
-			busy(time.Duration(d.prep*float64(d.rows)*1e9), nil)
+			busy(time.Duration(d.prep*float64(d.rows)*1e9), nil, hurry)
 		}
 		d.prepared = false
 		d.compute() // the run never uses the real clock with TimingOnly
 		if stretch > 1 {
-			time.Sleep(time.Duration(float64(time.Since(t0)) * (stretch - 1)))
+			wait := time.Duration(float64(time.Since(t0)) * (stretch - 1))
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			select {
+			case <-timer.C:
+			case <-hurry:
+				timer.Stop()
+			}
 		}
 		report(d)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hetsgd/hetsgd/runlog"
 )
@@ -156,5 +157,29 @@ func TestReplicaZeroLeaves(t *testing.T) {
 	got, want := res.Evals[len(res.Evals)-1].P1, clean.Evals[len(clean.Evals)-1].P1
 	if math.Abs(got-want) > 0.05 {
 		t.Errorf("sync after device 0 left: final P@1 %.4f, clean run %.4f", got, want)
+	}
+}
+
+// A run stopped while a device is slowed a millionfold ends at once: the
+// device's slow-down (here minutes for one batch) is cut short, not waited
+// out. The bound is loose (the machine may be busy); without the cut the
+// run would end after minutes.
+func TestStopCutsSlowDown(t *testing.T) {
+	for _, strat := range []string{"sync", "elastic", "gem"} {
+		cfg := base(strat, 2, Real)
+		cfg.Epochs = 1000
+		cfg.Prep = 1 // a second of simulated decoding a row: cut short too
+		cfg.Faults = []Fault{{Device: 1, At: 0, Kind: Slow, Factor: 1e6}}
+		ctx, cancel := context.WithCancel(context.Background())
+		obs := &cancelAfter{n: 1, cancel: cancel}
+		go func() { time.Sleep(200 * time.Millisecond); cancel() }()
+		start := time.Now()
+		_, err := Run(ctx, cfg, xml(t, 0), nil, obs)
+		if err != context.Canceled {
+			t.Fatalf("%s: error %v, want context.Canceled", strat, err)
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("%s: a run with a device slowed a millionfold took %v to stop", strat, d)
+		}
 	}
 }

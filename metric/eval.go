@@ -2,6 +2,7 @@ package metric
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -17,6 +18,11 @@ type Scores struct {
 	NDCG1, NDCG3, NDCG5 float64
 	Loss                float64 // mean over points with labels
 	Points              int
+	// Approximate ranking through hash tables (Evaluator.SetTables):
+	// Recall is the share of the points' true labels the tables
+	// retrieved, Retrieved the mean number of labels retrieved a point.
+	// A label the tables miss cannot be ranked: Recall bounds P@k.
+	Recall, Retrieved float64
 }
 
 // rowScores returns P@1,3,5 and nDCG@1,3,5 of one point from its top-5
@@ -92,6 +98,9 @@ func EvalRows(test *data.Dataset, batchRows, limit int) int {
 	return max(1, min(batchRows, limit))
 }
 
+// ErrNoPoints is the error of an evaluation of a set without points.
+var ErrNoPoints = errors.New("metric: no points to score")
+
 // Points returns the number of test points scored.
 func (e *Evaluator) Points() int { return e.limit }
 
@@ -105,9 +114,14 @@ func (e *Evaluator) Evaluate(p []float32) Scores {
 // ctx is done and returns an error wrapping ctx.Err(): scoring a large test
 // set takes minutes, and an interrupted run must not wait for it.
 func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, error) {
+	if e.limit == 0 {
+		// P@k is a mean over the points: of none, it is no number.
+		return Scores{}, ErrNoPoints
+	}
 	e.sums, e.labeled = [7]float64{}, 0
 	if e.tables != nil {
 		e.tables.build(e.m, p)
+		e.tables.recall = [tableParts][3]float64{}
 	}
 	for lo := 0; lo < e.limit; lo += e.batch.Cap() {
 		if err := ctx.Err(); err != nil {
@@ -142,6 +156,16 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 	}
 	if e.labeled > 0 && e.tables == nil {
 		s.Loss = e.sums[6] / float64(e.labeled)
+	}
+	if t := e.tables; t != nil {
+		var found, labels, got float64
+		for _, r := range t.recall {
+			found, labels, got = found+r[0], labels+r[1], got+r[2]
+		}
+		if labels > 0 {
+			s.Recall = found / labels
+		}
+		s.Retrieved = got / n
 	}
 	return s, nil
 }

@@ -2,6 +2,7 @@ package metric
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/lsh"
@@ -90,6 +91,9 @@ type tableScorer struct {
 	h       []float32
 	y       *sparse.CSR
 	partial [tableParts][6]float64
+	// recall: per part, the true labels retrieved, the true labels, and
+	// the labels retrieved, summed over the points.
+	recall [tableParts][3]float64
 }
 
 // build hashes the output rows of p into the tables.
@@ -118,5 +122,14 @@ func (t *tableScorer) Part(c, n int) {
 		}
 		labels, _ := y.Row(i)
 		addRow(&t.partial[c], ids, labels)
+		found := 0
+		for _, l := range labels {
+			if slices.Contains(part.got, l) {
+				found++
+			}
+		}
+		t.recall[c][0] += float64(found)
+		t.recall[c][1] += float64(len(labels))
+		t.recall[c][2] += float64(len(part.got))
 	}
 }

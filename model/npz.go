@@ -172,7 +172,13 @@ func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
 				return Config{}, nil, fmt.Errorf("model: %s: %w", a.name, err)
 			}
 			for j := range v[:k] {
-				v[j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
+				bits := binary.LittleEndian.Uint32(buf[4*j:])
+				if bits&0x7f800000 == 0x7f800000 { // an infinity or a NaN
+					rc.Close()
+					return Config{}, nil, fmt.Errorf("model: %s holds %v at position %d: a model's weights are finite (was it trained to divergence, or changed?)",
+						a.name, math.Float32frombits(bits), len(a.v)-len(v)+j)
+				}
+				v[j] = math.Float32frombits(bits)
 			}
 			v = v[k:]
 		}

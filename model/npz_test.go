@@ -23,7 +23,8 @@ func exported(t testing.TB, cfg Config) ([]float32, []byte) {
 	}
 	p := make([]float32, m.NumParams())
 	m.Init(p, 5)
-	p[0] = float32(math.Inf(1)) // every bit pattern survives
+	// Every finite bit pattern survives: the largest, a subnormal, −0.
+	p[0], p[1], p[2] = math.MaxFloat32, math.SmallestNonzeroFloat32, float32(math.Copysign(0, -1))
 	var b bytes.Buffer
 	if err := WriteNPZ(&b, cfg, p); err != nil {
 		t.Fatal(err)
@@ -50,13 +51,22 @@ func TestNPZRoundTrip(t *testing.T) {
 }
 
 func TestNPZRefusesOthers(t *testing.T) {
-	_, b := exported(t, Config{Inputs: 7, Hidden: []int{5}, Outputs: 4})
+	cfg := Config{Inputs: 7, Hidden: []int{5}, Outputs: 4}
+	_, b := exported(t, cfg)
+	m, _ := New(cfg)
+	p := make([]float32, m.NumParams())
+	p[len(p)-1] = float32(math.NaN()) // a bias
+	var nan bytes.Buffer
+	if err := WriteNPZ(&nan, cfg, p); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		b    []byte
 		want string
 	}{
 		{[]byte("not a zip"), "not an .npz"},
 		{b[:len(b)/2], "not an .npz"},
+		{nan.Bytes(), "b1.npy holds NaN at position 3"},
 	} {
 		if _, _, err := ReadNPZ(bytes.NewReader(c.b), int64(len(c.b))); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q", err, c.want)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -29,7 +30,8 @@ type Log struct {
 	// sync makes the records durable at Close; nil when there is nothing to
 	// sync (a pipe, a terminal).
 	sync   func() error
-	end    int64 // bytes of the whole records written
+	end    int64  // bytes of the whole records written
+	crc    uint32 // CRC-32C of those bytes
 	buf    bytes.Buffer
 	enc    *json.Encoder // encodes into buf, so a record reaches w in one write
 	err    error         // set when the output ends with part of a record
@@ -109,13 +111,24 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 	return fileLog(path, f), nil
 }
 
-// AppendLog opens the existing log file path to continue it from offset at,
-// the end of its last record a checkpoint counted: a resumed run's log. The
+// Position is where a log stood when a checkpoint was taken: the end of its
+// last record, and the CRC-32C (Castagnoli) of every byte before it.
+type Position struct {
+	Offset int64
+	CRC    uint32
+	HasCRC bool // false for checkpoints of an earlier hetsgd, which kept none
+}
+
+// AppendLog opens the existing log file path to continue it from at, the
+// end of its last record a checkpoint counted: a resumed run's log. The
 // records after at, written by the run after that checkpoint and before it
-// stopped, are moved to the file path+".cut-AT" (kept, not lost) and cut
-// from the log, so that the log reads as one run. A file shorter than at is
-// not the log the checkpoint counted: an error.
-func AppendLog(path string, at int64, inputs ...string) (*Log, error) {
+// stopped, are moved to a file beside the log, path+".cut-OFFSET" (or
+// ".cut-OFFSET.N", never replacing an earlier one: kept, not lost), and cut
+// from the log, so that the log reads as one run. A file shorter than at,
+// or whose bytes before at are not those the checkpoint counted (their
+// checksum differs), is not the log the checkpoint counted: an error, and
+// the file is left as it is.
+func AppendLog(path string, at Position, inputs ...string) (*Log, error) {
 	if err := atomicfile.Distinct(path, inputs...); err != nil {
 		return nil, fmt.Errorf("runlog: %w (name another log file)", err)
 	}
@@ -137,28 +150,54 @@ func AppendLog(path string, at int64, inputs ...string) (*Log, error) {
 	if fi, err = f.Stat(); err != nil {
 		return fail(fmt.Errorf("runlog: %w", err))
 	}
-	switch size := fi.Size(); {
-	case size < at:
-		return fail(setting.Errorf("runlog", "runlog: log file %s has %d bytes, fewer than the %d the checkpoint counted: it is not that run's log (log to a new file: {AppendLog.path})", path, size, at))
-	case size > at:
-		tail := make([]byte, size-at)
-		if _, err := f.ReadAt(tail, at); err != nil {
+	size := fi.Size()
+	if size < at.Offset {
+		return fail(setting.Errorf("runlog", "runlog: log file %s has %d bytes, fewer than the %d the checkpoint counted: it is not that run's log (log to a new file: {AppendLog.path})", path, size, at.Offset))
+	}
+	crc := crc32.New(castagnoli)
+	if _, err := io.Copy(crc, io.NewSectionReader(f, 0, at.Offset)); err != nil {
+		return fail(fmt.Errorf("runlog: %w", err))
+	}
+	if at.HasCRC && crc.Sum32() != at.CRC {
+		return fail(setting.Errorf("runlog", "runlog: log file %s does not hold the records the checkpoint counted (its first %d bytes differ): it is not that run's log, or was changed since (log to a new file: {AppendLog.path})", path, at.Offset))
+	}
+	if size > at.Offset {
+		tail := make([]byte, size-at.Offset)
+		if _, err := f.ReadAt(tail, at.Offset); err != nil {
 			return fail(fmt.Errorf("runlog: %w", err))
 		}
-		if err := atomicfile.WriteFile(fmt.Sprintf("%s.cut-%d", path, at), tail, true); err != nil {
+		if err := keepTail(fmt.Sprintf("%s.cut-%d", path, at.Offset), tail); err != nil {
 			return fail(fmt.Errorf("runlog: keeping the records after the checkpoint: %w", err))
 		}
-		if err := f.Truncate(at); err != nil {
+		if err := f.Truncate(at.Offset); err != nil {
 			return fail(fmt.Errorf("runlog: log file %s: %w", path, err))
 		}
 	}
-	if _, err := f.Seek(at, io.SeekStart); err != nil {
+	if _, err := f.Seek(at.Offset, io.SeekStart); err != nil {
 		return fail(fmt.Errorf("runlog: %w", err))
 	}
 	l := fileLog(path, f)
-	l.end = at
+	l.end, l.crc = at.Offset, crc.Sum32()
 	return l, nil
 }
+
+// keepTail writes the records cut from a log into a new file named name,
+// or name.1, name.2, … when that exists: a run resumed twice from one
+// checkpoint keeps both runs' records.
+func keepTail(name string, tail []byte) error {
+	for i := 0; ; i++ {
+		p := name
+		if i > 0 {
+			p = fmt.Sprintf("%s.%d", name, i)
+		}
+		err := atomicfile.WriteFile(p, tail, false)
+		if !errors.Is(err, atomicfile.ErrExist) || i >= 1000 {
+			return err
+		}
+	}
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // fileLog writes to a regular file of CreateLog's, empty and at offset 0.
 func fileLog(path string, f *os.File) *Log {
@@ -248,6 +287,7 @@ func (l *Log) Write(record any) error {
 	}
 	if err == nil {
 		l.end += int64(n)
+		l.crc = crc32.Update(l.crc, castagnoli, l.buf.Bytes())
 		if l.also != nil {
 			l.also(l.buf.Bytes())
 		}
@@ -278,6 +318,14 @@ func (l *Log) Offset() int64 {
 		return 0
 	}
 	return l.end
+}
+
+// Position returns Offset with the checksum of the bytes before it.
+func (l *Log) Position() Position {
+	if l == nil {
+		return Position{HasCRC: true}
+	}
+	return Position{Offset: l.end, CRC: l.crc, HasCRC: true}
 }
 
 // Sync makes the records written so far durable (nothing for a pipe or a

@@ -283,8 +283,10 @@ func logOne(t *testing.T, path string, overwrite bool) {
 	}
 }
 
-// A resumed run's log continues from the checkpoint's offset; the records
-// written after it are kept beside the log, not lost.
+// A resumed run's log continues from the checkpoint's position; the records
+// written after it are kept beside the log, not lost, even when a run is
+// resumed twice from one checkpoint; a log whose bytes before the position
+// are not those counted is refused and left as it is.
 func TestAppendLogContinuesFromOffset(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	l, err := CreateLog(path, false)
@@ -294,7 +296,7 @@ func TestAppendLogContinuesFromOffset(t *testing.T) {
 	rec := func(i int) map[string]any { return map[string]any{"event": "eval", "i": i} }
 	l.Write(rec(1))
 	l.Write(rec(2))
-	at := l.Offset()
+	at := l.Position()
 	l.Write(rec(3))
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -304,8 +306,8 @@ func TestAppendLogContinuesFromOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Offset() != at {
-		t.Fatalf("offset %d, want %d", a.Offset(), at)
+	if a.Position() != at {
+		t.Fatalf("position %+v, want %+v", a.Position(), at)
 	}
 	a.Write(map[string]any{"event": "resume"})
 	a.Write(rec(3))
@@ -313,18 +315,43 @@ func TestAppendLogContinuesFromOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
-	want := string(before[:at]) + `{"event":"resume"}` + "\n" + `{"event":"eval","i":3}` + "\n"
+	want := string(before[:at.Offset]) + `{"event":"resume"}` + "\n" + `{"event":"eval","i":3}` + "\n"
 	if string(got) != want {
 		t.Fatalf("log:\n%s\nwant\n%s", got, want)
 	}
-	tail, err := os.ReadFile(fmt.Sprintf("%s.cut-%d", path, at))
-	if err != nil || string(tail) != string(before[at:]) {
-		t.Fatalf("the records after the checkpoint: %q, %v; want %q", tail, err, before[at:])
+	cut := fmt.Sprintf("%s.cut-%d", path, at.Offset)
+	tail, err := os.ReadFile(cut)
+	if err != nil || string(tail) != string(before[at.Offset:]) {
+		t.Fatalf("the records after the checkpoint: %q, %v; want %q", tail, err, before[at.Offset:])
 	}
-	if _, err := AppendLog(path, int64(len(got))+10); err == nil || !strings.Contains(err.Error(), "fewer than") {
+	// Resumed again from the same checkpoint: the second run's records
+	// join the first's beside the log.
+	a, err = AppendLog(path, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if tail2, err := os.ReadFile(cut + ".1"); err != nil || string(tail2) != string(got[at.Offset:]) {
+		t.Fatalf("the second run's records after the checkpoint: %q, %v", tail2, err)
+	}
+	if kept, _ := os.ReadFile(cut); string(kept) != string(tail) {
+		t.Fatalf("the first run's records were replaced: %q", kept)
+	}
+	long := at
+	long.Offset = int64(len(got)) + 10
+	if _, err := AppendLog(path, long); err == nil || !strings.Contains(err.Error(), "fewer than") {
 		t.Fatalf("a log shorter than the checkpoint's offset: %v", err)
 	}
-	if _, err := AppendLog(filepath.Join(t.TempDir(), "none.jsonl"), 0); err == nil {
+	other := at
+	other.CRC++
+	now, _ := os.ReadFile(path)
+	if _, err := AppendLog(path, other); err == nil || !strings.Contains(err.Error(), "does not hold the records the checkpoint counted") {
+		t.Fatalf("a log whose bytes differ: %v", err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(now) {
+		t.Fatal("a refused log was changed")
+	}
+	if _, err := AppendLog(filepath.Join(t.TempDir(), "none.jsonl"), Position{}); err == nil {
 		t.Fatal("a missing log: no error")
 	}
 }

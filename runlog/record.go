@@ -30,14 +30,18 @@ type Config struct {
 	// Settings are the run's settings as hetsgd train --print-config prints
 	// them and --config reads them back: what decides the run, not where
 	// its outputs go.
-	Settings    Settings           `json:"settings,omitempty"`
-	Data        string             `json:"data"`
-	Train       string             `json:"train,omitempty"`
-	Test        string             `json:"test,omitempty"`
-	TrainPoints int                `json:"train_points"`
-	TestPoints  int                `json:"test_points"`
-	Features    int                `json:"features"`
-	Labels      int                `json:"labels"`
+	Settings    Settings `json:"settings,omitempty"`
+	Data        string   `json:"data"`
+	Train       string   `json:"train,omitempty"`
+	Test        string   `json:"test,omitempty"`
+	TrainPoints int      `json:"train_points"`
+	TestPoints  int      `json:"test_points"`
+	Features    int      `json:"features"`
+	Labels      int      `json:"labels"`
+	// DataDigest is a SHA-256 digest of the training and test sets'
+	// content (hex; data.Dataset.Fingerprint of each), not of their files
+	// or paths: a resumed run checks that its data did not change.
+	DataDigest  string             `json:"data_digest,omitempty"`
 	Hidden      []int              `json:"hidden"`
 	Dropout     float64            `json:"dropout"`
 	Batch       int                `json:"batch"`
@@ -156,6 +160,11 @@ type Resume struct {
 	Samples      int64             `json:"samples"`
 	TrainSeconds float64           `json:"train_seconds"`
 	Changed      map[string]string `json:"changed"`
+	// Run and From, for a resumed run that is a new one branching off
+	// (from a copy of its checkpoint folder, or into another folder): its
+	// id, and the run and checkpoint it began at.
+	Run  string `json:"run,omitempty"`
+	From string `json:"from,omitempty"`
 }
 
 // Done is the last record of a run log.

@@ -57,10 +57,14 @@ func (g Grid) Validate() error {
 		if !(lr >= 0) || math.IsInf(lr, 0) {
 			return setting.Errorf("tune", "tune: {Grid.LRs}: %v is not a positive learning rate", lr)
 		}
+		// 0 is "each strategy's own"; any other rate must be one a run takes.
+		if r := engine.Ranges["lr"]; lr != 0 && !r.Contains(lr) {
+			return setting.Errorf("tune", "tune: {Grid.LRs}: the rate %s", r.Need(lr))
+		}
 	}
 	for _, b := range g.Batches {
-		if b < 1 {
-			return setting.Errorf("tune", "tune: {Grid.Batches}: %d is not a batch size", b)
+		if r := engine.Ranges["batch"]; !r.Contains(float64(b)) {
+			return setting.Errorf("tune", "tune: {Grid.Batches}: the batch %s", r.Need(float64(b)))
 		}
 	}
 	return nil
@@ -93,6 +97,24 @@ type Result struct {
 func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, each func(Result) error) ([]Result, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
+	}
+	// Every point is checked before the first runs: a grid that cannot
+	// run whole fails now, not after hours of its first points.
+	for _, s := range g.Strategies {
+		for _, b := range g.Batches {
+			for _, lr := range g.LRs {
+				cfg, err := RunConfig(base, s, b, lr, g.Seeds[0])
+				if err == nil {
+					cfg, err = cfg.WithDefaults()
+				}
+				if err == nil {
+					err = cfg.Validate()
+				}
+				if err != nil {
+					return nil, fmt.Errorf("tune: %s at lr %g, batch %d: %w", s, lr, b, err)
+				}
+			}
+		}
 	}
 	var out []Result
 	for _, s := range g.Strategies {

@@ -61,7 +61,7 @@ func TestBadInputByClass(t *testing.T) {
 			{"a fault on no device", []string{"train", "--fault", "device=5,at=1s,kind=crash", "--log", log}, nil, 1, "no device 5 among 1"},
 		},
 		"files": {
-			{"a log over the training data", []string{"train", "--train", good, "--test", good, "--log", good, "--force"}, nil, 1, "refusing to overwrite an input"},
+			{"a log over the training data", []string{"train", "--train", good, "--test", good, "--log", good, "--force"}, nil, 1, "refusing to write over an input"},
 			{"a log that is a folder", []string{"train", "--log", dir, "--force"}, nil, 1, dir},
 			{"calibrate over a device", []string{"calibrate", "--quick", "--out", "/dev/null", "--force"}, nil, 1, "not a regular file"},
 		},

@@ -99,9 +99,13 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	in := &atomicfile.Inputs{}
+	for _, l := range logs {
+		in.Add("log", l)
+	}
 	for _, ext := range []string{".svg", ".png"} {
-		if err := atomicfile.Distinct(base+ext, logs...); err != nil {
-			return fmt.Errorf("--out %s would overwrite the log: %w", *out, err)
+		if err := in.Check("--out", base+ext); err != nil {
+			return err
 		}
 	}
 

@@ -147,7 +147,7 @@ func TestPlotErrors(t *testing.T) {
 		{[]string{"--out", out + ".pdf", syncLog}, []string{"fig.pdf", "FIG.svg or FIG.png"}},
 		{[]string{"--out", out, "--y", "batch", syncLog}, []string{syncLog, "no merge records"}},
 		{[]string{"--out", out, "--y", "batch", syncLog, adaptiveLog}, []string{"one LOG"}},
-		{[]string{"--out", filepath.Join(dir, "log"), svgLog}, []string{"overwrite the log", svgLog}},
+		{[]string{"--out", filepath.Join(dir, "log"), svgLog}, []string{"refusing to write over an input", svgLog}},
 	} {
 		_, _, err := plot(c.args...)
 		if err == nil {

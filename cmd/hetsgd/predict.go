@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -62,9 +63,11 @@ func loadModel(path string) (*model.MLP, []float32, error) {
 }
 
 // scoring holds the flags eval and predict share: the model, the data and
-// its format.
+// its format; and the files they name and the data's caches, as inputs
+// no output may replace.
 type scoring struct {
 	model, data, format string
+	in                  atomicfile.Inputs
 }
 
 func (s *scoring) register(fs *flag.FlagSet, dataUsage string) {
@@ -77,6 +80,8 @@ func (s *scoring) check() error {
 	if s.model == "" || s.data == "" {
 		return fmt.Errorf("give --model and --data")
 	}
+	s.in.Add("--model", s.model)
+	s.in.Add("--data", s.data)
 	return nil
 }
 
@@ -91,7 +96,7 @@ func (s *scoring) testSet(ctx context.Context, cache string, stderr io.Writer) (
 	if err != nil {
 		return nil, fmt.Errorf("--cache: %w", err)
 	}
-	sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}, s.data)
+	sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx, Opened: dataInputs(&s.in)}, s.data)
 	if err != nil {
 		return nil, err
 	}
@@ -153,6 +158,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkShapes(m, test); err != nil {
 		return err
 	}
+	if test.Len() == 0 {
+		return fmt.Errorf("--data %s holds no points: nothing to score", sc.data)
+	}
 	e := metric.NewEvaluator(m, test, 256, *points)
 	if *rank == "tables" {
 		t, err := tab.Tables(m, *seed)
@@ -168,7 +176,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	s, err := e.EvaluateContext(ctx, p)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %v", errInterrupted, err)
+		}
 		return err
+	}
+	if math.IsNaN(s.Loss) || math.IsInf(s.Loss, 0) {
+		return fmt.Errorf("--model %s: its scores overflow on --data %s (loss %v): the model's weights are too large to score with", sc.model, sc.data, s.Loss)
 	}
 	if *asJSON {
 		// The eval record's score fields, by the same names; a model holds
@@ -190,6 +204,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	_, err = fmt.Fprintf(stdout, "%d points  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@1 %.4f  nDCG@3 %.4f  nDCG@5 %.4f  %s\n",
 		s.Points, s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, loss)
+	if err == nil && *rank == "tables" {
+		// Why the scores may lie far below the exact ranking's: a label the
+		// tables do not retrieve for a point is never ranked.
+		_, err = fmt.Fprintf(stdout, "the tables retrieved %.1f%% of the points' true labels, %.0f of the %d labels a point on average (at most --lsh-active %g of them); a label not retrieved is not ranked, so P@k is SLIDE's approximate inference, not the model's accuracy: --rank exact scores every label\n",
+			100*s.Recall, s.Retrieved, m.Config().Outputs, tab.Active)
+	}
 	return err
 }
 
@@ -206,6 +226,9 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		return err
 	}
 	if err := sc.check(); err != nil {
+		return err
+	}
+	if err := sc.in.Check("--out", *outPath); err != nil {
 		return err
 	}
 	switch {
@@ -263,14 +286,19 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 
 	var out io.Writer = stdout
 	if *outPath != "" {
-		af, err := atomicfile.Create(*outPath, *force)
-		if err != nil {
-			return fmt.Errorf("--out: %w", err)
+		if err := sc.in.Check("--out", *outPath); err != nil { // the data's cache is known now
+			return err
+		}
+		af, cerr := atomicfile.Create(*outPath, *force)
+		if cerr != nil {
+			return fmt.Errorf("--out: %w", cerr)
 		}
 		defer af.Abort() // nothing is left behind unless every prediction was written
 		bw := bufio.NewWriterSize(af, 1<<20)
 		out = bw
 		defer func() {
+			// err is the command's result: the predictions are put in
+			// place only when every one was written.
 			if err == nil {
 				if err = bw.Flush(); err == nil {
 					err = af.Commit()
@@ -288,6 +316,13 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	var line []byte
 	emit := func(pr metric.Prediction) error {
+		for _, v := range pr.Scores {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				// The weights are finite (loading checks), but their
+				// products overflowed: no ranking can be trusted.
+				return fmt.Errorf("--model %s: point %d's scores overflow (%v): the model's weights are too large to score with", sc.model, pr.Point, v)
+			}
+		}
 		line = line[:0]
 		if *as == "tsv" {
 			line = strconv.AppendInt(line, int64(pr.Point), 10)
@@ -329,7 +364,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	return nil
 }
 
-func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("export", "export --model CHECKPOINT --out MODEL.npz", stderr)
 	modelPath := fs.String("model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint)")
 	outPath := fs.String("out", "", "the NumPy archive to write (`file`.npz)")
@@ -340,6 +375,11 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if *modelPath == "" || *outPath == "" {
 		return fmt.Errorf("give --model and --out")
 	}
+	var in atomicfile.Inputs
+	in.Add("--model", *modelPath)
+	if err := in.Check("--out", *outPath); err != nil {
+		return err
+	}
 	m, p, err := loadModel(*modelPath)
 	if err != nil {
 		return err
@@ -349,8 +389,13 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("--out: %w", err)
 	}
 	defer af.Abort()
-	bw := bufio.NewWriterSize(af, 1<<20)
+	// A large model takes seconds to write: a signal stops it, and the
+	// archive is then not put in place.
+	bw := bufio.NewWriterSize(ctxWriter{ctx, af}, 1<<20)
 	if err := model.WriteNPZ(bw, m.Config(), p); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %v", errInterrupted, err)
+		}
 		return err
 	}
 	if err := bw.Flush(); err != nil {

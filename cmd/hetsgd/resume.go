@@ -7,21 +7,33 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // savedSettings is what hetsgd train saves in its checkpoints (the section
 // "settings"): the flags the run was given, in order, the log it wrote and
-// its config record.
+// its config record; the run's id (its checkpoint folder's owner); and
+// where its log is — absolute, relative to the checkpoint folder, and the
+// file's identity — so that a resumed run finds its log from wherever it is
+// started, and a copy of the folder is not taken for the folder itself (see
+// resumed.place).
 type savedSettings struct {
 	Flags  [][2]string     `json:"flags"`
 	Log    string          `json:"log,omitempty"`
 	Config json.RawMessage `json:"config"`
+	Run    string          `json:"run,omitempty"`
+	// LogAbs and LogRel are the log's path, absolute and relative to the
+	// checkpoint folder; LogID its identity (a regular file's).
+	LogAbs string             `json:"log_abs,omitempty"`
+	LogRel string             `json:"log_rel,omitempty"`
+	LogID  *checkpoint.FileID `json:"log_id,omitempty"`
 }
 
 // mayChange are the flags a resumed run may give other values than the run
@@ -58,6 +70,15 @@ type resumed struct {
 	saved    engine.Saved
 	settings savedSettings
 	changed  map[string]string // the flags given anew, with their values
+	given    map[string]bool   // the flags given anew
+	// What place decided: the run's id, the checkpoint it branched off
+	// (when it is a new run: from a copy of its folder, or into another
+	// folder), whether it continues its own log, and whether its
+	// checkpoint folder is the one it resumes from.
+	run         string
+	from        string
+	continueLog bool
+	sameFolder  bool
 }
 
 // resumeFlags opens the checkpoint of --resume and returns the settings of
@@ -83,9 +104,20 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	if err != nil {
 		return fail(fmt.Errorf("--resume: %w", err))
 	}
-	res := &resumed{rd: rd, saved: saved, changed: map[string]string{}}
-	if err := json.Unmarshal(raw, &res.settings); err != nil || res.settings.Flags == nil {
-		return fail(fmt.Errorf("--resume: %s: its settings are not hetsgd train's (%v)", file, err))
+	res := &resumed{rd: rd, saved: saved, changed: map[string]string{}, given: map[string]bool{}}
+	if err := json.Unmarshal(raw, &res.settings); err != nil {
+		return fail(fmt.Errorf("--resume: %s: its settings section is not hetsgd train's: %v", file, err))
+	}
+	if res.settings.Flags == nil || res.settings.Config == nil {
+		return fail(fmt.Errorf("--resume: %s: its settings section is not hetsgd train's: it holds no flags or no config record", file))
+	}
+	var rec runlog.Config
+	if err := json.Unmarshal(res.settings.Config, &rec); err != nil {
+		return fail(fmt.Errorf("--resume: %s: the config record in its settings section: %v", file, err))
+	}
+	wasGiven := map[string]bool{}
+	for _, kv := range res.settings.Flags {
+		wasGiven[kv[0]] = true
 	}
 	// The run's own settings, then the same with args over them.
 	load := func(extra []string) (*trainFlags, *flag.FlagSet, error) {
@@ -121,6 +153,7 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	given.Parse(args)
 	var errs []string
 	given.Visit(func(fl *flag.Flag) {
+		res.given[fl.Name] = true
 		now := fs.Lookup(fl.Name).Value.String()
 		if fl.Name != "resume" {
 			res.changed[fl.Name] = now
@@ -129,8 +162,16 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 		if was == now || slices.Contains(mayChange, fl.Name) {
 			return
 		}
-		if was == "" {
-			errs = append(errs, fmt.Sprintf("--%s %s: the run of %s was not given it, and a resumed run keeps its settings", fl.Name, now, file))
+		if !wasGiven[fl.Name] {
+			// What the run used: its effective setting, as its config
+			// record holds it (a default, or derived from others).
+			used := "its default"
+			if v, ok := rec.Settings.Lookup(fl.Name); ok {
+				used = fmt.Sprintf("its default, %s", yamlScalar(v))
+			} else if was != "" {
+				used = fmt.Sprintf("its default, %s", was)
+			}
+			errs = append(errs, fmt.Sprintf("--%s %s: the run of %s used %s, and a resumed run keeps its settings", fl.Name, now, file, used))
 			return
 		}
 		errs = append(errs, fmt.Sprintf("--%s %s: the run of %s was given %s, and a resumed run keeps it", fl.Name, now, file, was))
@@ -161,37 +202,171 @@ func (res *resumed) checkSameData(rec runlog.Config) error {
 		return fmt.Errorf("--data: %s has %d train / %d test points, %d features and %d labels; the run of %s had %d / %d, %d and %d: a resumed run trains on the same data",
 			rec.Data, b.train, b.test, b.features, b.labels, res.rd.Path(), a.train, a.test, a.features, a.labels)
 	}
+	if was.DataDigest != "" && rec.DataDigest != was.DataDigest {
+		return fmt.Errorf("--data: %s is not the data the run of %s trained on: the same counts, but other content (its digest %.12s…, the run's %.12s…); was it changed in place? A resumed run trains on the same data",
+			rec.Data, res.rd.Path(), rec.DataDigest, was.DataDigest)
+	}
 	return nil
 }
 
+// place decides where the resumed run writes, by these rules:
+//
+//   - Its checkpoints go into the folder of the checkpoint it resumes
+//     (found from the checkpoint's own location, not from the path the run
+//     was given where it started), unless --checkpoint names another.
+//   - It is the same run, continuing, when it writes into that folder and
+//     the folder is the run's own. It is a new run, branching off, when
+//     the folder is a copy of the run's (checkpoint.Owner.Copied) or when
+//     --checkpoint names another folder: a new id, and a record of the
+//     checkpoint it began at. Resuming from a checkpoint older than the
+//     newest readable one of its folder, into that folder, is refused:
+//     the newer ones would outlive the resumed run's own.
+//   - Its log is the run's own (found through its absolute path from the
+//     run's own folder, else relative to the checkpoint's folder, as a copy
+//     of a run's folder and log is found) unless --log names another. A new
+//     run never writes into the log file of the run it branches off: that
+//     needs --log NEW. A log is continued only where it holds, byte for
+//     byte, what the checkpoint counted (runlog.AppendLog checks).
+func (res *resumed) place(f *trainFlags) error {
+	file := res.rd.Path()
+	own := filepath.Dir(file)
+	if !res.given["checkpoint"] {
+		f.checkpoint = own
+	}
+	owner, hasOwner, err := checkpoint.Dir(own).Owner()
+	if err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	// A copy, or a folder whose copy was resumed in place (its record then
+	// names a run of its own, the checkpoint another).
+	copied := hasOwner && (owner.Copied(checkpoint.Dir(own)) || res.settings.Run != "" && owner.Run != res.settings.Run)
+	res.sameFolder = sameFile(f.checkpoint, own)
+	res.run = res.settings.Run
+	if res.run == "" && hasOwner {
+		res.run = owner.Run
+	}
+	if res.sameFolder {
+		if newer := newerCheckpoints(file); newer != "" {
+			return fmt.Errorf("--resume %s: its folder holds a newer checkpoint of the run, %s: a run resumed from an older checkpoint branches off, and the newer ones would outlive its own in that folder: give it a folder of its own with --checkpoint NEW (and --log NEW), or resume the newest (--resume %s)",
+				file, newer, own)
+		}
+	}
+	fork := copied || !res.sameFolder
+	ownLog, original := res.ownLog(own, copied)
+	if res.given["log"] {
+		res.continueLog = f.logPath != "" && ownLog != "" && sameFile(f.logPath, ownLog)
+	} else {
+		f.logPath, res.continueLog = ownLog, ownLog != ""
+	}
+	if res.continueLog && !isRegular(f.logPath) {
+		res.continueLog = false // a stream (standard output, a FIFO): written anew
+	}
+	if fork && res.continueLog && original {
+		why := "its checkpoint folder is a copy of that run's"
+		if !copied {
+			why = "it writes its checkpoints into " + f.checkpoint + ", not the run's folder " + own
+		}
+		return fmt.Errorf("--log %s is the log of the run %s continues, and %s: the resumed run is a new one, branching off, and may not write into that run's log: give it its own with --log NEW",
+			f.logPath, file, why)
+	}
+	if fork || res.run == "" {
+		if res.run != "" {
+			res.from = fmt.Sprintf("run %s at %d samples (%s)", res.run, res.saved.Samples, file)
+		}
+		res.run = checkpoint.NewRunID()
+	}
+	return nil
+}
+
+// ownLog returns where the resumed run's own log is now ("" when it had
+// none), and whether that is the very file the run wrote (by identity),
+// not a copy of it.
+func (res *resumed) ownLog(dir string, copied bool) (string, bool) {
+	s := res.settings
+	if s.Log == "" {
+		return "", false
+	}
+	path := s.Log // an earlier hetsgd's checkpoint: as the run was given it
+	switch {
+	case !copied && s.LogAbs != "" && exists(s.LogAbs):
+		path = s.LogAbs
+	case s.LogRel != "" && (copied || exists(filepath.Join(dir, s.LogRel))):
+		path = filepath.Join(dir, s.LogRel)
+	case s.LogAbs != "":
+		path = s.LogAbs
+	}
+	id, err := checkpoint.IDOf(path)
+	original := s.LogID == nil || err == nil && id != nil && *id == *s.LogID
+	return path, original
+}
+
+// newerCheckpoints returns the newest checkpoint of file's folder that is
+// newer than file and whole ("" when there is none): a damaged one does not
+// count, so that a run whose newest checkpoint is damaged goes on from the
+// one before.
+func newerCheckpoints(file string) string {
+	list, err := checkpoint.Dir(filepath.Dir(file)).List()
+	if err != nil {
+		return ""
+	}
+	for i := len(list) - 1; i >= 0 && filepath.Base(list[i]) > filepath.Base(file); i-- {
+		if rd, err := checkpoint.Open(list[i]); err == nil {
+			rd.Close()
+			return list[i]
+		}
+	}
+	return ""
+}
+
+// sameFile reports whether a and b name one existing file or folder.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func isRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // openLog opens the resumed run's log: the checkpoint run's own, continued
-// from the checkpoint's offset, when path is that log (the default); else a
+// from the checkpoint's offset, when place chose to continue it; else a
 // new file, which starts with the config record. A dashboard (nil: none)
 // is shown the continued log's records up to the checkpoint, then every
 // record written.
-func (res *resumed) openLog(path string, force bool, inputs []string, rec runlog.Config, dash *liveView) (*runlog.Log, error) {
+func (res *resumed) openLog(path string, force bool, in *atomicfile.Inputs, rec runlog.Config, dash *liveView) (*runlog.Log, error) {
 	if path == "" {
 		return nil, nil
 	}
 	var log *runlog.Log
 	var err error
-	if path == res.settings.Log {
+	if res.continueLog {
 		if _, serr := os.Lstat(path); serr != nil {
 			return nil, fmt.Errorf("--log %s: the log of the run to continue: %w (give --log NEW to start a new one)", path, serr)
 		}
-		if log, err = runlog.AppendLog(path, res.saved.LogOffset, inputs...); err == nil && dash != nil {
-			err = dash.publishFile(path, res.saved.LogOffset)
+		if log, err = runlog.AppendLog(path, res.saved.Log, in.Paths()...); err == nil && dash != nil {
+			err = dash.publishFile(path, res.saved.Log.Offset)
 		}
 		log.Also(dash.publish)
 	} else {
-		if log, err = runlog.CreateLog(path, force, inputs...); err == nil {
+		if log, err = runlog.CreateLog(path, force, in.Paths()...); err == nil {
 			log.Also(dash.publish)
 			err = log.Write(rec)
 		}
 	}
 	if err == nil {
-		err = log.Write(runlog.Resume{Event: "resume", Checkpoint: res.rd.Path(), Samples: res.saved.Samples,
-			TrainSeconds: res.saved.TrainSeconds, Changed: res.changed})
+		r := runlog.Resume{Event: "resume", Checkpoint: res.rd.Path(), Samples: res.saved.Samples,
+			TrainSeconds: res.saved.TrainSeconds, Changed: res.changed}
+		if res.from != "" {
+			r.Run, r.From = res.run, res.from
+		}
+		err = log.Write(r)
 	}
 	if err != nil {
 		log.Close()

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,10 +46,12 @@ func records(t *testing.T, path string, events ...string) []string {
 	return out
 }
 
-// The bar: a virtual-time run killed with SIGKILL at random moments —
-// during a checkpoint's write too — and resumed from its folder writes the
-// evaluations of the run never interrupted, byte for byte, and its log holds
-// whole records only.
+// The bar: a virtual-time run killed with SIGKILL at points spread over the
+// run — sometimes while it writes a checkpoint — and resumed from its folder
+// writes the evaluations of the run never interrupted, byte for byte, and
+// its log holds whole records only. The kill points are chosen by the run's
+// progress (the checkpoints it has written), not by the wall clock, so that
+// they fall in the middle of the run however busy the machine is.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the tool a dozen times")
@@ -61,29 +62,44 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatalf("the uninterrupted run: exit %d: %s", code, stderr)
 	}
 	want := records(t, ref, "eval", "merge")
+	const every = 0.1 // epochs between checkpoints: 60 in the run
+	total := int64(6 * bundledPoints)
 	start := func(ck, log string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], append(resumeArgs, "--checkpoint", ck, "--checkpoint-every", "0.1", "--log", log)...)
+		cmd := exec.Command(os.Args[0], append(resumeArgs, "--checkpoint", ck, "--checkpoint-every", strconv.FormatFloat(every, 'g', -1, 64), "--log", log)...)
 		cmd.Env = append(os.Environ(), asTool+"=1")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		return cmd
 	}
-	// How long a whole run with checkpoints takes here.
-	t0 := time.Now()
-	if err := start(filepath.Join(dir, "probe"), filepath.Join(dir, "probe.jsonl")).Wait(); err != nil {
-		t.Fatal(err)
+	// newest returns the samples of the newest checkpoint in ck (-1: none).
+	newest := func(ck string) int64 {
+		latest, err := checkpoint.Latest(ck)
+		if err != nil {
+			return -1
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(latest), "checkpoint-"), ".hck"), 10, 64)
+		return n
 	}
-	span := time.Since(t0)
-	rng := rand.New(rand.NewPCG(1, 2))
-	resumedMidRun, midWrite := 0, 0
-	for i := range 10 {
+	midWrite := 0
+	// The checkpoints each run has written when it is killed: from the
+	// first to the last but two.
+	for i, k := range []int{1, 3, 8, 14, 21, 29, 36, 44, 51, 57} {
 		ck, log := filepath.Join(dir, "ck"+itoa(i)), filepath.Join(dir, "run"+itoa(i)+".jsonl")
 		cmd := start(ck, log)
-		time.Sleep(time.Duration(rng.Float64() * float64(span)))
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		target := int64(float64(k) * every * bundledPoints)
+		for newest(ck) < target {
+			select {
+			case err := <-exited:
+				t.Fatalf("kill %d: the run ended (%v) before its checkpoint at %d samples", i, err, target)
+			case <-time.After(time.Millisecond):
+			}
+		}
 		cmd.Process.Kill()
-		cmd.Wait()
-		left, _ := os.ReadDir(ck) // none yet if killed before its first checkpoint
+		<-exited
+		left, _ := os.ReadDir(ck)
 		for _, e := range left {
 			if strings.HasPrefix(e.Name(), ".checkpoint-") {
 				midWrite++ // a checkpoint's temporary file: killed while writing it
@@ -92,36 +108,33 @@ func TestKillAndResume(t *testing.T) {
 		}
 		latest, err := checkpoint.Latest(ck)
 		if err != nil {
-			continue // killed before its first checkpoint: nothing to resume
+			t.Fatalf("kill %d: %v", i, err)
 		}
 		records(t, log, "eval") // every line of the killed run's log is a whole record
-		if rd, err := checkpoint.Open(latest); err != nil {
+		rd, err := checkpoint.Open(latest)
+		if err != nil {
 			t.Fatalf("kill %d: the newest checkpoint: %v", i, err)
-		} else {
-			saved, _, err := engine.ReadSaved(rd)
-			rd.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if saved.Samples < 6*bundledPoints {
-				resumedMidRun++
-			}
+		}
+		saved, _, err := engine.ReadSaved(rd)
+		rd.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if saved.Samples < target || saved.Samples >= total {
+			t.Fatalf("kill %d: the newest checkpoint is at %d samples, not in the middle of the run (from %d, of %d)", i, saved.Samples, target, total)
 		}
 		if code, _, stderr := runCLI(t, "train", "--resume", ck); code != 0 {
 			t.Fatalf("kill %d: resuming: exit %d: %s", i, code, stderr)
 		}
 		if got := records(t, log, "eval", "merge"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("kill %d at %.0f%% of the run: the resumed run's evaluations and merges differ from the uninterrupted run's (%d vs %d records)",
-				i, 100*float64(time.Since(t0))/float64(span), len(got), len(want))
+			t.Fatalf("kill %d after %d samples: the resumed run's evaluations and merges differ from the uninterrupted run's (%d vs %d records)",
+				i, saved.Samples, len(got), len(want))
 		}
 		if n := len(records(t, log, "config")); n != 1 {
 			t.Fatalf("kill %d: %d config records in the continued log", i, n)
 		}
 	}
-	if resumedMidRun == 0 {
-		t.Fatal("no kill fell in the middle of a run: nothing was tested")
-	}
-	t.Logf("%d of 10 killed runs resumed from the middle, %d killed while writing a checkpoint (a run takes %v)", resumedMidRun, midWrite, span)
+	t.Logf("10 runs killed in the middle and resumed, %d of them while writing a checkpoint", midWrite)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

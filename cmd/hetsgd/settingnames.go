@@ -1,6 +1,11 @@
 package main
 
-import "github.com/hetsgd/hetsgd/setting"
+import (
+	"regexp"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/setting"
+)
 
 // flagOf names, for the tool's users, the library settings that errors name
 // by their Go fields (see package setting): mostly a flag, where the field
@@ -62,7 +67,41 @@ var flagOf = map[string]string{
 }
 
 // message is err's text with the settings it names written as the tool's
-// flags.
+// flags, tidied for people: a package's prefix repeated by the layers an
+// error passed through ("data: data: ") is said once, and the name of the
+// internal package that writes files atomically, which means nothing to a
+// user, is left out.
 func message(err error) string {
-	return setting.Rename(err, func(field string) string { return flagOf[field] })
+	msg := setting.Rename(err, func(field string) string { return flagOf[field] })
+	return dedupPrefixes(strings.ReplaceAll(msg, "atomicfile: ", ""))
 }
+
+// dedupPrefixes says once a word-and-colon said twice in a row: "tune:
+// tune: x" is "tune: x".
+func dedupPrefixes(msg string) string {
+	var b strings.Builder
+	prev := ""
+	for msg != "" {
+		m := prefixWord.FindStringIndex(msg)
+		if m == nil || m[0] != 0 {
+			// Copy up to the next word start and go on from there.
+			next := len(msg)
+			if m != nil {
+				next = m[0]
+			}
+			b.WriteString(msg[:next])
+			msg, prev = msg[next:], ""
+			continue
+		}
+		word := msg[:m[1]]
+		if word != prev {
+			b.WriteString(word)
+		}
+		msg, prev = msg[m[1]:], word
+	}
+	return b.String()
+}
+
+// prefixWord is a package-like prefix: a lower-case word, a colon and a
+// space, at a word's start.
+var prefixWord = regexp.MustCompile(`(?:^|\b)[a-z][a-z0-9]*: `)

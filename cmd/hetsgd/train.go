@@ -15,10 +15,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -297,6 +299,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer r.rd.Close()
 		f, fs, res = *f2, fs2, r
+		if err := res.place(&f); err != nil {
+			return err
+		}
 	}
 	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
@@ -358,9 +363,40 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if err != nil {
 		return err
 	}
+	// The run's outputs are checked against its inputs before any work,
+	// and its checkpoint folder claimed: a bad one is found now, not at the
+	// first checkpoint, an epoch in.
+	in := f.inputs(from)
+	runID := checkpoint.NewRunID()
+	if from != nil {
+		runID = from.run
+	}
+	if root {
+		if err := f.checkOutputs(in); err != nil {
+			return err
+		}
+		if f.checkpoint != "" {
+			owner := checkpoint.Owner{Run: runID}
+			adopt := false
+			if from != nil {
+				owner.From, adopt = from.from, from.sameFolder
+			}
+			claim, cerr := checkpoint.Dir(f.checkpoint).Claim(owner, adopt)
+			if cerr != nil {
+				return cerr
+			}
+			defer func() {
+				if err != nil {
+					claim.Abandon() // a run that wrote no checkpoint leaves the folder as it was
+				} else {
+					claim.Release()
+				}
+			}()
+		}
+	}
 
 	loadStart := time.Now()
-	w, source, err := f.buildWorkload(ctx, format, stderr)
+	w, source, err := f.buildWorkload(ctx, format, in, stderr)
 	if err != nil {
 		return err
 	}
@@ -374,17 +410,6 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		if err := from.checkSameData(rec); err != nil {
 			return err
 		}
-	}
-	if f.checkpoint != "" {
-		recJSON, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
-		settings, err := json.Marshal(savedSettings{Flags: given, Log: f.logPath, Config: recJSON})
-		if err != nil {
-			return err
-		}
-		cfg.Checkpoint.Settings = settings
 	}
 	if world.Size() > 1 {
 		if err := agreeRanks(world, rec, w); err != nil {
@@ -408,16 +433,18 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		defer dash.stop()
 	}
 	if (f.logPath != "" || dash != nil) && root {
-		inputs := inputFiles(f.trainPath, f.testPath, f.dataDir)
+		if err := in.Check("--log", f.logPath); err != nil { // the data's caches are known now
+			return err
+		}
 		switch {
 		case f.logPath == "":
 			log = runlog.NewLog(io.Discard)
 			log.Also(dash.publish)
 			err = log.Write(rec)
 		case from != nil:
-			log, err = from.openLog(f.logPath, f.force, inputs, rec, dash)
+			log, err = from.openLog(f.logPath, f.force, in, rec, dash)
 		default:
-			if log, err = runlog.CreateLog(f.logPath, f.force, inputs...); err == nil {
+			if log, err = runlog.CreateLog(f.logPath, f.force, in.Paths()...); err == nil {
 				log.Also(dash.publish)
 				err = log.Write(rec)
 			}
@@ -432,6 +459,11 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 				err = errors.Join(err, cerr)
 			}
 		}()
+	}
+	if f.checkpoint != "" {
+		if cfg.Checkpoint.Settings, err = f.savedSettings(given, rec, runID); err != nil {
+			return err
+		}
 	}
 	where := fmt.Sprintf("%s on %d device(s)", cfg.Strategy, cfg.Devices)
 	if world.Size() > 1 {
@@ -789,7 +821,7 @@ func visited(fs *flag.FlagSet) map[string]bool {
 }
 
 // buildWorkload loads the data and builds what the devices train.
-func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, stderr io.Writer) (engine.Workload, string, error) {
+func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, in *atomicfile.Inputs, stderr io.Writer) (engine.Workload, string, error) {
 	switch f.workload {
 	case "regression":
 		if f.dim < 1 {
@@ -811,7 +843,7 @@ func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, stde
 	if err != nil {
 		return nil, "", fmt.Errorf("--cache: %w", err)
 	}
-	l := data.Loader{Format: format, Cache: mode, Log: stderr, Context: ctx}
+	l := data.Loader{Format: format, Cache: mode, Log: stderr, Context: ctx, Opened: dataInputs(in)}
 	trainSet, testSet, source, err := loadData(l, f.trainPath, f.testPath, f.dataDir)
 	if err != nil {
 		return nil, "", err
@@ -849,8 +881,9 @@ func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workl
 	}
 	rec.Version, rec.Command, rec.Settings = version, "train", settings
 	rec.Data, rec.Train, rec.Test = source, f.trainPath, f.testPath
-	if _, ok := w.(*engine.XML); ok {
+	if x, ok := w.(*engine.XML); ok {
 		rec.EvalPoints = f.evalPoints
+		rec.DataDigest = dataDigest(x)
 	}
 	if cfg.Clock != engine.Virtual {
 		rec.Time = time.Now().UTC().Format(time.RFC3339)

@@ -13,6 +13,7 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -128,7 +129,14 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	var log *runlog.Log
 	if *logPath != "" {
-		if log, err = runlog.CreateLog(*logPath, *force, inputFiles(*trainPath, *testPath, *dataDir)...); err != nil {
+		var in atomicfile.Inputs
+		in.Add("--train file", *trainPath)
+		in.Add("--test file", *testPath)
+		in.Add("--data", *dataDir)
+		if err := in.Check("--log", *logPath); err != nil {
+			return err
+		}
+		if log, err = runlog.CreateLog(*logPath, *force, in.Paths()...); err != nil {
 			return err
 		}
 		defer func() {

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
 	"flag"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -49,18 +50,16 @@ func documentRanges(fs *flag.FlagSet, ranges map[string]strategy.Range) {
 	})
 }
 
-// inputFiles lists a command's input files: --train, --test and every file
-// of the --data folder, so that no output is written over one of them.
-func inputFiles(trainPath, testPath, dataDir string) []string {
-	files := []string{trainPath, testPath}
-	if dataDir == "" {
-		return files
+// ctxWriter writes to w until ctx ends, then fails every write with ctx's
+// error: an output written in many pieces stops at a signal.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	entries, _ := os.ReadDir(dataDir)
-	for _, e := range entries {
-		if !e.IsDir() {
-			files = append(files, filepath.Join(dataDir, e.Name()))
-		}
-	}
-	return files
+	return c.w.Write(p)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,16 +70,26 @@ func agreeRanks(world comm.Comm, rec runlog.Config, w engine.Workload) error {
 	}
 	rec.Time, rec.LoadSeconds, rec.Data, rec.Train, rec.Test = "", 0, "", "", ""
 	rec.Threads, rec.Kernel, rec.BLAS, rec.CPUs = 0, "", "", 0
+	digest := rec.DataDigest
+	rec.DataDigest = "" // compared on its own, to name it
 	settings, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
 	fps := []comm.Fingerprint{{Name: "binary", Sum: bin}, {Name: "settings", Sum: sha256.Sum256(settings)}}
-	if x, ok := w.(*engine.XML); ok {
-		a, b := x.Train.Fingerprint(), x.Test.Fingerprint()
-		fps = append(fps, comm.Fingerprint{Name: "data", Sum: sha256.Sum256(append(a[:], b[:]...))})
+	if digest != "" {
+		fps = append(fps, comm.Fingerprint{Name: "data", Sum: sha256.Sum256([]byte(digest))})
 	}
 	return comm.Agree(world, fps)
+}
+
+// dataDigest is the digest of a workload's data as the run log's config
+// record holds it: SHA-256 over the training and test sets' fingerprints,
+// in hex.
+func dataDigest(x *engine.XML) string {
+	a, b := x.Train.Fingerprint(), x.Test.Fingerprint()
+	sum := sha256.Sum256(append(a[:], b[:]...))
+	return hex.EncodeToString(sum[:])
 }
 
 // rankErr prefixes the errors of ranks other than 0 with their rank, so that

@@ -3,8 +3,11 @@
 package atomicfile
 
 import (
+	"bufio"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -21,3 +24,23 @@ func syncDir(dir string) {
 		d.Close()
 	}
 }
+
+// umask is the process's file mode creation mask, read once: Linux shows
+// it in /proc/self/status; elsewhere it is read by setting it and setting it
+// back, at start-up, before any other goroutine creates a file.
+var umask = func() os.FileMode {
+	if f, err := os.Open("/proc/self/status"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "Umask:"); ok {
+				if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return os.FileMode(m)
+				}
+			}
+		}
+	}
+	m := syscall.Umask(0o022)
+	syscall.Umask(m)
+	return os.FileMode(m)
+}()

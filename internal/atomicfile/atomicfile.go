@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,14 @@ func Create(path string, overwrite bool) (*File, error) {
 	RemoveStale(path)
 	tmp, err := os.CreateTemp(dir, tempPrefix(base)+strconv.Itoa(os.Getpid())+".*.tmp")
 	if err != nil {
+		return nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	// CreateTemp makes the file private (0600); an output is made as any
+	// other file is, by the umask (0644 under the usual 022), as the run
+	// log is.
+	if err := tmp.Chmod(0o666 &^ umask); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("atomicfile: %w", err)
 	}
 	return &File{path: path, tmp: tmp}, nil
@@ -216,6 +225,94 @@ func Distinct(out string, inputs ...string) error {
 		ifi, err := os.Stat(in)
 		if err == nil && os.SameFile(ofi, ifi) {
 			return fmt.Errorf("atomicfile: %s is the input %s: refusing to overwrite an input", out, in)
+		}
+	}
+	return nil
+}
+
+// Inputs are the files a command reads — its data, caches, config file,
+// model, checkpoint — each with the flag or setting that names it, so that
+// no output of the command is written over one of them. Check compares by
+// identity (device and inode), not by name: another path, a relative one
+// or a link to an input is found.
+type Inputs struct {
+	list []input
+}
+
+type input struct {
+	what, path string
+	fi         fs.FileInfo
+}
+
+// Add records path as an input that what names ("--config", "the cache of
+// train.txt"). A folder adds itself and each file directly in it (a
+// dataset folder's files). A path that does not exist is skipped: nothing
+// can be written over it.
+func (in *Inputs) Add(what, path string) {
+	if path == "" {
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	in.list = append(in.list, input{what, path, fi})
+	if !fi.IsDir() {
+		return
+	}
+	entries, _ := os.ReadDir(path)
+	for _, e := range entries {
+		p := filepath.Join(path, e.Name())
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			in.list = append(in.list, input{what, p, fi})
+		}
+	}
+}
+
+// Paths returns the inputs' paths.
+func (in *Inputs) Paths() []string {
+	var out []string
+	for _, i := range in.list {
+		out = append(out, i.path)
+	}
+	return out
+}
+
+// Check returns an error if out, an output that what names ("--log"), is
+// one of the inputs, or a folder that holds one directly (an output folder
+// gets files of its own written into it, and pruned) — except the inputs
+// that mine names (by their what: a checkpoint folder holds the checkpoint
+// its run resumes). The error names both and says what to do.
+func (in *Inputs) Check(what, out string, mine ...string) error {
+	if in == nil || out == "" {
+		return nil
+	}
+	ofi, err := os.Stat(out)
+	if err != nil {
+		return nil // a new file replaces no input
+	}
+	for _, i := range in.list {
+		if !os.SameFile(ofi, i.fi) {
+			continue
+		}
+		name := i.what
+		if i.fi.IsDir() {
+			name += " folder"
+		}
+		if filepath.Clean(i.path) != filepath.Clean(out) {
+			name += " " + i.path
+		}
+		return fmt.Errorf("%s %s is the %s: refusing to write over an input (name another)", what, out, name)
+	}
+	if !ofi.IsDir() {
+		return nil
+	}
+	for _, i := range in.list {
+		if i.fi.IsDir() || slices.Contains(mine, i.what) {
+			continue
+		}
+		if dfi, err := os.Stat(filepath.Dir(i.path)); err == nil && os.SameFile(ofi, dfi) {
+			return fmt.Errorf("%s %s holds the %s %s: an output folder holds outputs only (name another)", what, out, i.what, i.path)
 		}
 	}
 	return nil

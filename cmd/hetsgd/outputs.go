@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/runlog"
+)
+
+// An output never replaces an input of the same command. Each command
+// lists every file it reads — data (and the caches it loads), config file,
+// model, checkpoint, cost and network models — in an atomicfile.Inputs, and
+// checks each output against them by the files' identity before writing:
+// the run log, the checkpoint folder, predictions, exports, figures,
+// reports. The checks run before any work, and again where an input is
+// known only later (a data cache).
+
+// dataInputs records the files a data.Loader reads as inputs.
+func dataInputs(in *atomicfile.Inputs) func(path string, cache bool) {
+	return func(path string, cache bool) {
+		if cache {
+			in.Add("data cache", path)
+		} else {
+			in.Add("data file", path)
+		}
+	}
+}
+
+// inputs returns the files a train run reads, as far as its flags name
+// them; the data's caches join them as the data loads.
+func (f *trainFlags) inputs(from *resumed) *atomicfile.Inputs {
+	in := &atomicfile.Inputs{}
+	in.Add("--config file", f.configPath)
+	in.Add("--train file", f.trainPath)
+	in.Add("--test file", f.testPath)
+	in.Add("--data", f.dataDir)
+	in.Add("--cost file", f.costPath)
+	in.Add("--network file", f.networkPath)
+	if from != nil {
+		in.Add("checkpoint being resumed", from.rd.Path())
+	}
+	return in
+}
+
+// checkOutputs refuses outputs of the run that would replace an input, and
+// a log named as one of the checkpoint folder's own files (a checkpoint
+// would replace it, or pruning remove it).
+func (f *trainFlags) checkOutputs(in *atomicfile.Inputs) error {
+	if err := in.Check("--log", f.logPath); err != nil {
+		return err
+	}
+	if f.checkpoint == "" {
+		return nil
+	}
+	if err := in.Check("--checkpoint", f.checkpoint, "checkpoint being resumed"); err != nil {
+		return err
+	}
+	dir := filepath.Dir(f.logPath)
+	inFolder := sameFile(dir, f.checkpoint) || filepath.Clean(dir) == filepath.Clean(f.checkpoint)
+	if f.logPath != "" && inFolder && checkpoint.Reserved(filepath.Base(f.logPath)) {
+		return fmt.Errorf("--log %s: a name of the checkpoint folder's own files (checkpoints, run.json): name the log otherwise", f.logPath)
+	}
+	return nil
+}
+
+// savedSettings is the "settings" section of the run's checkpoints: given
+// are the flags as given, rec the config record, run the run's id; the
+// log's whereabouts are taken from the open log (see savedSettings).
+func (f *trainFlags) savedSettings(given [][2]string, rec runlog.Config, run string) ([]byte, error) {
+	recJSON, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	s := savedSettings{Flags: given, Log: f.logPath, Config: recJSON, Run: run}
+	if f.logPath != "" && isRegular(f.logPath) {
+		if abs, err := filepath.Abs(f.logPath); err == nil {
+			s.LogAbs = abs
+			if ck, err := filepath.Abs(f.checkpoint); err == nil {
+				if rel, err := filepath.Rel(ck, abs); err == nil && !strings.HasPrefix(rel, string(filepath.Separator)) {
+					s.LogRel = rel
+				}
+			}
+		}
+		s.LogID, _ = checkpoint.IDOf(f.logPath)
+	}
+	return json.Marshal(s)
+}
