@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/internal/bounded"
 )
 
 // A folder of checkpoints belongs to one run. The file run.json in it names
@@ -77,14 +78,14 @@ func NewRunID() string {
 // it has none (an empty folder, one that does not exist, or one of an
 // earlier hetsgd).
 func (d Dir) Owner() (o Owner, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(string(d), ownerFile))
+	b, err := bounded.ReadFile(filepath.Join(string(d), ownerFile), 1<<16, "the record of a run")
 	if errors.Is(err, fs.ErrNotExist) {
 		return o, false, nil
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, bounded.ErrTooLong) {
 		return o, false, fmt.Errorf("checkpoint: %w", err)
 	}
-	if len(b) > 1<<16 || json.Unmarshal(b, &o) != nil || o.Run == "" {
+	if err != nil || json.Unmarshal(b, &o) != nil || o.Run == "" {
 		return o, false, fmt.Errorf("checkpoint: %s is not the record of a run (%s): remove it if the folder's checkpoints are yours", filepath.Join(string(d), ownerFile), ownerFile)
 	}
 	return o, true, nil

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +9,9 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/hetsgd/hetsgd/internal/bounded"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // Follow publishes the records of the log file path as run's, then
@@ -34,7 +36,7 @@ func (s *Server) Follow(ctx context.Context, run int, path string, interval time
 	if warn == nil {
 		warn = func(error) {}
 	}
-	f := &follower{s: s, run: run, path: path, warn: warn, warned: map[string]bool{}}
+	f := &follower{s: s, run: run, path: path, warn: warn}
 	defer f.close()
 	if err := f.poll(); err != nil {
 		return err
@@ -47,17 +49,27 @@ func (s *Server) Follow(ctx context.Context, run int, path string, interval time
 			return nil
 		case <-t.C:
 		}
-		if err := f.poll(); err != nil {
+		err := f.poll()
+		var nl notLog
+		switch {
+		case errors.As(err, &nl):
+			return err // not a log, or no longer one: followed no more
+		case err != nil:
 			if !f.missing {
 				warn(err)
 			}
 			f.missing = true
 			f.close()
-		} else {
+		default:
 			f.missing = false
 		}
 	}
 }
+
+// notLog is the error of a file that is not a run log: its first record is
+// not a config record, or a line is longer than any record. Follow stops
+// following it.
+type notLog struct{ error }
 
 // follower holds Follow's place in a file: everything before off is
 // published (or skipped), and last, the last line taken, ends at off.
@@ -73,7 +85,8 @@ type follower struct {
 	last    []byte // the last line taken, as the file holds it
 	midLine bool   // the last line taken was a whole object without its line break yet
 	missing bool   // the last poll failed (reported)
-	warned  map[string]bool
+	started bool   // the config record was taken: the file is a run log
+	skipped int    // lines that are not records, skipped (the first reported)
 }
 
 func (f *follower) close() {
@@ -106,11 +119,11 @@ func (f *follower) poll() error {
 	if _, err := f.file.Seek(f.off, io.SeekStart); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	rd := bufio.NewReader(f.file)
+	rd := bounded.NewLines(f.file, runlog.MaxRecordBytes)
 	for {
-		b, err := rd.ReadBytes('\n')
-		if len(b) > 0 && !f.take(b, err == nil) {
-			return nil // an unfinished last line: taken once whole
+		b, err := rd.Next()
+		if errors.Is(err, bounded.ErrTooLong) {
+			return notLog{fmt.Errorf("dashboard: %s:%d: a line longer than %d MiB, longer than any record: not a run log (no longer followed)", f.path, f.line+1, runlog.MaxRecordBytes>>20)}
 		}
 		if err == io.EOF {
 			return nil
@@ -118,8 +131,13 @@ func (f *follower) poll() error {
 		if err != nil {
 			return fmt.Errorf("dashboard: %w", err)
 		}
+		ended := b[len(b)-1] == '\n'
+		if taken, err := f.take(b, ended); err != nil || !taken {
+			return err // an unfinished last line: taken once whole
+		}
 	}
 }
+
 
 // restart makes the next read start at the file's beginning, the run's
 // history starting over, unless nothing was read yet.
@@ -127,7 +145,7 @@ func (f *follower) restart() {
 	if f.off > 0 { // every line taken moved off on
 		f.s.Reset(f.run)
 	}
-	f.off, f.line, f.last, f.midLine = 0, 0, nil, false
+	f.off, f.line, f.last, f.midLine, f.started, f.skipped = 0, 0, nil, false, false, 0
 }
 
 // lastInPlace reports whether the line last taken is still where it was
@@ -143,7 +161,7 @@ func (f *follower) lastInPlace() bool {
 
 // take publishes or skips the line b (ended says it ends with its line
 // break) and reports whether it was taken.
-func (f *follower) take(b []byte, ended bool) bool {
+func (f *follower) take(b []byte, ended bool) (bool, error) {
 	text := bytes.TrimRight(b, "\r\n")
 	if f.midLine {
 		// The rest of the line of an object taken before its line break:
@@ -151,19 +169,26 @@ func (f *follower) take(b []byte, ended bool) bool {
 		if len(bytes.TrimSpace(text)) == 0 {
 			f.midLine = !ended
 			f.advance(b)
-			return true
+			return true, nil
 		}
 		f.midLine = false
 	}
 	switch {
 	case !ended && !isObject(text):
-		return false
+		return false, nil
 	case len(bytes.TrimSpace(text)) == 0:
+	case !f.started:
+		// A run log starts with its config record: a file that does not
+		// is not one, and is not read line by line into warnings.
+		var head struct{ Event string }
+		if !isObject(text) || json.Unmarshal(text, &head) != nil || head.Event != "config" {
+			return false, notLog{fmt.Errorf("dashboard: %s:%d: not a run log: it does not start with a config record (hetsgd train --log writes one)", f.path, f.line+1)}
+		}
+		f.started = true
+		f.s.Publish(f.run, text)
 	case !isObject(text):
-		key := fmt.Sprintf("%d\x00%s", f.line+1, text)
-		if !f.warned[key] {
-			f.warned[key] = true
-			f.warn(fmt.Errorf("dashboard: %s:%d: %w, skipped", f.path, f.line+1, notObject(text)))
+		if f.skipped++; f.skipped == 1 {
+			f.warn(fmt.Errorf("dashboard: %s:%d: %w, skipped (and any more such lines of the file, silently)", f.path, f.line+1, notObject(text)))
 		}
 	default:
 		f.s.Publish(f.run, text)
@@ -171,7 +196,7 @@ func (f *follower) take(b []byte, ended bool) bool {
 	f.line++
 	f.midLine = !ended
 	f.advance(b)
-	return true
+	return true, nil
 }
 
 func (f *follower) advance(b []byte) {

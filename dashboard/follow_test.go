@@ -70,6 +70,9 @@ func waitHistory(t *testing.T, s *Server, want ...string) {
 	}
 }
 
+// head is a run log's first record, which Follow requires.
+const head = `{"event":"config","schema":1}`
+
 // settle lets several polls pass.
 func settle() { time.Sleep(60 * time.Millisecond) }
 
@@ -77,34 +80,59 @@ func settle() { time.Sleep(60 * time.Millisecond) }
 // half a record waits for its other half.
 func TestFollowAppendedAndPartialLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	appendTo(t, path, rec(0)+"\n"+rec(1)+"\n"+rec(2)[:10])
+	appendTo(t, path, head+"\n"+rec(0)+"\n"+rec(1)+"\n"+rec(2)[:10])
 	s, warnings := following(t, path)
-	waitHistory(t, s, rec(0), rec(1))
+	waitHistory(t, s, head, rec(0), rec(1))
 	settle()
-	waitHistory(t, s, rec(0), rec(1))
+	waitHistory(t, s, head, rec(0), rec(1))
 	appendTo(t, path, rec(2)[10:])
 	// A whole object is taken before its line break comes…
-	waitHistory(t, s, rec(0), rec(1), rec(2))
+	waitHistory(t, s, head, rec(0), rec(1), rec(2))
 	// …which then ends its line, not a blank record.
 	appendTo(t, path, "\n"+rec(3)+"\n")
-	waitHistory(t, s, rec(0), rec(1), rec(2), rec(3))
+	waitHistory(t, s, head, rec(0), rec(1), rec(2), rec(3))
 	if w := warnings(); len(w) > 0 {
 		t.Fatalf("warnings: %q", w)
 	}
 }
 
-// A line that is not a JSON object is skipped and reported once, by file
-// and line.
+// A line that is not a JSON object is skipped; the first is reported, by
+// file and line, and no other: a file of many such lines prints one.
 func TestFollowSkipsBadLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	appendTo(t, path, rec(0)+"\nnot json\n\n[1,2]\n"+rec(1)+"\n")
+	appendTo(t, path, head+"\n"+rec(0)+"\nnot json\n\n[1,2]\n"+rec(1)+"\n")
 	s, warnings := following(t, path)
-	waitHistory(t, s, rec(0), rec(1))
-	appendTo(t, path, rec(2)+"\n")
-	waitHistory(t, s, rec(0), rec(1), rec(2))
+	waitHistory(t, s, head, rec(0), rec(1))
+	appendTo(t, path, rec(2)+"\n"+strings.Repeat("junk\n", 1000))
+	waitHistory(t, s, head, rec(0), rec(1), rec(2))
+	settle()
 	w := warnings()
-	if len(w) != 2 || !strings.HasPrefix(w[0], "dashboard: "+path+":2: not a JSON object") || !strings.HasPrefix(w[1], "dashboard: "+path+":4: not a JSON object") {
-		t.Fatalf("warnings %q, want lines 2 and 4 once each", w)
+	if len(w) != 1 || !strings.HasPrefix(w[0], "dashboard: "+path+":3: not a JSON object") {
+		t.Fatalf("warnings %q, want line 3's alone", w)
+	}
+}
+
+// A file that does not start with a config record, or holds a line longer
+// than any record (no line break in gigabytes), is not a run log: Follow
+// says so once and stops following it, its memory bounded.
+func TestFollowRefusesOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	appendTo(t, text, "line one\nline two\n")
+	s := New()
+	if err := s.Follow(context.Background(), s.AddRun("notes"), text, time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "notes.txt:1: not a run log") {
+		t.Fatalf("a text file: %v", err)
+	}
+	long := filepath.Join(dir, "long.jsonl")
+	f, err := os.Create(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(head + "\n")
+	f.Truncate(int64(len(head)+1) + 40<<20) // 40 MB of zero bytes, no line break
+	f.Close()
+	if err := s.Follow(context.Background(), s.AddRun("long"), long, time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "long.jsonl:2: a line longer than 16 MiB") {
+		t.Fatalf("a file without line breaks: %v", err)
 	}
 }
 
@@ -112,28 +140,28 @@ func TestFollowSkipsBadLines(t *testing.T) {
 // history, even when it has grown past its old size by the next poll.
 func TestFollowCutBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	appendTo(t, path, rec(0)+"\n"+rec(1)+"\n"+rec(2)+"\n")
+	appendTo(t, path, head+"\n"+rec(0)+"\n"+rec(1)+"\n"+rec(2)+"\n")
 	s, warnings := following(t, path)
-	waitHistory(t, s, rec(0), rec(1), rec(2))
+	waitHistory(t, s, head, rec(0), rec(1), rec(2))
 
 	resumed := `{"event":"resume","samples":100,"train_seconds":1.5}`
-	if err := os.WriteFile(path, []byte(rec(0)+"\n"+resumed+"\n"+rec(3)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(head+"\n"+rec(0)+"\n"+resumed+"\n"+rec(3)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitHistory(t, s, rec(0), resumed, rec(3))
+	waitHistory(t, s, head, rec(0), resumed, rec(3))
 
-	if err := os.Truncate(path, int64(len(rec(0))+1)); err != nil {
+	if err := os.Truncate(path, int64(len(head)+len(rec(0))+2)); err != nil {
 		t.Fatal(err)
 	}
-	waitHistory(t, s, rec(0))
+	waitHistory(t, s, head, rec(0))
 
 	// Replaced by another file of the same name.
 	other := path + ".new"
-	appendTo(t, other, rec(5)+"\n")
+	appendTo(t, other, head+"\n"+rec(5)+"\n")
 	if err := os.Rename(other, path); err != nil {
 		t.Fatal(err)
 	}
-	waitHistory(t, s, rec(5))
+	waitHistory(t, s, head, rec(5))
 	if w := warnings(); len(w) > 0 {
 		t.Fatalf("warnings: %q", w)
 	}
@@ -142,9 +170,9 @@ func TestFollowCutBack(t *testing.T) {
 // A file that goes away is reported once and followed again when back.
 func TestFollowFileGoneAndBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	appendTo(t, path, rec(0)+"\n")
+	appendTo(t, path, head+"\n"+rec(0)+"\n")
 	s, warnings := following(t, path)
-	waitHistory(t, s, rec(0))
+	waitHistory(t, s, head, rec(0))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +181,8 @@ func TestFollowFileGoneAndBack(t *testing.T) {
 	if w := warnings(); len(w) != 1 || !strings.Contains(w[0], path) {
 		t.Fatalf("warnings %q, want one naming the file", w)
 	}
-	appendTo(t, path, rec(1)+"\n")
-	waitHistory(t, s, rec(1))
+	appendTo(t, path, head+"\n"+rec(1)+"\n")
+	waitHistory(t, s, head, rec(1))
 }
 
 func TestFollowMissingFile(t *testing.T) {

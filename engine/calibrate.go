@@ -3,10 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/hetsgd/hetsgd/internal/bounded"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -177,7 +177,7 @@ func distinct(r *rand.Rand, k, n int) []int {
 // cpuName returns the processor's model name where the system says it
 // (Linux), else the architecture.
 func cpuName() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
+	b, err := bounded.ReadFile("/proc/cpuinfo", 16<<20, "the processors' description")
 	if err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {

@@ -57,6 +57,7 @@ type (
 		Dispatched, Done, NextEval, LastEval, NextCheckpoint int64
 		CheckpointStep                                       int64
 		Changed                                              bool
+		Moved, HasMoved                                      bool // HasMoved: Moved is known (an earlier hetsgd kept none)
 		LossSum                                              float64
 		LossRows                                             int64
 		Async                                                asyncState
@@ -78,6 +79,7 @@ type (
 		Merges    []runlog.Merge
 		AsyncRecs []runlog.Async
 		Staleness []int64
+		LossWatch lossWatch
 		Notes     int
 		Steps     int64
 		Faults    []runlog.Fault
@@ -270,12 +272,12 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 	st := &engineState{Version: stateVersion, Identity: id, Clock: r.cfg.Clock,
 		Dispatched: r.dispatched, Done: r.done, NextEval: r.nextEval, LastEval: r.lastEval,
 		NextCheckpoint: r.nextCheckpoint, CheckpointStep: r.checkpointStep,
-		Changed: r.changed, LossSum: r.lossSum, LossRows: r.lossRows,
+		Changed: r.changed, Moved: r.moved, HasMoved: true, LossSum: r.lossSum, LossRows: r.lossRows,
 		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
 		Silent: r.silent, Gone: r.x.gone, HasDPrev: r.x.dprev != nil, LogOffset: r.log.Offset(),
 		LogCRC: r.log.Position().CRC, LogHasCRC: true,
-		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, Notes: r.res.Notes, Steps: r.res.Steps,
+		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, LossWatch: r.lossWatch, Notes: r.res.Notes, Steps: r.res.Steps,
 		Faults: r.res.Faults, Now: r.clk.now()}
 	st.EvalStep, st.Evals = r.evalStep, r.res.Evals
 	st.Model = "center"
@@ -453,6 +455,9 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		}
 	}
 	r.changed, r.lossSum, r.lossRows = st.Changed, st.LossSum, st.LossRows
+	// An earlier hetsgd's checkpoint keeps no Moved: its run is taken to
+	// have trained.
+	r.moved = st.Moved || !st.HasMoved
 	a := st.Async
 	r.async = asyncStats{commits: a.Commits, sinceTau: a.SinceTau, sinceCommits: a.SinceCommits, sinceMax: a.SinceMax, pis: a.Pis}
 	copy(r.silent, st.Silent)
@@ -464,6 +469,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	r.res.Evals = st.Evals
 	r.res.Merges, r.res.Async, r.res.Staleness = st.Merges, st.AsyncRecs, st.Staleness
 	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
+	r.lossWatch, r.res.Diverging = st.LossWatch, st.LossWatch.Warned
 
 	switch c := r.clk.(type) {
 	case *virtualClock:

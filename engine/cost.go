@@ -4,8 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/hetsgd/hetsgd/internal/bounded"
 	"math"
-	"os"
 )
 
 // CostModel gives the virtual-time cost, in seconds, of a device's work as a
@@ -46,7 +46,7 @@ func DefaultCost() CostModel {
 
 // LoadCost reads a cost model written by `hetsgd calibrate`.
 func LoadCost(path string) (CostModel, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, 1<<20, "a cost model (hetsgd calibrate writes one)")
 	if err != nil {
 		return CostModel{}, fmt.Errorf("engine: %w", err)
 	}

@@ -37,6 +37,11 @@ type Result struct {
 	Model        []float32 // the evaluated model at the end (nil when timing only)
 	Strategy     strategy.Info
 	Diverged     bool // the run stopped because its loss stopped being finite
+	Diverging    bool // the training loss grew by orders of magnitude (lossWatch)
+	// Untrained: the run ended, after training, before any update reached
+	// the model it evaluates (a centre merged only every mega-batch): its
+	// evaluations are the initial model's.
+	Untrained bool
 	// Layered is where rank 0's time went in Layered SGD's all-reduces
 	// across ranks (nil when there were none).
 	Layered *LayeredTiming
@@ -77,6 +82,9 @@ func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Obser
 		return nil, serve(r.x)
 	}
 	err = r.drive(ctx)
+	if err == nil {
+		err = r.warnUnstruck()
+	}
 	if r.world.Size() > 1 {
 		if serr := r.cl.stop(); serr != nil && err == nil {
 			err = serr
@@ -86,6 +94,7 @@ func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Obser
 	r.res.TrainSeconds = r.clk.now()
 	r.res.Samples = r.done
 	r.res.Diverged = errors.Is(err, ErrDiverged)
+	r.res.Untrained = r.done > 0 && !r.moved && r.info.Evaluates == strategy.Center && !cfg.TimingOnly
 	if !cfg.TimingOnly {
 		r.res.Model = r.evaluated()
 	}
@@ -123,12 +132,14 @@ type run struct {
 	nextEval   int64
 	lastEval   int64
 	changed    bool // the evaluated model changed since the last evaluation
+	moved      bool // a collective or a commit has changed the centre model since the run began
 	lossSum    float64
 	lossRows   int64
 	acts, next []strategy.Action
 	works      []work
 	weights    []float64 // a layered all-reduce's weights, kept across the strategy's next Step
 	async      asyncStats
+	lossWatch  lossWatch
 	silent     []bool // devices whose reports are lost (stalled or gone)
 	faultErr   error  // a log write error while noting a fault
 	// The evaluations, as functions made once: a method value made per
@@ -300,6 +311,9 @@ func (r *run) drive(ctx context.Context) error {
 			if err := r.check(ev.Device); err != nil {
 				return err
 			}
+			if err := r.watch(ev.Device); err != nil {
+				return err
+			}
 		case strategy.CollectiveDone:
 			if err := r.clk.pause(r.evalDue); err != nil {
 				return err
@@ -380,7 +394,7 @@ func (r *run) do(a *strategy.Action) error {
 		if !r.allIdle() {
 			panic(fmt.Sprintf("engine: %s issued %s while devices are busy", r.cfg.Strategy, a.Kind))
 		}
-		r.changed = true
+		r.changed, r.moved = true, true
 		if a.Kind == strategy.AllReduce {
 			r.res.Steps++
 		}
@@ -553,7 +567,7 @@ func (r *run) commit(a *strategy.Action) error {
 	if r.slots[a.Device].busy {
 		panic(fmt.Sprintf("engine: %s committed for device %d while it is busy", r.cfg.Strategy, a.Device))
 	}
-	r.changed = true
+	r.changed, r.moved = true, true
 	st := &r.async
 	st.commits++
 	st.sinceCommits++

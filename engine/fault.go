@@ -64,8 +64,13 @@ func ParseFault(s string) (Fault, error) {
 		case "kind":
 			kind, factor, hasFactor := strings.Cut(val, "=")
 			f.Kind = FaultKind(kind)
-			if hasFactor {
-				f.Factor, err = strconv.ParseFloat(factor, 64)
+			switch {
+			case f.Kind == Slow && (!hasFactor || factor == ""):
+				return f, setting.Errorf("engine", "engine: {Config.Faults} %q: kind=slow needs the factor of the slow-down: kind=slow=FACTOR, e.g. kind=slow=4", s)
+			case hasFactor:
+				if f.Factor, err = strconv.ParseFloat(factor, 64); err != nil {
+					return f, setting.Errorf("engine", "engine: {Config.Faults} %q: the factor %q of kind=%s is not a number", s, factor, kind)
+				}
 			}
 		default:
 			return f, setting.Errorf("engine", "engine: {Config.Faults} %q: unknown key %q (want device, at, kind, timeout)", s, key)
@@ -190,3 +195,23 @@ func (r *run) noteFault(ev runlog.Fault) {
 
 // leaveEvent is the strategy's news of a departure.
 func leaveEvent(d int) strategy.Event { return strategy.Event{Kind: strategy.Leave, Device: d} }
+
+// warnUnstruck warns of the faults a finished run never reached: their
+// time is past its end, so the run said nothing of what was asked.
+func (r *run) warnUnstruck() error {
+	end := r.clk.now()
+	for _, f := range sortedFaults(r.cfg.Faults) {
+		if !(f.At > end) {
+			continue
+		}
+		w := runlog.Warning{Event: "warning", Time: end, Samples: r.done, Kind: "fault",
+			Text: fmt.Sprintf("the fault %s never struck: the run ended at %.4g seconds of training, before it", f, end)}
+		if wr, ok := r.obs.(Warner); ok {
+			wr.Warn(w)
+		}
+		if err := r.write(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,26 +1,28 @@
 package runlog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/hetsgd/hetsgd/internal/bounded"
 )
 
 // Run is a run log read back: its records by kind, in the order written.
 type Run struct {
-	Name    string  // the file's name
-	Config  *Config // nil when the log has no config record
-	Evals   []Eval
-	Merges  []Merge
-	Async   []Async
-	Faults  []Fault
-	Notes   []Note
-	Resumes []Resume
-	Done    *Done // nil for a run that is going on or was killed
+	Name     string  // the file's name
+	Config   *Config // nil when the log has no config record
+	Evals    []Eval
+	Merges   []Merge
+	Async    []Async
+	Faults   []Fault
+	Notes    []Note
+	Resumes  []Resume
+	Warnings []Warning
+	Done     *Done // nil for a run that is going on or was killed
 }
 
 // Label names the run for a legend: a study run's name, else its strategy
@@ -45,6 +47,11 @@ func (r *Run) Label() string {
 	return r.Name
 }
 
+// MaxRecordBytes bounds a record's line for readers: the longest record
+// hetsgd writes (a merge of hundreds of devices) is a few hundred KB, and a
+// file with longer lines is not a run log.
+const MaxRecordBytes = 16 << 20
+
 // ReadFile reads the run log at path.
 func ReadFile(path string) (*Run, error) {
 	f, err := os.Open(path)
@@ -62,11 +69,14 @@ func ReadFile(path string) (*Run, error) {
 // later schema, are errors naming the line.
 func Read(r io.Reader, name string) (*Run, error) {
 	run := &Run{Name: name}
-	br := bufio.NewReader(r)
+	lines := bounded.NewLines(r, MaxRecordBytes)
 	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
+		b, err := lines.Next()
+		if errors.Is(err, io.EOF) || err == nil && b[len(b)-1] != '\n' {
 			return run, nil // a partial last line is skipped
+		}
+		if errors.Is(err, bounded.ErrTooLong) {
+			return nil, fmt.Errorf("runlog: %s:%d: a line longer than %d MiB, longer than any record: not a run log", name, line, MaxRecordBytes>>20)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("runlog: %s: %w", name, err)
@@ -113,6 +123,8 @@ func (r *Run) add(b []byte) error {
 		err = appendRecord(b, &r.Notes)
 	case "resume":
 		err = appendRecord(b, &r.Resumes)
+	case "warning":
+		err = appendRecord(b, &r.Warnings)
 	case "done":
 		var d Done
 		if err = json.Unmarshal(b, &d); err == nil {

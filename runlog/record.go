@@ -167,6 +167,16 @@ type Resume struct {
 	From string `json:"from,omitempty"`
 }
 
+// Warning is something wrong with a run that does not stop it: Kind
+// "diverging", a training loss grown by orders of magnitude.
+type Warning struct {
+	Event   string  `json:"event"` // "warning"
+	Time    float64 `json:"time"`  // engine seconds
+	Samples int64   `json:"samples"`
+	Kind    string  `json:"kind"`
+	Text    string  `json:"text"`
+}
+
 // Done is the last record of a run log.
 type Done struct {
 	Event              string  `json:"event"` // "done"
@@ -179,7 +189,13 @@ type Done struct {
 	Merges             int     `json:"merges"`
 	Interrupted        bool    `json:"interrupted"`
 	Diverged           bool    `json:"diverged,omitempty"`
-	MaxRSSBytes        int64   `json:"max_rss_bytes,omitempty"` // real clock: the process's peak resident memory
+	// Diverging: the training loss grew by orders of magnitude during the
+	// run (see the warning record), though it stayed finite.
+	Diverging bool `json:"diverging,omitempty"`
+	// Error is why the run ended early, when an error ended it (a
+	// checkpoint that could not be written, a log write that failed).
+	Error       string `json:"error,omitempty"`
+	MaxRSSBytes int64  `json:"max_rss_bytes,omitempty"` // real clock: the process's peak resident memory
 	// Layered is Layered SGD's account of its all-reduces across ranks.
 	Layered *Layered `json:"layered,omitempty"`
 }

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/bounded"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -176,7 +177,7 @@ func yamlList[T any](v []T) string {
 // already given on the command line (set), which override the file. A key
 // that is no flag is an error naming the file's line and the nearest name.
 func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies []strategy.Info) error {
-	b, err := os.ReadFile(path)
+	b, err := readConfigFile(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
@@ -329,4 +330,28 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// maxConfigBytes bounds a config file: the settings of a run are a few KB.
+const maxConfigBytes = 1 << 20
+
+// readConfigFile reads a config file, at most maxConfigBytes of it; of a
+// run log, which may be far longer, only the first record (its config
+// record, which holds the settings), at most a record's longest.
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lines := bounded.NewLines(f, runlog.MaxRecordBytes)
+	first, err := lines.Next()
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("%s: %w: not a config file", path, err)
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(first), []byte(`{"event":"config"`)) {
+		return first, nil
+	}
+	f.Close()
+	return bounded.ReadFile(path, maxConfigBytes, "a config file")
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/internal/bounded"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -481,10 +481,10 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 			from.rd.Path(), from.saved.Samples, float64(from.saved.Samples)/float64(w.Size()), from.saved.TrainSeconds)
 	}
 	_, isXML := w.(*engine.XML)
-	var obs engine.Observer = &evalPrinter{w: stdout, lossOnly: !isXML}
+	var obs engine.Observer = &evalPrinter{w: stdout, warn: stderr, lossOnly: !isXML}
 	var bar *multiObserver
 	if showProgress && root {
-		bar = &multiObserver{obs, newProgressBar(stderr, f.epochs)}
+		bar = &multiObserver{obs, newProgressBar(stderr, f.epochs, f.timeBudget)}
 		obs = bar
 	}
 	if !root {
@@ -500,8 +500,12 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	}
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
-		if res != nil && errors.Is(err, engine.ErrDiverged) {
-			if werr := log.Write(res.DoneRecord()); werr != nil {
+		if res != nil {
+			// The run trained: its log ends with a done record saying why
+			// it stopped (a divergence, a checkpoint it could not write).
+			done := res.DoneRecord()
+			done.Error = message(err)
+			if werr := log.Write(done); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
@@ -509,6 +513,12 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	}
 	done := res.DoneRecord()
 	done.Interrupted = interrupted
+	var untrained error
+	if res.Untrained && !interrupted {
+		untrained = fmt.Errorf("the run ended after %d samples (%.4g epochs), before any update reached the model %s evaluates (%s): its P@1 is the untrained model's; train for longer (--epochs, --time-budget)",
+			res.Samples, float64(res.Samples)/float64(w.Size()), cfg.Strategy, centreWhy(info))
+		done.Error = untrained.Error()
+	}
 	if cfg.Clock == engine.Real {
 		// Under the virtual clock the log holds nothing that varies from run
 		// to run; the peak memory goes to stdout only.
@@ -525,9 +535,13 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if err := log.Write(done); err != nil {
 		return err
 	}
+	diverging := ""
+	if res.Diverging {
+		diverging = "; the run was diverging (see the warning)"
+	}
 	if ok {
 		if isXML {
-			fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)\n", best.P1, best.TrainSeconds, best.Epoch)
+			fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)%s\n", best.P1, best.TrainSeconds, best.Epoch, diverging)
 		} else {
 			last := res.Evals[len(res.Evals)-1]
 			fmt.Fprintf(stdout, "loss %.6g after %.2f train seconds (epoch %.2f)\n", last.Loss, last.TrainSeconds, last.Epoch)
@@ -540,6 +554,9 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if interrupted {
 		return fmt.Errorf("%w after %d samples", errInterrupted, res.Samples)
 	}
+	if untrained != nil {
+		return untrained
+	}
 	if dash != nil {
 		if err := log.Sync(); err != nil {
 			return err
@@ -548,6 +565,15 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		<-ctx.Done()
 	}
 	return nil
+}
+
+// centreWhy says when a strategy that evaluates its centre model updates
+// it, for the message of a run that ended before it did.
+func centreWhy(info strategy.Info) string {
+	if info.Async {
+		return "a parameter server's centre changes with its workers' commits"
+	}
+	return "it updates its centre model only when it merges or averages the replicas, once a mega-batch or a round"
 }
 
 // engineConfig turns the flags into an engine configuration, checking what
@@ -787,7 +813,7 @@ func checkApplies(info strategy.Info, optimizer string, set map[string]bool, f *
 
 // loadNetwork reads a network model written by calibrate --network.
 func loadNetwork(path string) (comm.Model, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, 1<<20, "a network model (hetsgd calibrate --network writes one)")
 	if err != nil {
 		return comm.Model{}, fmt.Errorf("--network: %w", err)
 	}
@@ -893,10 +919,14 @@ func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workl
 }
 
 // evalPrinter prints one line per evaluation on stdout (the loss alone for
-// workloads P@k does not apply to).
+// workloads P@k does not apply to), and warnings on stderr.
 type evalPrinter struct {
-	w        io.Writer
+	w, warn  io.Writer
 	lossOnly bool
+}
+
+func (p *evalPrinter) Warn(w runlog.Warning) {
+	fmt.Fprintf(p.warn, "hetsgd train: warning: %s\n", w.Text)
 }
 
 func (p *evalPrinter) Step(float64, int64, float64, float64) {}

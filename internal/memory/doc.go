@@ -3,7 +3,9 @@
 // rather than ended by the Go runtime half-way.
 //
 // The limit is the smallest of the machine's memory (MemTotal), the
-// control group's limit (containers, job schedulers) and the
-// HETSGD_MEMORY_LIMIT environment variable (bytes, with an optional K, M, G
-// or T suffix in powers of 1024), for shared machines and tests.
+// control group's limit (containers, job schedulers), the room left under
+// the process's address-space and data limits (ulimit -v and -d: the limit
+// less what the process maps already) and the HETSGD_MEMORY_LIMIT
+// environment variable (bytes, with an optional K, M, G or T suffix in
+// powers of 1024), for shared machines and tests.
 package memory

@@ -1,12 +1,13 @@
 package memory
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/hetsgd/hetsgd/internal/bounded"
 )
 
 // EnvLimit is the environment variable that lowers the limit.
@@ -25,12 +26,13 @@ func Limit() (bytes int64, source string, ok bool) {
 		consider(b, "the machine's memory")
 	}
 	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		if raw, err := os.ReadFile(p); err == nil {
+		if raw, err := bounded.ReadFile(p, 4096, "a memory limit"); err == nil {
 			if b, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
 				consider(b, "the control group's limit")
 			}
 		}
 	}
+	rlimits(consider)
 	if v := os.Getenv(EnvLimit); v != "" {
 		if b, err := ParseBytes(v); err == nil {
 			consider(b, "$"+EnvLimit)
@@ -52,14 +54,12 @@ func CheckEnv() error {
 
 // meminfo reads a kB figure of /proc/meminfo.
 func meminfo(path, key string) (int64, bool) {
-	f, err := os.Open(path)
+	b, err := bounded.ReadFile(path, 1<<20, "the memory's description")
 	if err != nil {
 		return 0, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10, err == nil
 		}
@@ -90,8 +90,10 @@ func Format(b int64) string {
 		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 	case b >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 	}
-	return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	return fmt.Sprintf("%d bytes", b)
 }
 
 // Check returns an error when need bytes exceed the limit. what says what

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package memory
+
+// rlimits knows no resource limits here.
+func rlimits(func(int64, string)) {}
