@@ -28,6 +28,13 @@ func (d Dir) Path(samples int64) string {
 	return filepath.Join(string(d), fmt.Sprintf("%s%012d%s", prefix, samples, suffix))
 }
 
+// bestName is the file of the folder's best model (engine's KeepBest).
+const bestName = "best.hck"
+
+// Best returns the name of the folder's best model: the model of the
+// run's best evaluation so far, kept beside its checkpoints.
+func (d Dir) Best() string { return filepath.Join(string(d), bestName) }
+
 // Make creates the folder if it does not exist.
 func (d Dir) Make() error {
 	if err := os.MkdirAll(string(d), 0o755); err != nil {
@@ -121,6 +128,6 @@ func Previous(file string) string {
 // record and lock — which no other file in the folder may have.
 func Reserved(name string) bool {
 	_, isCheckpoint := samplesOf(name)
-	return isCheckpoint || name == ownerFile || name == lockFile ||
-		strings.HasPrefix(name, "."+prefix) || strings.HasPrefix(name, "."+ownerFile)
+	return isCheckpoint || name == ownerFile || name == lockFile || name == bestName ||
+		strings.HasPrefix(name, "."+prefix) || strings.HasPrefix(name, "."+ownerFile) || strings.HasPrefix(name, "."+bestName)
 }

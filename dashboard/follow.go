@@ -138,7 +138,6 @@ func (f *follower) poll() error {
 	}
 }
 
-
 // restart makes the next read start at the file's beginning, the run's
 // history starting over, unless nothing was read yet.
 func (f *follower) restart() {

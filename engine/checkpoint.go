@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
@@ -20,6 +21,11 @@ type Checkpointing struct {
 	Dir   string  // folder of the checkpoints, made if absent ("": none)
 	Every float64 // epochs between checkpoints (0: only at the end)
 	Keep  int     // newest checkpoints kept (0: DefaultKeep)
+	// KeepBest keeps the model of the best evaluation so far in the
+	// folder's file best.hck (checkpoint.Dir.Best), replaced whenever an
+	// evaluation beats it: the model predict and export take with --which
+	// best. Only for workloads scored by P@k (an MLP).
+	KeepBest bool
 	// Settings are the caller's own description of the run (hetsgd train's
 	// flags), saved in every checkpoint as the section "settings".
 	Settings []byte
@@ -87,6 +93,9 @@ type (
 		Now     float64
 		Virtual *virtualState
 		Real    *realState
+		// BestOnly marks a best model's file (KeepBest): the model and the
+		// evaluation that scored it, not a run to continue.
+		BestOnly bool
 	}
 	asyncState struct {
 		Commits, SinceTau, SinceCommits int64
@@ -350,7 +359,7 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 // restore puts the run in the state of checkpoint rd: the engine's books,
 // the strategy, every vector and random stream, and the clock.
 func (r *run) restore(rd *checkpoint.Reader) error {
-	st, err := readState(rd)
+	st, err := readRun(rd)
 	if err != nil {
 		return err
 	}
@@ -470,6 +479,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	r.res.Merges, r.res.Async, r.res.Staleness = st.Merges, st.AsyncRecs, st.Staleness
 	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
 	r.lossWatch, r.res.Diverging = st.LossWatch, st.LossWatch.Warned
+	r.res.StoppedEarly = r.patienceSpent()
 
 	switch c := r.clk.(type) {
 	case *virtualClock:
@@ -538,7 +548,7 @@ type Saved struct {
 // ReadSaved reads where the run checkpoint rd holds had got to, and the
 // caller's settings saved with it (Checkpointing.Settings).
 func ReadSaved(rd *checkpoint.Reader) (Saved, []byte, error) {
-	st, err := readState(rd)
+	st, err := readRun(rd)
 	if err != nil {
 		return Saved{}, nil, err
 	}
@@ -564,6 +574,16 @@ func readState(rd *checkpoint.Reader) (*engineState, error) {
 		return nil, fmt.Errorf("engine: checkpoint %s holds engine state of layout %d; this hetsgd reads %d", rd.Path(), st.Version, stateVersion)
 	}
 	return &st, nil
+}
+
+// readRun is readState for a run to continue: a best model's file is not
+// one.
+func readRun(rd *checkpoint.Reader) (*engineState, error) {
+	st, err := readState(rd)
+	if err == nil && st.BestOnly {
+		return nil, fmt.Errorf("engine: %s holds the model of a run's best evaluation, not a run to continue: resume from a checkpoint of its folder (%s)", rd.Path(), filepath.Dir(rd.Path()))
+	}
+	return st, err
 }
 
 // LoadModel reads the trained model a checkpoint holds — the one its

@@ -70,10 +70,14 @@ type Config struct {
 	// Checkpoint saves the run's state into a folder as it goes, to be
 	// continued by a run with Resume (Dir "": never).
 	Checkpoint Checkpointing `json:"-"`
+	// Patience stops the run early once this many evaluations in a row
+	// have not raised the best P@1 (0: never; a workload without P@k
+	// counts a lower test loss as better).
+	Patience int `json:"-"`
 	// Resume continues the run a checkpoint holds rather than starting one:
 	// every setting must be the checkpoint run's (an error names the first
 	// that is not), but for Epochs, TimeBudget, EvalEvery and Checkpoint,
-	// which may change. Under the virtual clock the continued run is the
+	// which may change (and Patience). Under the virtual clock the continued run is the
 	// run that was saved, evaluation for evaluation, byte for byte.
 	Resume *checkpoint.Reader `json:"-"`
 

@@ -4,8 +4,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"github.com/hetsgd/hetsgd/internal/bounded"
 	"math"
+
+	"github.com/hetsgd/hetsgd/internal/bounded"
 )
 
 // CostModel gives the virtual-time cost, in seconds, of a device's work as a

@@ -42,6 +42,9 @@ type Result struct {
 	// the model it evaluates (a centre merged only every mega-batch): its
 	// evaluations are the initial model's.
 	Untrained bool
+	// StoppedEarly: the run stopped after Config.Patience evaluations
+	// without a better one.
+	StoppedEarly bool
 	// Layered is where rank 0's time went in Layered SGD's all-reduces
 	// across ranks (nil when there were none).
 	Layered *LayeredTiming
@@ -511,7 +514,7 @@ func (r *run) evaluated() []float32 {
 
 // exhausted reports whether the budget forbids new work.
 func (r *run) exhausted() bool {
-	return r.dispatched >= r.budget || (r.cfg.TimeBudget > 0 && r.clk.now() >= r.cfg.TimeBudget)
+	return r.dispatched >= r.budget || (r.cfg.TimeBudget > 0 && r.clk.now() >= r.cfg.TimeBudget) || r.res.StoppedEarly
 }
 
 // begin books a Dispatch and returns its work; false means the budget is
@@ -635,6 +638,9 @@ func (r *run) evaluate(final bool) error {
 		r.obs.Eval(rec)
 	}
 	if err := r.write(rec); err != nil {
+		return err
+	}
+	if err := r.bestEvaluated(); err != nil {
 		return err
 	}
 	if st := &r.async; st.sinceCommits > 0 {

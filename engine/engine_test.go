@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/memory"
@@ -96,7 +98,7 @@ func start(t testing.TB, cfg Config, w Workload, log *runlog.Log) *run {
 func TestOneDeviceIsPlainSGD(t *testing.T) {
 	train, _ := bibtex(t)
 	for _, info := range strategy.List() {
-		for _, clock := range []Clock{Virtual, Real} {
+		for _, clock := range raceClocks() {
 			cfg := base(info.Name, 1, clock)
 			if info.Async {
 				continue // a parameter server with one worker is not plain SGD
@@ -267,7 +269,7 @@ func TestAllStrategiesLearn(t *testing.T) {
 	w.Init(p, initSeed(base("sync", 1, Virtual).Seed))
 	initial := w.Evaluate(p)
 	for _, info := range strategy.List() {
-		for _, clock := range []Clock{Virtual, Real} {
+		for _, clock := range raceClocks() {
 			cfg := base(info.Name, 4, clock)
 			cfg.Speeds = []float64{1, 0.9, 0.8, 0.68}
 			cfg.Epochs = 2
@@ -360,6 +362,9 @@ func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) { testLoopAllocations(
 func TestRealLoopDoesNotAllocatePerBatch(t *testing.T) { testLoopAllocations(t, Real) }
 
 func testLoopAllocations(t *testing.T, clock Clock) {
+	if race.Enabled {
+		t.Skip("allocation counts mean nothing under the race detector, which allocates as it instruments")
+	}
 	for _, devices := range []int{1, 4} {
 		testLoopAllocationsOn(t, clock, devices)
 	}
@@ -398,6 +403,9 @@ func testLoopAllocationsOn(t *testing.T, clock Clock, devices int) {
 // A device's step — batch draw, forward, backward, update — does not
 // allocate, for every optimizer, with dropout on.
 func TestDeviceStepDoesNotAllocate(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts mean nothing under the race detector, which allocates as it instruments")
+	}
 	for _, name := range optim.Names {
 		cfg := base("elastic", 1, Real)
 		cfg.Optimizer = optim.Config{Name: name}
@@ -806,4 +814,24 @@ func TestRealEvalTimeExcludesTheEvaluation(t *testing.T) {
 	if last.TrainSeconds > res.TrainSeconds {
 		t.Fatalf("last evaluation at %v s, training %v s", last.TrainSeconds, res.TrainSeconds)
 	}
+}
+
+// raceClocks are the clocks a test sweeps: both, but under the race
+// detector only the real one, whose devices run in goroutines of their
+// own; the virtual clock computes on one (the ordinary stage tests it).
+func raceClocks() []Clock {
+	if race.Enabled {
+		return []Clock{Real}
+	}
+	return []Clock{Virtual, Real}
+}
+
+// raceSubset returns names, or under the race detector a few of them that
+// stand for the rest (a strategy of each family), for the heaviest
+// virtual-clock sweeps: the ordinary stage runs them all.
+func raceSubset(names []string, few ...string) []string {
+	if race.Enabled {
+		return few
+	}
+	return names
 }

@@ -31,6 +31,7 @@ var Ranges = map[string]strategy.Range{
 	"eval-every":       {Min: 0, MinOpen: true, Max: 1e9}, // 1e9: in effect, only at the end
 	"checkpoint-every": strategy.Between(0, 1e9),          // 0: only at the end
 	"checkpoint-keep":  strategy.Count(1, 1<<20),
+	"patience":         strategy.Count(0, strategy.MaxCount),
 	"eval-points":      strategy.Count(0, strategy.MaxCount),
 	"speeds":           {Min: 0, MinOpen: true, Max: 1e6},
 	"noise":            {Min: 0, Max: 2, MaxOpen: true},
@@ -93,6 +94,9 @@ func (c *Config) checkRanges() error {
 			numeric{"net-bandwidth", "{Config.Net.Intra.Bandwidth}", c.Net.Intra.Bandwidth},
 			numeric{"inter-latency", "{Config.Net.Inter.Latency}", c.Net.Inter.Latency},
 			numeric{"inter-bandwidth", "{Config.Net.Inter.Bandwidth}", c.Net.Inter.Bandwidth})
+	}
+	if c.Patience != 0 {
+		checks = append(checks, numeric{"patience", "{Config.Patience}", float64(c.Patience)})
 	}
 	if c.Checkpoint.Keep != 0 {
 		checks = append(checks, numeric{"checkpoint-keep", "{Config.Checkpoint.Keep}", float64(c.Checkpoint.Keep)})

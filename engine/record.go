@@ -82,7 +82,7 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 // all-reduces across ranks. The caller adds what only it knows (an
 // interruption, the wall time and memory of the process).
 func (res *Result) DoneRecord() runlog.Done {
-	d := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Merges: len(res.Merges), Diverged: res.Diverged, Diverging: res.Diverging}
+	d := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Merges: len(res.Merges), Diverged: res.Diverged, Diverging: res.Diverging, StoppedEarly: res.StoppedEarly}
 	if b, ok := runlog.Best(res.Evals); ok {
 		d.BestP1, d.BestP1TrainSeconds, d.BestP1Epoch = b.P1, b.TrainSeconds, b.Epoch
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/race"
 )
 
 // gemmLadder is the shared ladder of GEMM shapes: tiny, odd (not multiples of
@@ -55,7 +57,7 @@ func TestGemmMatchesReference(t *testing.T) {
 func testGemmMatchesReference(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, sz := range gemmLadder {
-		if raceEnabled && sz.m*sz.n*sz.k > 1<<20 {
+		if race.Enabled && sz.m*sz.n*sz.k > 1<<20 {
 			continue
 		}
 		for _, ta := range []bool{false, true} {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -44,7 +46,7 @@ func TestSpMMMatchesReference(t *testing.T) {
 func testSpMM(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, s := range sparseLadder {
-		if raceEnabled && s.cols > 10000 {
+		if race.Enabled && s.cols > 10000 {
 			continue
 		}
 		for _, pattern := range []bool{false, true} {
@@ -76,7 +78,7 @@ func TestSpMMTMatchesReference(t *testing.T) {
 func testSpMMT(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, s := range sparseLadder {
-		if raceEnabled && s.cols > 10000 {
+		if race.Enabled && s.cols > 10000 {
 			continue
 		}
 		for _, pattern := range []bool{false, true} {

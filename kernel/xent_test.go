@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -44,7 +46,7 @@ func TestXentLayerMatchesReference(t *testing.T) {
 func testXentLayer(t *testing.T, impl string) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, sz := range xentLadder {
-		if raceEnabled && sz.n*sz.k*sz.L > 1<<20 {
+		if race.Enabled && sz.n*sz.k*sz.L > 1<<20 {
 			continue
 		}
 		name := fmt.Sprintf("%s %d×%d×%d", impl, sz.n, sz.k, sz.L)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/report"
@@ -19,7 +21,7 @@ import (
 // The Adaptive SGD study runs end to end in quick mode and writes a report
 // with its sections, figures and run logs.
 func TestAdaptiveStudyQuick(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
 	set := bundledSet(t, "bibtex")
@@ -214,7 +216,7 @@ func checkOutputs(t *testing.T, dir string, figures []string, runs int, noEvals 
 // throughput scaling (timing only) and accuracy at 16 workers, where lsgd
 // must give sync's accuracies exactly.
 func TestLayeredSGDStudyQuick(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
 	set := loadSet(t, "delicious")
@@ -229,7 +231,7 @@ func TestLayeredSGDStudyQuick(t *testing.T) {
 
 // The GEM study runs end to end in quick mode on MNIST.
 func TestGEMStudyQuick(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
 	set := loadSet(t, "mnist")
@@ -252,7 +254,7 @@ func TestGEMStudyQuick(t *testing.T) {
 // under both step rules, Delicious with 8 and 16 workers, and the overhead
 // against Sum in real and virtual time.
 func TestAdaConsStudyQuick(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
 	set := loadSet(t, "delicious")
@@ -270,7 +272,7 @@ func TestAdaConsStudyQuick(t *testing.T) {
 // each spread and adaptive's batch sizes and updates on the two that are
 // not the paper's.
 func TestHeterogeneityStudyQuick(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
 	set := bundledSet(t, "bibtex")
@@ -299,7 +301,7 @@ func TestHeterogeneityStudyQuick(t *testing.T) {
 // one device and two (adaptive and elastic), and the report has no spread
 // or protocol.
 func TestHeterogeneityParts(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
 	set := bundledSet(t, "bibtex")

@@ -192,6 +192,9 @@ type Done struct {
 	// Diverging: the training loss grew by orders of magnitude during the
 	// run (see the warning record), though it stayed finite.
 	Diverging bool `json:"diverging,omitempty"`
+	// StoppedEarly: the run stopped after --patience evaluations without a
+	// better one.
+	StoppedEarly bool `json:"stopped_early,omitempty"`
 	// Error is why the run ended early, when an error ended it (a
 	// checkpoint that could not be written, a log write that failed).
 	Error       string `json:"error,omitempty"`

@@ -423,8 +423,19 @@ type Value struct {
 	Range   Range
 }
 
+// paperOption returns the paper's value of option name, where the
+// strategy's paper preset gives one.
+func (info Info) paperOption(name string) (float64, bool) {
+	if info.Paper == nil {
+		return 0, false
+	}
+	v, ok := info.Paper.Options[name]
+	return v, ok
+}
+
 // Describe returns the effective value of every option of the strategy for
-// cfg, in declaration order.
+// cfg, in declaration order; an option whose value is its paper's says
+// nothing of the paper.
 func (info Info) Describe(cfg Config) ([]Value, error) {
 	opts, err := info.Resolve(cfg)
 	if err != nil {
@@ -434,6 +445,9 @@ func (info Info) Describe(cfg Config) ([]Value, error) {
 	for _, o := range info.Options {
 		_, given := cfg.Options[o.Name]
 		v := Value{Name: o.Name, Value: opts[o.Name], Given: given, Paper: o.Paper, Usage: o.Usage, Range: o.Range}
+		if p, ok := info.paperOption(o.Name); ok && p == v.Value {
+			v.Paper = "" // the value is the paper's: nothing departs
+		}
 		if !given && o.Derive != nil {
 			v.Formula = o.Formula
 		}

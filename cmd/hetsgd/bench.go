@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/repro"
 )
@@ -57,6 +58,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("--study %q: want adaptive, lsgd, gem, adacons, heterogeneity or all", s)
 		}
 	}
+	// Every name of --sets is checked before any work, whatever the
+	// studies: a misspelt one must not go unnoticed.
+	known := []string{"bibtex", "delicious"}
+	for name := range synthSets {
+		known = append(known, name)
+	}
+	slices.Sort(known)
+	var setNames []string
+	for _, name := range strings.Split(*sets, ",") {
+		switch name = strings.TrimSpace(name); {
+		case name == "":
+			return fmt.Errorf("--sets %q: an empty name; want a comma-separated list of %s", *sets, strings.Join(known, ", "))
+		case !slices.Contains(known, name):
+			return fmt.Errorf("--sets: unknown dataset %q%s (want %s)", name, suggest(name, known, ""), strings.Join(known, ", "))
+		}
+		setNames = append(setNames, name)
+	}
+	var in atomicfile.Inputs
+	if *dataDir != "" {
+		for _, set := range []string{"bibtex", "delicious", "mnist"} {
+			in.Add("--data set", filepath.Join(*dataDir, set))
+		}
+	}
+	in.Add("--network file", *network)
+	if err := in.Check("--out", *out); err != nil {
+		return err
+	}
+	if visited(fs)["sets"] && !studies["adaptive"] && !studies["heterogeneity"] {
+		fmt.Fprintf(stderr, "hetsgd bench: warning: --sets applies to the adaptive and heterogeneity studies; ignored\n")
+	}
 	var partList []string
 	if *parts != "" {
 		for _, p := range strings.Split(*parts, ",") {
@@ -68,14 +99,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	var list []repro.Set
-	for _, name := range strings.Split(*sets, ",") {
+	for _, name := range setNames {
 		if !studies["adaptive"] && !studies["heterogeneity"] {
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped while reading the data: %w", err)
 		}
-		set, err := benchSet(ctx, strings.TrimSpace(name), *dataDir, *seed)
+		set, err := benchSet(ctx, name, *dataDir, *seed)
 		if err != nil {
 			return err
 		}

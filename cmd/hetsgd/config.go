@@ -41,7 +41,7 @@ import (
 // that a run repeated from its settings writes the same log. A config file
 // may still give them.
 var notSettings = []string{"config", "print-config", "resume", "force", "progress", "log", "dashboard",
-	"checkpoint", "checkpoint-every", "checkpoint-keep", "topology", "devices-per-rank"}
+	"checkpoint", "checkpoint-every", "checkpoint-keep", "keep-best", "topology", "devices-per-rank"}
 
 // settings returns the run's effective settings, as --print-config prints
 // them and the config record holds them: every flag that decides the run
@@ -230,6 +230,10 @@ func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies 
 			if fl == nil {
 				return fmt.Errorf("%s: unknown setting %q%s", at(k), name, suggest(name, flagNames(fs), ""))
 			}
+			if slices.Contains(notInConfig, name) {
+				// A key that would be ignored is refused, not ignored.
+				return fmt.Errorf("%s: %s is not for a config file: %s", at(k), name, notInConfigWhy[name])
+			}
 			if set[name] {
 				continue // the command line's value stands
 			}
@@ -249,6 +253,16 @@ func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies 
 		return nil
 	}
 	return apply("", root)
+}
+
+// notInConfig are the flags a config file may not give: they say how this
+// invocation reads its settings, or start another kind of run.
+var notInConfig = []string{"config", "print-config", "resume"}
+
+var notInConfigWhy = map[string]string{
+	"config":       "a config file does not read another (give the settings here, or several files' worth on the command line)",
+	"print-config": "give --print-config on the command line",
+	"resume":       "a resumed run takes its settings from its checkpoint: give --resume on the command line, without --config",
 }
 
 // scalars returns a value's text: a scalar's, or each of a list's.

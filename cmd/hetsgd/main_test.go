@@ -105,7 +105,7 @@ func TestTrainBadInput(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"train", "--batch", "0"}, 1, "--batch 0"},
-		{[]string{"train", "--lr", "abc"}, 2, "invalid value \"abc\" for flag -lr"},
+		{[]string{"train", "--lr", "abc"}, 2, "--lr abc: not a value it takes"},
 		{[]string{"train", "--optimizer", "rmsprop"}, 1, "unknown optimizer \"rmsprop\""},
 		{[]string{"train", "--optimizer", "momentum", "--momentum", "0"}, 1, "--momentum 0: need a number in (0, 1)"},
 		{[]string{"train", "--hidden", "12,x"}, 2, "\"x\" is not a positive integer"},
@@ -132,7 +132,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--beta", "0.5"}, 2, "unknown flag --beta (strategy options go under the strategy's name: --adacons.beta, --adaptive.beta)"},
 		{[]string{"train", "--epoch", "3"}, 2, "unknown flag --epoch (did you mean --epochs?)"},
 		{[]string{"train", "--adaptive.beta", "0.5"}, 1, "--adaptive.beta: another strategy's option; this run's strategy is sync"},
-		{[]string{"train", "--strategy", "adacons", "--adacons.beta", "x"}, 2, "invalid value \"x\" for flag -adacons.beta"},
+		{[]string{"train", "--strategy", "adacons", "--adacons.beta", "x"}, 2, "--adacons.beta x: not a number"},
 		{[]string{"train", "--strategy", "crossbow", "--crossbow.a", "NaN"}, 1, "crossbow.a NaN: need a number in (0, 1]"},
 		{[]string{"train", "--strategy", "adaptive", "--adaptive.bmax", "1e300"}, 1, "adaptive.bmax 1e+300: need a whole number in [1, 1073741824]"},
 		{[]string{"train", "--devices", "2", "--fault", "device=2,at=1s,kind=crash"}, 1, "--fault device=2,at=1s,kind=crash: no device 2 among 2"},

@@ -23,12 +23,14 @@ import (
 	"github.com/hetsgd/hetsgd/model"
 )
 
-// loadModel reads a trained model: a checkpoint folder (its newest), a
-// checkpoint file, or an .npz that hetsgd export wrote.
-func loadModel(path string) (*model.MLP, []float32, error) {
-	file, err := checkpoint.Latest(path)
+// loadModel reads a trained model: a checkpoint folder (its newest
+// checkpoint's, or with which "best" its best evaluation's, best.hck), a
+// checkpoint file, or an .npz that hetsgd export wrote. note says which
+// model of a folder was read, for the user.
+func loadModel(path, which string, note io.Writer) (*model.MLP, []float32, error) {
+	file, err := modelFile(path, which)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--model: %w", err)
+		return nil, nil, err
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -57,21 +59,54 @@ func loadModel(path string) (*model.MLP, []float32, error) {
 		if cfg, p, err = engine.LoadModel(rd); err != nil {
 			return nil, nil, fmt.Errorf("--model: %w", err)
 		}
+		if e, ok, _ := engine.BestOf(rd); ok && which == "best" {
+			fmt.Fprintf(note, "the model of the best evaluation: %s, P@1 %.4f at epoch %.2f\n", file, e.P1, e.Epoch)
+		}
 	}
 	m, err := model.New(cfg)
 	return m, p, err
+}
+
+// modelFile is the file of the model --model path and --which name: a
+// checkpoint folder's newest checkpoint or its best model, else the file.
+func modelFile(path, which string) (string, error) {
+	switch which {
+	case "last":
+		file, err := checkpoint.Latest(path)
+		if err != nil {
+			return "", fmt.Errorf("--model: %w", err)
+		}
+		return file, nil
+	case "best":
+		if !isDir(path) {
+			return "", fmt.Errorf("--which best takes a checkpoint folder (it holds best.hck beside the checkpoints), not the file %s", path)
+		}
+		best := checkpoint.Dir(path).Best()
+		if _, err := os.Stat(best); err != nil {
+			return "", fmt.Errorf("--which best: %s holds no best model (best.hck: written at a run's evaluations with --checkpoint, unless --keep-best=false)", path)
+		}
+		return best, nil
+	}
+	return "", fmt.Errorf("--which %q: want last or best", which)
+}
+
+// whichFlag registers --which, the model of a checkpoint folder to take.
+func whichFlag(fs *flag.FlagSet) *string {
+	return fs.String("which", "last", "the model of a checkpoint folder --model: last (its newest checkpoint's) or best (the best evaluation's, kept in best.hck)")
 }
 
 // scoring holds the flags eval and predict share: the model, the data and
 // its format; and the files they name and the data's caches, as inputs
 // no output may replace.
 type scoring struct {
-	model, data, format string
-	in                  atomicfile.Inputs
+	model, data, format, which string
+	in                         atomicfile.Inputs
 }
 
 func (s *scoring) register(fs *flag.FlagSet, dataUsage string) {
 	fs.StringVar(&s.model, "model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint), or an .npz of hetsgd export")
+	s.which = "last"
+	fs.StringVar(&s.which, "which", "last", "the model of a checkpoint folder --model: last (its newest checkpoint's) or best (the best evaluation's, kept in best.hck)")
 	fs.StringVar(&s.data, "data", "", "the points to score: "+dataUsage)
 	fs.StringVar(&s.format, "format", "auto", "input format: xc, libsvm or auto")
 }
@@ -147,7 +182,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
-	m, p, err := loadModel(sc.model)
+	m, p, err := loadModel(sc.model, sc.which, stderr)
 	if err != nil {
 		return err
 	}
@@ -239,7 +274,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	case *rows < 1 || *rows > 1<<20:
 		return fmt.Errorf("--rows %d: need a whole number in [1, 1048576]", *rows)
 	}
-	m, p, err := loadModel(sc.model)
+	m, p, err := loadModel(sc.model, sc.which, stderr)
 	if err != nil {
 		return err
 	}
@@ -367,6 +402,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("export", "export --model CHECKPOINT --out MODEL.npz", stderr)
 	modelPath := fs.String("model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint)")
+	which := whichFlag(fs)
 	outPath := fs.String("out", "", "the NumPy archive to write (`file`.npz)")
 	force := fs.Bool("force", false, "overwrite an existing --out")
 	if err := parseFlags(fs, args); err != nil {
@@ -380,7 +416,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := in.Check("--out", *outPath); err != nil {
 		return err
 	}
-	m, p, err := loadModel(*modelPath)
+	m, p, err := loadModel(*modelPath, *which, stderr)
 	if err != nil {
 		return err
 	}

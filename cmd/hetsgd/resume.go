@@ -40,8 +40,8 @@ type savedSettings struct {
 // it continues: how long it runs, how often it evaluates and saves, where it
 // writes, how it shows progress and how many threads compute — and where
 // the data is, when it moved (the data itself must be the same).
-var mayChange = []string{"epochs", "time-budget", "eval-every", "eval-points", "log", "force", "progress", "threads", "dashboard",
-	"checkpoint", "checkpoint-every", "checkpoint-keep", "resume", "cache", "data", "train", "test", "format"}
+var mayChange = []string{"epochs", "time-budget", "eval-every", "eval-points", "patience", "log", "force", "progress", "threads", "dashboard",
+	"checkpoint", "checkpoint-every", "checkpoint-keep", "keep-best", "resume", "cache", "data", "train", "test", "format"}
 
 // notSaved are flags a checkpoint does not carry over to a resumed run.
 var notSaved = []string{"resume", "force", "progress", "config", "print-config", "dashboard"}

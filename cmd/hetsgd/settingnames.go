@@ -44,6 +44,7 @@ var flagOf = map[string]string{
 	"engine.Config.Checkpoint.Every":      "--checkpoint-every",
 	"engine.Config.Checkpoint.Keep":       "--checkpoint-keep",
 	"engine.Config.Resume":                "--resume",
+	"engine.Config.Patience":              "--patience",
 	"engine.NewXML.dropout":               "--dropout",
 	"engine.Sampling.Hash":                "--lsh-hash",
 	"engine.Sampling.K":                   "--lsh-k",

@@ -40,6 +40,15 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		*verbose = true
 	}
+	if *verbose {
+		// The derived defaults depend on these: say for what they are shown.
+		b := "each strategy's batch"
+		if *batch > 0 {
+			b = fmt.Sprintf("batches of %d", *batch)
+		}
+		fmt.Fprintf(stdout, "Settings as a run of %d device(s), %s and %d training points would have them (--devices, --batch, --points; hetsgd train runs on 1 device unless given --devices).\n\n",
+			*devices, b, *points)
+	}
 	for _, info := range list {
 		fmt.Fprintf(stdout, "%-14s %s\n", info.Name, info.Summary)
 		if !*verbose {

@@ -155,6 +155,8 @@ type trainFlags struct {
 	checkpoint, resume                   string
 	checkpointEvery                      float64
 	checkpointKeep                       int
+	keepBest                             bool
+	patience                             int
 	configPath                           string
 	printConfig                          bool
 	dashboard                            string
@@ -227,6 +229,8 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "save the run's state into `dir` every --checkpoint-every epochs and at the end, to continue it with --resume")
 	fs.Float64Var(&f.checkpointEvery, "checkpoint-every", 1, "`epochs` between checkpoints (0: only at the end)")
 	fs.IntVar(&f.checkpointKeep, "checkpoint-keep", engine.DefaultKeep, "newest checkpoints to keep")
+	fs.BoolVar(&f.keepBest, "keep-best", true, "with --checkpoint: keep the model of the best evaluation so far (P@1) in the folder's best.hck, for predict, eval and export --which best")
+	fs.IntVar(&f.patience, "patience", 0, "stop early after this many evaluations in a row without a better P@1 (0: never)")
 	fs.StringVar(&f.resume, "resume", "", "continue the run saved in checkpoint `dir` (its newest checkpoint) or file, with its settings; flags given change those that may change (--epochs, --time-budget, --eval-every, --log: a new file, else the run's log continues)")
 
 	var names []string
@@ -539,6 +543,9 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if res.Diverging {
 		diverging = "; the run was diverging (see the warning)"
 	}
+	if res.StoppedEarly {
+		diverging += fmt.Sprintf("; stopped early: no better one in %d evaluations (--patience)", f.patience)
+	}
 	if ok {
 		if isXML {
 			fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)%s\n", best.P1, best.TrainSeconds, best.Epoch, diverging)
@@ -641,8 +648,9 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	}
 	cfg.Faults = f.faults
 	if f.checkpoint != "" {
-		cfg.Checkpoint = engine.Checkpointing{Dir: f.checkpoint, Every: f.checkpointEvery, Keep: f.checkpointKeep}
+		cfg.Checkpoint = engine.Checkpointing{Dir: f.checkpoint, Every: f.checkpointEvery, Keep: f.checkpointKeep, KeepBest: f.keepBest}
 	}
+	cfg.Patience = f.patience
 	cfg.Options = f.givenOptions(f.strategy)
 	cfg.Paper = f.paper
 	info, err := strategy.Lookup(cfg.Strategy)
