@@ -136,7 +136,7 @@ func (d Dir) Claim(o Owner, adopt bool) (*Claim, error) {
 	case err == nil && !fi.IsDir():
 		return nil, fmt.Errorf("checkpoint: %s is %s, not a folder: name a folder for the checkpoints", dir, kindOf(fi.Mode()))
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("checkpoint: folder %s: %w", dir, err)
+		return nil, fmt.Errorf("checkpoint: folder %s: %w", dir, unwrapPath(err))
 	}
 	_, statErr := os.Stat(dir)
 	made := errors.Is(statErr, fs.ErrNotExist)

@@ -55,12 +55,35 @@ type Result struct {
 // Run trains workload w with cfg's strategy, evaluates it, and writes
 // eval, merge, note and async records to log (nil: none). A cancelled ctx
 // ends the run at the next event with the results so far and ctx's error.
+// It is Prepare, then Prepared.Run.
 //
 // With cfg.World a group of several ranks, every rank calls Run with the
 // same settings and workload: rank 0 drives the run, evaluates and writes
 // the log, and gets the Result; the other ranks serve their devices until
 // rank 0 ends the run, and get a nil Result.
 func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Observer) (*Result, error) {
+	p, err := Prepare(cfg, w)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, log, obs)
+}
+
+// Prepared is a run set up — its devices, strategy and clock, and a
+// resumed run's state restored from its checkpoint — and not yet started:
+// every error its settings, its workload and its checkpoint hold has been
+// met, and nothing written. A caller that writes outputs of its own (a run
+// log) opens them between Prepare and Run, so that a run that cannot start
+// leaves none behind.
+type Prepared struct {
+	cfg Config
+	w   Workload
+	r   *run // nil once run or closed; nil too for Layered SGD's in-process ranks, set up as they start
+	ran bool
+}
+
+// Prepare sets a run of cfg on w up (see Prepared).
+func Prepare(cfg Config, w Workload) (*Prepared, error) {
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && info.Output == "slide" {
 		x, ok := w.(*XML)
 		if !ok || x.sampling == nil || *x.sampling != x.sampling.SLIDE() {
@@ -75,16 +98,54 @@ func Run(ctx context.Context, cfg Config, w Workload, log *runlog.Log, obs Obser
 		if cfg.Checkpoint.Dir != "" || cfg.Resume != nil {
 			return nil, setting.Errorf("engine", "engine: {Config.Checkpoint} and {Config.Resume}: %s with nodes under the real clock runs a rank per device, and checkpoints save one rank's run (use {Config.Clock} virtual)", cfg.Strategy)
 		}
-		return runRanks(ctx, cfg, w, log, obs)
+		return &Prepared{cfg: cfg, w: w}, nil
 	}
-	r, err := newRun(cfg, w, log, obs)
+	r, err := newRun(cfg, w, nil, nil)
 	if err != nil {
 		return nil, err
 	}
+	return &Prepared{cfg: cfg, w: w, r: r}, nil
+}
+
+// SetCheckpointSettings sets the caller's description of the run saved in
+// its checkpoints (Checkpointing.Settings), for a caller that knows it only
+// once its outputs are open (where its log is).
+func (p *Prepared) SetCheckpointSettings(b []byte) {
+	if p.r != nil {
+		p.r.cfg.Checkpoint.Settings = b
+	}
+}
+
+// Close releases a prepared run that will not be run: its devices'
+// goroutines stop. It does nothing after Run.
+func (p *Prepared) Close() {
+	if p == nil || p.r == nil {
+		return
+	}
+	if p.r.clk != nil {
+		p.r.clk.drain()
+	}
+	p.r.x.close()
+	p.r = nil
+}
+
+// Run runs the prepared run (once), writing its records to log and telling
+// obs of its progress: as the package-level Run.
+func (p *Prepared) Run(ctx context.Context, log *runlog.Log, obs Observer) (*Result, error) {
+	if p.ran {
+		return nil, errors.New("engine: a prepared run runs once")
+	}
+	p.ran = true
+	if p.r == nil {
+		return runRanks(ctx, p.cfg, p.w, log, obs)
+	}
+	r, cfg := p.r, p.r.cfg
+	p.r = nil
+	r.log, r.obs = log, obs
 	if r.world.Rank() != 0 {
 		return nil, serve(r.x)
 	}
-	err = r.drive(ctx)
+	err := r.drive(ctx)
 	if err == nil {
 		err = r.warnUnstruck()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -358,14 +359,13 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	lines := bounded.NewLines(f, runlog.MaxRecordBytes)
-	first, err := lines.Next()
+	br := bufio.NewReader(f)
+	if head, _ := br.Peek(64); !bytes.HasPrefix(bytes.TrimSpace(head), []byte(`{"event":"config"`)) {
+		return bounded.ReadFile(path, maxConfigBytes, "a config file")
+	}
+	first, err := bounded.NewLines(br, runlog.MaxRecordBytes).Next()
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("%s: %w: not a config file", path, err)
+		return nil, fmt.Errorf("%s: %w: not a run log", path, err)
 	}
-	if bytes.HasPrefix(bytes.TrimSpace(first), []byte(`{"event":"config"`)) {
-		return first, nil
-	}
-	f.Close()
-	return bounded.ReadFile(path, maxConfigBytes, "a config file")
+	return first, nil
 }

@@ -424,6 +424,13 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if err := engine.CheckMemory(cfg, w); err != nil {
 		return err
 	}
+	// The run is set up — a resumed one restored from its checkpoint —
+	// before any output is opened: a run that cannot start writes nothing.
+	prep, err := engine.Prepare(cfg, w)
+	if err != nil {
+		return err
+	}
+	defer prep.Close()
 	// The log is created only once every input is known to be good, so a
 	// mistyped flag never leaves an empty or truncated log behind. A
 	// dashboard shows the log's records as they are written (with no
@@ -465,9 +472,11 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		}()
 	}
 	if f.checkpoint != "" {
-		if cfg.Checkpoint.Settings, err = f.savedSettings(given, rec, runID); err != nil {
+		settings, err := f.savedSettings(given, rec, runID)
+		if err != nil {
 			return err
 		}
+		prep.SetCheckpointSettings(settings)
 	}
 	where := fmt.Sprintf("%s on %d device(s)", cfg.Strategy, cfg.Devices)
 	if world.Size() > 1 {
@@ -495,7 +504,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		obs = nil
 	}
 	start := time.Now()
-	res, err := engine.Run(ctx, cfg, w, log, obs)
+	res, err := prep.Run(ctx, log, obs)
 	if bar != nil {
 		bar.finish()
 	}
