@@ -122,8 +122,20 @@ func TestCache(t *testing.T) {
 		load("checksum mismatch")
 		load("loaded from the cache")
 	}
-	// So is a truncated one, and one from another format version.
+	// A value that is not finite, with checksums made to match (a file
+	// changed on purpose, or by a bug), is refused too: text never yields
+	// one.
 	b, _ := os.ReadFile(cache)
+	c := cacheInfo{rows: int64(want.Len()), xnnz: int64(want.X.NNZ()), ynnz: int64(want.Y.NNZ()), values: true}
+	off, _ := c.layout()
+	binary.LittleEndian.PutUint32(b[off[2]+4*7:], 0x7fc00000) // the eighth value: a NaN
+	binary.LittleEndian.PutUint32(b[hdrDataCRC:], crc32.Checksum(b[cacheHeader:], castagnoli))
+	binary.LittleEndian.PutUint32(b[hdrCRC:], crc32.Checksum(b[:hdrCRC], castagnoli))
+	os.WriteFile(cache, b, 0o644)
+	load("value 7 is NaN")
+	load("loaded from the cache")
+	// So is a truncated one, and one from another format version.
+	b, _ = os.ReadFile(cache)
 	os.WriteFile(cache, b[:len(b)-64], 0o644)
 	load("bytes, the header implies")
 	b, _ = os.ReadFile(cache)

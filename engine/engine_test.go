@@ -291,6 +291,10 @@ func TestAllStrategiesLearn(t *testing.T) {
 			if budget := int64(math.Ceil(cfg.Epochs * float64(r.w.Size()))); r.done < budget || r.res.Diverged {
 				t.Errorf("%s: %d of %d samples processed (diverged: %v)", name, r.done, budget, r.res.Diverged)
 			}
+			// The divergence watch does not cry wolf over a run that learns.
+			if r.res.Diverging || r.res.Untrained {
+				t.Errorf("%s: a run that learns called diverging (%v) or untrained (%v)", name, r.res.Diverging, r.res.Untrained)
+			}
 			if len(evals) < 2 {
 				t.Errorf("%s: %d evaluations in 2 epochs, want one per epoch", name, len(evals))
 				continue

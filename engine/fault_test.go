@@ -183,3 +183,36 @@ func TestStopCutsSlowDown(t *testing.T) {
 		}
 	}
 }
+
+// The loss watch: a loss a hundredfold its first batch's is diverging,
+// once; one that only rose, or fell, is not.
+func TestLossWatch(t *testing.T) {
+	for _, c := range []struct {
+		losses []float64
+		warned bool
+	}{
+		{[]float64{5, 4, 3, 2, 1, 0.5}, false},
+		{[]float64{5, 6, 8, 12, 20, 30, 40}, false},
+		{append([]float64{5}, repeat(1e4, 40)...), true},
+		{[]float64{0, 1e9, 1e9}, false}, // no reference to grow from
+	} {
+		var w lossWatch
+		warned := 0
+		for _, l := range c.losses {
+			if w.add(l) {
+				warned++
+			}
+		}
+		if (warned == 1) != c.warned || warned > 1 {
+			t.Errorf("losses %v: warned %d times, want %v", c.losses, warned, c.warned)
+		}
+	}
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
