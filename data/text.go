@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/hetsgd/hetsgd/internal/bounded"
 
 	"github.com/hetsgd/hetsgd/sparse"
 )
@@ -223,13 +224,13 @@ const (
 )
 
 // lineReader yields the lines of a text file without their line ending and
-// keeps the line number for errors.
+// keeps the line number for errors: bounded.Lines, with the file's name in
+// its errors and its context checked as it goes.
 type lineReader struct {
 	ctx   context.Context
 	name  string
-	br    *bufio.Reader
+	lines *bounded.Lines
 	line  int
-	long  []byte
 	max   int // longest line accepted, without its line ending
 	bytes int // read since the context was last checked
 }
@@ -239,7 +240,7 @@ func newLineReader(ctx context.Context, r io.Reader, name string) *lineReader {
 }
 
 func newLineReaderSize(ctx context.Context, r io.Reader, name string, buf, max int) *lineReader {
-	return &lineReader{ctx: ctx, name: name, br: bufio.NewReaderSize(r, buf), max: max}
+	return &lineReader{ctx: ctx, name: name, lines: bounded.NewLinesSize(r, buf, max), max: max}
 }
 
 // next returns the next line. The slice is valid until the following call.
@@ -250,40 +251,24 @@ func (t *lineReader) next() ([]byte, bool, error) {
 		}
 		t.bytes = 0
 	}
-	b, err := t.br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		t.long = append(t.long[:0], b...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(t.long) > t.max {
-				return nil, false, t.overlong()
-			}
-			b, err = t.br.ReadSlice('\n')
-			t.long = append(t.long, b...)
-		}
-		b = t.long
-	}
-	t.bytes += len(b)
-	if err != nil && err != io.EOF {
+	b, err := t.lines.Next()
+	switch {
+	case err == io.EOF:
+		return nil, false, nil
+	case errors.Is(err, bounded.ErrTooLong):
+		return nil, false, &ParseError{File: t.name, Line: t.line + 1,
+			Msg: fmt.Sprintf("line longer than %d bytes: not a text dataset, or its lines lack their line endings", t.max)}
+	case err != nil:
 		if cerr := t.ctx.Err(); cerr != nil {
 			return nil, false, stopped(t.name, t.line, cerr) // the file was closed to stop a blocked read
 		}
 		return nil, false, &ParseError{File: t.name, Line: t.line + 1, Msg: fmt.Sprintf("read error: %v", err)}
 	}
-	if len(b) == 0 && err == io.EOF {
-		return nil, false, nil
-	}
-	b = bytes.TrimSuffix(b, []byte{'\n'})
-	if len(b) > t.max {
-		return nil, false, t.overlong()
-	}
+	t.bytes += len(b)
 	t.line++
+	b = bytes.TrimSuffix(b, []byte{'\n'})
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	return b, true, nil
-}
-
-func (t *lineReader) overlong() error {
-	return &ParseError{File: t.name, Line: t.line + 1,
-		Msg: fmt.Sprintf("line longer than %d bytes: not a text dataset, or its lines lack their line endings", t.max)}
 }
 
 func (t *lineReader) errorf(format string, args ...any) error {

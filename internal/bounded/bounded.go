@@ -44,8 +44,12 @@ type Lines struct {
 }
 
 // NewLines reads the lines of r, each at most max bytes long.
-func NewLines(r io.Reader, max int) *Lines {
-	return &Lines{br: bufio.NewReaderSize(r, min(max+1, 1<<16)), max: max}
+func NewLines(r io.Reader, max int) *Lines { return NewLinesSize(r, min(max+1, 1<<16), max) }
+
+// NewLinesSize is NewLines reading through a buffer of buf bytes: lines
+// that fit in it are returned without a copy.
+func NewLinesSize(r io.Reader, buf, max int) *Lines {
+	return &Lines{br: bufio.NewReaderSize(r, buf), max: max}
 }
 
 // Line returns the number of lines returned so far: the last one's number.

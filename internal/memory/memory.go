@@ -52,7 +52,8 @@ func CheckEnv() error {
 	return nil
 }
 
-// meminfo reads a kB figure of /proc/meminfo.
+// meminfo reads a kB figure of a file of Linux's /proc (meminfo, a
+// process's status): the line starting with key.
 func meminfo(path, key string) (int64, bool) {
 	b, err := bounded.ReadFile(path, 1<<20, "the memory's description")
 	if err != nil {

@@ -5,11 +5,7 @@ package memory
 import (
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"syscall"
-
-	"github.com/hetsgd/hetsgd/internal/bounded"
 )
 
 // rlimits passes consider the room the process's resource limits leave
@@ -40,26 +36,10 @@ func rlimits(consider func(int64, string)) {
 
 // The address space and data mapped when the process started.
 var startVM, startData = func() (int64, int64) {
-	vm, _ := procStatus("VmSize:")
-	data, _ := procStatus("VmData:")
+	vm, _ := meminfo("/proc/self/status", "VmSize:")
+	data, _ := meminfo("/proc/self/status", "VmData:")
 	return vm, data
 }()
-
-// procStatus reads a kB figure of this process's /proc/self/status (0 where
-// there is none).
-func procStatus(key string) (int64, bool) {
-	b, err := bounded.ReadFile("/proc/self/status", 1<<20, "the process's status")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
-}
 
 // threadSpace is the address space the process's threads map besides the
 // Go heap: with cgo linked, each thread has a C stack (8 MiB) and may get a
