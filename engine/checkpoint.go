@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/hetsgd/hetsgd/internal/memory"
+
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/runlog"
@@ -606,6 +608,9 @@ func LoadModel(rd *checkpoint.Reader) (model.Config, []float32, error) {
 	}
 	if n != m.NumParams() {
 		return model.Config{}, nil, fmt.Errorf("engine: checkpoint %s: its model has %d parameters where its shape needs %d", rd.Path(), n, m.NumParams())
+	}
+	if err := memory.Check(4*int64(n), fmt.Sprintf("the model of %s (%d parameters)", rd.Path(), n)); err != nil {
+		return model.Config{}, nil, err
 	}
 	p := make([]float32, n)
 	if err := rd.FiniteFloat32s(st.Model, p); err != nil {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hetsgd/hetsgd/internal/memory"
 )
 
 // The exported model is a NumPy .npz archive (a zip of .npy arrays, which
@@ -157,6 +159,11 @@ func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
 		if f, ok := files[a.name]; !ok || f.UncompressedSize64 < 4*uint64(a.size()) {
 			return Config{}, nil, fmt.Errorf("model: %s is missing or smaller than its %v values", a.name, a.shape)
 		}
+	}
+	// A compressed archive may claim sizes far beyond its own: the memory
+	// is checked before it is taken.
+	if err := memory.Check(4*int64(m.NumParams()), fmt.Sprintf("a model of %d parameters", m.NumParams())); err != nil {
+		return Config{}, nil, fmt.Errorf("model: %w", err)
 	}
 	p := make([]float32, m.NumParams())
 	buf := make([]byte, 1<<16)

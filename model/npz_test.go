@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -177,5 +178,16 @@ func TestNPZLabelMajor(t *testing.T) {
 		if d := math.Abs(float64(v - c.Logits()[i])); d > 1e-5 {
 			t.Fatalf("logit %d: %v label-major, %v read back", i, v, c.Logits()[i])
 		}
+	}
+}
+
+// An archive's model is sized against the memory before it is allocated:
+// a compressed archive may claim far more than it holds.
+func TestNPZChecksMemory(t *testing.T) {
+	cfg := Config{Inputs: 20000, Hidden: []int{64}, Outputs: 3} // 1.3M parameters, 5 MB
+	_, b := exported(t, cfg)
+	t.Setenv(memory.EnvLimit, "1M")
+	if _, _, err := ReadNPZ(bytes.NewReader(b), int64(len(b))); err == nil || !strings.Contains(err.Error(), "needs an estimated") {
+		t.Fatalf("a model over the memory limit: %v", err)
 	}
 }
