@@ -663,3 +663,25 @@ func TestKeepBestAndPatience(t *testing.T) {
 		t.Errorf("resuming the best model: exit %d, %s", code, stderr)
 	}
 }
+
+// A run started with relative paths resumes from another folder: its data,
+// log and checkpoint folder are found where they were, not relative to
+// where the resume is started.
+func TestResumeFromAnotherFolder(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(dir, "data.txt"), "4 3 2\n0 0:1 1:0.5\n1 2:1\n0,1 0:0.5 2:1\n1 1:1\n")
+	t.Chdir(dir)
+	if code, _, stderr := runCLI(t, "train", "--train", "data.txt", "--test", "data.txt", "--epochs", "2", "--checkpoint", "ck", "--log", "run.jsonl"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Chdir(other)
+	if code, _, stderr := runCLI(t, "train", "--resume", filepath.Join(dir, "ck"), "--epochs", "3"); code != 0 {
+		t.Fatalf("resumed from another folder: exit %d: %s", code, stderr)
+	}
+	if n := len(records(t, filepath.Join(dir, "run.jsonl"), "resume")); n != 1 {
+		t.Errorf("the run's own log holds %d resume records, want 1", n)
+	}
+	if left, _ := os.ReadDir(other); len(left) != 0 {
+		t.Errorf("the resume wrote into the folder it was started from: %v", left)
+	}
+}

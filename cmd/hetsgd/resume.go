@@ -57,12 +57,23 @@ func givenFlags(fs *flag.FlagSet, f *trainFlags) [][2]string {
 			for _, x := range f.faults {
 				out = append(out, [2]string{"fault", x.String()})
 			}
+		case slices.Contains(inputPathFlags, fl.Name) && fl.Value.String() != "":
+			// Saved absolute, so that a run resumed from another folder
+			// finds its inputs.
+			v := fl.Value.String()
+			if abs, err := filepath.Abs(v); err == nil && !strings.HasPrefix(v, "bundled:") {
+				v = abs
+			}
+			out = append(out, [2]string{fl.Name, v})
 		default:
 			out = append(out, [2]string{fl.Name, fl.Value.String()})
 		}
 	})
 	return out
 }
+
+// inputPathFlags are the flags that name a run's input files.
+var inputPathFlags = []string{"train", "test", "data", "cost", "network"}
 
 // resumed is a run to continue: its checkpoint, opened, and where it got to.
 type resumed struct {
