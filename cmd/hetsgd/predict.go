@@ -231,7 +231,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			NDCG5 float64 `json:"ndcg5"`
 			Loss  float64 `json:"loss"`
 			Test  int     `json:"test_points"`
-		}{s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, s.Loss, s.Points})
+			// --rank tables: the share of the points' true labels the
+			// tables retrieved, and the labels retrieved a point.
+			Recall    *float64 `json:"recall,omitempty"`
+			Retrieved *float64 `json:"retrieved,omitempty"`
+		}{s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, s.Loss, s.Points, tablesOnly(*rank, s.Recall), tablesOnly(*rank, s.Retrieved)})
 	}
 	loss := fmt.Sprintf("loss %.4f", s.Loss)
 	if *rank == "tables" {
@@ -246,6 +250,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			100*s.Recall, s.Retrieved, m.Config().Outputs, tab.Active)
 	}
 	return err
+}
+
+// tablesOnly is v for --rank tables, else nothing.
+func tablesOnly(rank string, v float64) *float64 {
+	if rank != "tables" {
+		return nil
+	}
+	return &v
 }
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {

@@ -119,6 +119,16 @@ func TestPredictGivesTheLoggedP1(t *testing.T) {
 		if got["loss"] != 0 || got["p1"] < want["p1"]-0.05 || got["p1"] == want["p1"] && got["p5"] == want["p5"] && got["ndcg5"] == want["ndcg5"] {
 			t.Errorf("eval --rank tables: %v; exact %v", got, want)
 		}
+		// What the tables retrieve is all they rank: their recall of the
+		// true labels is reported.
+		if r := got["recall"]; !(r > 0 && r <= 1) || got["retrieved"] <= 0 {
+			t.Errorf("eval --rank tables: recall %v, retrieved %v", r, got["retrieved"])
+		}
+		// Tables that retrieve a label a point say why P@1 is low.
+		_, stdout, _ = runCLI(t, "eval", "--model", ck, "--data", "bundled:bibtex", "--rank", "tables")
+		if !strings.Contains(stdout, "the tables retrieved") || !strings.Contains(stdout, "--rank exact scores every label") {
+			t.Errorf("eval --rank tables does not say what the tables retrieved:\n%s", stdout)
+		}
 		code, _, stderr = runCLI(t, "eval", "--model", ck, "--data", "bundled:bibtex", "--lsh-k", "2")
 		if code == 0 || !strings.Contains(stderr, "--lsh-k applies with --rank tables only") {
 			t.Errorf("--lsh-k without --rank tables: exit %d, %s", code, stderr)

@@ -115,7 +115,14 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
-	trainSet, testSet, source, err := loadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr, Context: ctx}, *trainPath, *testPath, *dataDir)
+	var in atomicfile.Inputs
+	in.Add("--train file", *trainPath)
+	in.Add("--test file", *testPath)
+	in.Add("--data", *dataDir)
+	if err := in.Check("--log", *logPath); err != nil {
+		return err
+	}
+	trainSet, testSet, source, err := loadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr, Context: ctx, Opened: dataInputs(&in)}, *trainPath, *testPath, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -129,11 +136,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	var log *runlog.Log
 	if *logPath != "" {
-		var in atomicfile.Inputs
-		in.Add("--train file", *trainPath)
-		in.Add("--test file", *testPath)
-		in.Add("--data", *dataDir)
-		if err := in.Check("--log", *logPath); err != nil {
+		if err := in.Check("--log", *logPath); err != nil { // the data's caches are known now
 			return err
 		}
 		if log, err = runlog.CreateLog(*logPath, *force, in.Paths()...); err != nil {
