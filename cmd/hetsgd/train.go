@@ -226,12 +226,12 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logPath, "log", "", "write the run log as JSON Lines to `file`")
 	fs.BoolVar(&f.force, "force", false, "overwrite an existing --log file")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), on, off")
-	fs.StringVar(&f.checkpoint, "checkpoint", "", "save the run's state into `dir` every --checkpoint-every epochs and at the end, to continue it with --resume")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "save the run's state into `dir` every --checkpoint-every epochs and at the end, to continue it with --resume (a folder holds one run's checkpoints: one holding another run's, or in use, is refused before any work)")
 	fs.Float64Var(&f.checkpointEvery, "checkpoint-every", 1, "`epochs` between checkpoints (0: only at the end)")
 	fs.IntVar(&f.checkpointKeep, "checkpoint-keep", engine.DefaultKeep, "newest checkpoints to keep")
 	fs.BoolVar(&f.keepBest, "keep-best", true, "with --checkpoint: keep the model of the best evaluation so far (P@1) in the folder's best.hck, for predict, eval and export --which best")
 	fs.IntVar(&f.patience, "patience", 0, "stop early after this many evaluations in a row without a better P@1 (0: never)")
-	fs.StringVar(&f.resume, "resume", "", "continue the run saved in checkpoint `dir` (its newest checkpoint) or file, with its settings; flags given change those that may change (--epochs, --time-budget, --eval-every, --log: a new file, else the run's log continues)")
+	fs.StringVar(&f.resume, "resume", "", "continue the run saved in checkpoint `dir` (its newest checkpoint) or file, with its settings, its checkpoints going on in that folder; flags given change those that may change (--epochs, --time-budget, --eval-every, --patience, --log: a new file, else the run's log continues; --checkpoint: another folder, for a new run branching off)")
 
 	var names []string
 	for _, i := range strategy.List() {
