@@ -22,5 +22,13 @@
 // leaves every earlier checkpoint whole. Open checks the version and the
 // checksum before anything is read, so a checkpoint of another version, a
 // truncated one or one with a flipped bit is an error naming the file, never
-// a run that goes on from garbage.
+// a run that goes on from garbage; FiniteFloat32s also refuses a vector
+// holding a NaN or an infinity, which no run saves.
+//
+// A folder (Dir) holds one run's checkpoints, named by their sample counts,
+// the model of the run's best evaluation (best.hck), and the record of the
+// run it belongs to (run.json, Owner): Claim makes a folder a run's before
+// the run does any work, refusing a folder of another run's checkpoints, one
+// another process holds (a lock that ends with its process), or one that
+// cannot be written, and tells a copy of a folder from the folder itself.
 package checkpoint

@@ -44,3 +44,18 @@ func Example() {
 	fmt.Println(filepath.Base(path), v, len(list))
 	// Output: checkpoint-000000000300.hck [1 2 300] 2
 }
+
+// A run claims its folder before it works: a second run is refused it, by
+// name, while the first holds it or once it holds the first's checkpoints.
+func ExampleDir_Claim() {
+	dir := checkpoint.Dir(filepath.Join(os.TempDir(), "hetsgd-claim-example"))
+	defer os.RemoveAll(string(dir))
+	first, err := dir.Claim(checkpoint.Owner{Run: "run-a"}, false)
+	if err != nil {
+		panic(err)
+	}
+	defer first.Release()
+	_, err = dir.Claim(checkpoint.Owner{Run: "run-b"}, false)
+	fmt.Println(err != nil)
+	// Output: true
+}
