@@ -12,7 +12,9 @@
 # Every stage runs even when one before it failed, and the end lists each
 # stage's result: the script fails if any stage did. Each `go test` has an
 # explicit -timeout, well above what its stage takes on a two-core machine
-# whose cores another process keeps busy (TIMEOUT_SCALE=2 doubles them).
+# whose cores another process keeps busy (TIMEOUT_SCALE=2 doubles them), and
+# runs its tests (-count=1) rather than take their results from Go's test
+# cache, which would say nothing of this machine as it is now.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
@@ -69,16 +71,16 @@ mpi_tests() {
   if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
-  go vet -tags mpi ./... && go test -tags mpi -timeout "$(limit 15)" ./comm/... ./cmd/hetsgd
+  go vet -tags mpi ./... && go test -count=1 -tags mpi -timeout "$(limit 15)" ./comm/... ./cmd/hetsgd
 }
 
 stage "go vet" go vet ./...
-stage "tests" go test -timeout "$(limit 15)" ./...
-stage "tests with the race detector" go test -race -timeout "$(limit 20)" ./...
+stage "tests" go test -count=1 -timeout "$(limit 15)" ./...
+stage "tests with the race detector" go test -count=1 -race -timeout "$(limit 20)" ./...
 stage "every fuzz target, briefly, from its corpus" fuzz_all
 if have_blas; then
   stage "the openblas build (OpenBLAS's SGEMM through the same conformance tests)" \
-    bash -c "go vet -tags openblas ./... && go test -tags openblas -timeout $(limit 15) ./kernel/... ./engine"
+    bash -c "go vet -tags openblas ./... && go test -count=1 -tags openblas -timeout $(limit 15) ./kernel/... ./engine"
 else
   skip "the openblas build" "install libopenblas-dev"
 fi
