@@ -180,6 +180,16 @@ func TestReliabilityByClass(t *testing.T) {
 				args: func(f *fixture) []string {
 					return []string{"tune", "--train", f.data, "--test", f.data, "--strategies", "sync", "--lrs", "1", "--log", f.data, "--force"}
 				}},
+			{name: "a bench report into its data's folder", code: 1, msg: "is the --data set folder",
+				setup: func(t *testing.T, f *fixture) {
+					dir := filepath.Join(f.dir, "sets", "delicious")
+					os.MkdirAll(dir, 0o755)
+					write(t, filepath.Join(dir, "train.txt"), "1 3 2\n0 0:1\n")
+					write(t, filepath.Join(dir, "test.txt"), "1 3 2\n0 0:1\n")
+				},
+				args: func(f *fixture) []string {
+					return []string{"bench", "--out", filepath.Join(f.dir, "sets", "delicious"), "--data", filepath.Join(f.dir, "sets"), "--study", "lsgd", "--quick"}
+				}},
 		}},
 		{"a checkpoint folder belongs to one run", []badCase{
 			{name: "another run into a run's folder", code: 1, msg: "holds the checkpoints of run ",
