@@ -695,3 +695,23 @@ func TestResumeFromAnotherFolder(t *testing.T) {
 		t.Errorf("the resume wrote into the folder it was started from: %v", left)
 	}
 }
+
+// A run's log moved since is continued where --log names it: it is found
+// by its identity, and holds the records the checkpoint counted.
+func TestResumeMovedLog(t *testing.T) {
+	f := newFixture(t)
+	moved := filepath.Join(f.dir, "moved.jsonl")
+	if err := os.Rename(f.log, moved); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "train", "--resume", f.ck, "--epochs", "3")
+	if code != 1 || !strings.Contains(stderr, "the log of the run to continue") {
+		t.Fatalf("the log gone from its place: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "train", "--resume", f.ck, "--epochs", "3", "--log", moved); code != 0 {
+		t.Fatalf("the moved log named: exit %d, %s", code, stderr)
+	}
+	if n := len(records(t, moved, "config")); n != 1 || len(records(t, moved, "resume")) != 1 {
+		t.Errorf("the moved log: %d config records and %d resume records, want it continued", n, len(records(t, moved, "resume")))
+	}
+}

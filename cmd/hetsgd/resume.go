@@ -265,11 +265,16 @@ func (res *resumed) place(f *trainFlags) error {
 	fork := copied || !res.sameFolder
 	ownLog, original := res.ownLog(own, copied)
 	if res.given["log"] {
-		res.continueLog = f.logPath != "" && ownLog != "" && sameFile(f.logPath, ownLog)
+		// The run's own log, by its path now or by its identity (a log
+		// moved since, named where it is).
+		res.continueLog = f.logPath != "" && (ownLog != "" && sameFile(f.logPath, ownLog) || res.isRunLog(f.logPath))
+		if res.continueLog && !sameFile(f.logPath, ownLog) {
+			original = true
+		}
 	} else {
 		f.logPath, res.continueLog = ownLog, ownLog != ""
 	}
-	if res.continueLog && !isRegular(f.logPath) {
+	if res.continueLog && exists(f.logPath) && !isRegular(f.logPath) {
 		res.continueLog = false // a stream (standard output, a FIFO): written anew
 	}
 	if fork && res.continueLog && original {
@@ -309,6 +314,12 @@ func (res *resumed) ownLog(dir string, copied bool) (string, bool) {
 	id, err := checkpoint.IDOf(path)
 	original := s.LogID == nil || err == nil && id != nil && *id == *s.LogID
 	return path, original
+}
+
+// isRunLog reports whether path is the very file the run wrote its log to.
+func (res *resumed) isRunLog(path string) bool {
+	id, err := checkpoint.IDOf(path)
+	return err == nil && id != nil && res.settings.LogID != nil && *id == *res.settings.LogID
 }
 
 // newerCheckpoints returns the newest checkpoint of file's folder that is
