@@ -339,13 +339,28 @@ func nanModel(t *testing.T, path string) {
 func nan() float64 { v := 0.0; return v / v }
 
 // nanCheckpoint rewrites a checkpoint, checksum and all, with a NaN in its
-// centre model: a file whose format is whole but whose run is not.
+// centre model and replicas: a file whose format is whole but whose run is
+// not.
 func nanCheckpoint(t *testing.T, path string) {
+	t.Helper()
+	rewriteCheckpoint(t, path, func(name string, v []float32, b []byte) []byte {
+		if name == "center" || strings.HasSuffix(name, "/p") {
+			v[len(v)/2] = float32(nan())
+		}
+		return b
+	})
+}
+
+// rewriteCheckpoint writes the checkpoint path again, section by section,
+// through edit, which may change a vector in place (v) or return other
+// bytes for a bytes section (b; v is nil then).
+func rewriteCheckpoint(t *testing.T, path string, edit func(name string, v []float32, b []byte) []byte) {
 	t.Helper()
 	rd, err := checkpoint.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rd.Close()
 	tmp := path + ".new"
 	w, err := checkpoint.Create(tmp)
 	if err != nil {
@@ -357,9 +372,7 @@ func nanCheckpoint(t *testing.T, path string) {
 			if err := rd.Float32s(name, v); err != nil {
 				t.Fatal(err)
 			}
-			if name == "center" || strings.HasSuffix(name, "/p") {
-				v[n/2] = float32(nan())
-			}
+			edit(name, v, nil)
 			w.Float32s(name, v)
 			continue
 		}
@@ -367,9 +380,8 @@ func nanCheckpoint(t *testing.T, path string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Bytes(name, b)
+		w.Bytes(name, edit(name, nil, b))
 	}
-	rd.Close()
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -463,33 +475,12 @@ func TestResumeRefusesChangedData(t *testing.T) {
 // A tampered settings section is named for what it is, not "<nil>".
 func TestResumeTamperedSettings(t *testing.T) {
 	f := newFixture(t)
-	path := f.checkpoints[len(f.checkpoints)-1]
-	rd, err := checkpoint.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := checkpoint.Create(path + ".new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range rd.Names() {
-		if n, err := rd.Len(name); err == nil {
-			v := make([]float32, n)
-			rd.Float32s(name, v)
-			w.Float32s(name, v)
-			continue
-		}
-		b, _ := rd.Bytes(name)
+	rewriteCheckpoint(t, f.checkpoints[len(f.checkpoints)-1], func(name string, _ []float32, b []byte) []byte {
 		if name == "settings" {
-			b = []byte(`{"log":"x"}`)
+			return []byte(`{"log":"x"}`)
 		}
-		w.Bytes(name, b)
-	}
-	rd.Close()
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	os.Rename(path+".new", path)
+		return b
+	})
 	code, _, stderr := runCLI(t, "train", "--resume", f.ck)
 	if code != 1 || strings.Contains(stderr, "<nil>") || !strings.Contains(stderr, "holds no flags or no config record") {
 		t.Fatalf("tampered settings: exit %d, %s", code, stderr)
