@@ -43,6 +43,11 @@ func (f *trainFlags) inputs(from *resumed) *atomicfile.Inputs {
 	if from != nil {
 		in.Add("checkpoint being resumed", from.rd.Path())
 	}
+	// The checkpoint folder's files — earlier checkpoints, the best model —
+	// are the run's to replace and prune, and no other output's.
+	if isDir(f.checkpoint) {
+		in.Add("file of the checkpoint folder", f.checkpoint)
+	}
 	return in
 }
 
@@ -56,7 +61,7 @@ func (f *trainFlags) checkOutputs(in *atomicfile.Inputs) error {
 	if f.checkpoint == "" {
 		return nil
 	}
-	if err := in.Check("--checkpoint", f.checkpoint, "checkpoint being resumed"); err != nil {
+	if err := in.Check("--checkpoint", f.checkpoint, "checkpoint being resumed", "file of the checkpoint folder"); err != nil {
 		return err
 	}
 	dir := filepath.Dir(f.logPath)

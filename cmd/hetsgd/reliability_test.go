@@ -141,6 +141,15 @@ func TestReliabilityByClass(t *testing.T) {
 		{"outputs never replace inputs", []badCase{
 			{name: "a log over the checkpoint being resumed", code: 1, msg: "is the checkpoint being resumed: refusing to write over an input",
 				args: func(f *fixture) []string { return []string{"train", "--resume", f.ck, "--log", last(f), "--force"} }},
+			{name: "a log that is a hard link to an earlier checkpoint", code: 1, msg: "is the file of the checkpoint folder",
+				setup: func(t *testing.T, f *fixture) {
+					if err := os.Link(f.checkpoints[0], filepath.Join(f.dir, "hard.jsonl")); err != nil {
+						t.Skip("no hard links here:", err)
+					}
+				},
+				args: func(f *fixture) []string {
+					return []string{"train", "--resume", f.ck, "--epochs", "3", "--log", filepath.Join(f.dir, "hard.jsonl"), "--force"}
+				}},
 			{name: "a log over the config file", code: 1, msg: "is the --config file: refusing to write over an input",
 				args: func(f *fixture) []string {
 					return []string{"train", "--config", f.config, "--log", f.config, "--force"}

@@ -282,7 +282,8 @@ func (in *Inputs) Paths() []string {
 // one of the inputs, or a folder that holds one directly (an output folder
 // gets files of its own written into it, and pruned) — except the inputs
 // that mine names (by their what: a checkpoint folder holds the checkpoint
-// its run resumes). The error names both and says what to do.
+// its run resumes, and is the folder of its own earlier checkpoints). The
+// error names both and says what to do.
 func (in *Inputs) Check(what, out string, mine ...string) error {
 	if in == nil || out == "" {
 		return nil
@@ -292,7 +293,7 @@ func (in *Inputs) Check(what, out string, mine ...string) error {
 		return nil // a new file replaces no input
 	}
 	for _, i := range in.list {
-		if !os.SameFile(ofi, i.fi) {
+		if !os.SameFile(ofi, i.fi) || ofi.IsDir() && slices.Contains(mine, i.what) {
 			continue
 		}
 		name := i.what
