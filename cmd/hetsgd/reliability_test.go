@@ -646,7 +646,7 @@ func TestAddressSpaceLimit(t *testing.T) {
 func TestKeepBestAndPatience(t *testing.T) {
 	dir := t.TempDir()
 	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl")
-	code, out, stderr := runCLI(t, "train", "--epochs", "40", "--hidden", "16", "--patience", "3", "--checkpoint", ck, "--log", log)
+	code, out, stderr := runCLI(t, "train", "--epochs", "80", "--hidden", "16", "--patience", "3", "--checkpoint", ck, "--log", log)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -655,8 +655,8 @@ func TestKeepBestAndPatience(t *testing.T) {
 	}
 	evals := records(t, log, "eval")
 	done := records(t, log, "done")
-	if len(evals) >= 40 || len(done) != 1 || !strings.Contains(done[0], `"stopped_early":true`) {
-		t.Fatalf("%d evaluations of 40 epochs, done %v: want an early stop", len(evals), done)
+	if len(evals) >= 80 || len(done) != 1 || !strings.Contains(done[0], `"stopped_early":true`) {
+		t.Fatalf("%d evaluations of 80 epochs, done %v: want an early stop", len(evals), done)
 	}
 	best := regexp.MustCompile(`"best_p1":([0-9.]+)`).FindStringSubmatch(done[0])
 	_, evalOut, stderr := runCLI(t, "eval", "--model", ck, "--data", "bundled:bibtex", "--which", "best", "--json")
