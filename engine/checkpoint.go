@@ -230,7 +230,16 @@ func (r *run) save(pending *strategy.Event) error {
 	if err := r.log.Sync(); err != nil {
 		return err
 	}
-	st, err := r.state(pending)
+	// Under mpirun the other ranks' devices' books come first: the engine's
+	// section, written before the vectors, lists every device's.
+	var remote map[int]deviceState
+	if r.cl != nil {
+		var err error
+		if remote, err = r.cl.snapshot(r.working()); err != nil {
+			return err
+		}
+	}
+	st, err := r.state(pending, remote)
 	if err != nil {
 		return err
 	}
@@ -259,20 +268,31 @@ func (r *run) save(pending *strategy.Event) error {
 	if r.x.dprev != nil {
 		w.Float32s("dprev", r.x.dprev)
 	}
-	for i, d := range r.x.devs {
-		if r.x.gone[d.id] {
+	// Every device's vectors, in the order of the devices: this rank's from
+	// its memory, another's as its rank sends them (a rank's devices are
+	// consecutive, and it sends them in order).
+	optStates := r.x.devs[0].optStates()
+	for id := range r.cfg.Devices {
+		if r.x.gone[id] {
 			continue
 		}
-		pre := "device/" + strconv.Itoa(d.id) + "/"
-		w.Float32s(pre+"p", d.p)
-		if st.Devices[i].HasGrad {
-			w.Float32s(pre+"g", d.g)
+		names := vectorNames(id, st.Devices[id], optStates)
+		if d := r.x.local(id); d != nil {
+			for j, v := range d.vectors(st.Devices[id]) {
+				w.Float32s(names[j], v)
+			}
+			continue
 		}
-		if d.m != nil {
-			w.Float32s(pre+"m", d.m)
+		if id%r.cl.k == 0 {
+			if err := r.cl.askVectors(r.cl.owner(id)); err != nil {
+				return err
+			}
 		}
-		for j, v := range d.opt.State() {
-			w.Float32s(pre+"opt/"+strconv.Itoa(j), v)
+		for _, name := range names {
+			if err := r.cl.recvVector(r.cl.owner(id), r.x.scratch); err != nil {
+				return fmt.Errorf("engine: checkpoint: %s: %w", name, err)
+			}
+			w.Float32s(name, r.x.scratch)
 		}
 	}
 	if err := w.Commit(); err != nil {
@@ -285,8 +305,19 @@ func (r *run) save(pending *strategy.Event) error {
 	return dir.Prune(keep)
 }
 
-// state gathers the engine's books for a checkpoint.
-func (r *run) state(pending *strategy.Event) (*engineState, error) {
+// working marks the devices whose goroutines are computing a batch (real
+// clock), by device.
+func (r *run) working() []bool {
+	out := make([]bool, r.cfg.Devices)
+	for i, s := range r.slots {
+		out[i] = r.cfg.Clock == Real && s.busy
+	}
+	return out
+}
+
+// state gathers the engine's books for a checkpoint; remote holds the books
+// of the devices other ranks hold.
+func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engineState, error) {
 	id, err := json.Marshal(r.identity())
 	if err != nil {
 		return nil, err
@@ -320,24 +351,22 @@ func (r *run) state(pending *strategy.Event) (*engineState, error) {
 		st.Slots = append(st.Slots, slotState{Busy: s.busy, Dropped: s.dropped, Rows: s.rows, Loss: s.loss, Drop: s.drop,
 			Work: workState{Dev: w.dev, Pos: w.pos, Rows: w.rows, LR: w.lr, Mode: w.mode}})
 	}
-	for _, d := range r.x.devs {
-		// Under the real clock a device at work is left alone: its batch
-		// is started again on resume.
-		working := r.cfg.Clock == Real && r.slots[d.id].busy
-		ds := deviceState{Speed: d.speed, Stretch: d.stretch, LR: d.lr, Mode: d.mode, Rows: d.rows,
-			OptSteps: d.opt.Steps(), HasGrad: !working && !r.x.gone[d.id], HasM: d.m != nil}
-		if !working {
-			// Its goroutine writes these as it computes.
-			ds.Loss, ds.Prepared = d.loss, d.prepared
-		}
-		var err error
-		if ds.Noise, err = d.noiseSrc.MarshalBinary(); err != nil {
-			return nil, err
-		}
-		if rs, ok := d.worker.(RandomStater); ok && !working {
-			if ds.Random, err = rs.RandomState(); err != nil {
-				return nil, err
+	// Under the real clock a device at work is left alone: its batch is
+	// started again on resume.
+	working := r.working()
+	for id := range r.cfg.Devices {
+		d := r.x.local(id)
+		if d == nil {
+			ds, ok := remote[id]
+			if !ok {
+				return nil, fmt.Errorf("engine: checkpoint: no books of device %d from its rank", id)
 			}
+			st.Devices = append(st.Devices, ds)
+			continue
+		}
+		ds, err := d.snapshot(working[id], r.x.gone[id])
+		if err != nil {
+			return nil, err
 		}
 		st.Devices = append(st.Devices, ds)
 	}
@@ -398,7 +427,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		}
 	}
 	n := r.cfg.Devices
-	if len(st.Slots) != n || len(st.Devices) != len(r.x.devs) || len(st.Silent) != n || len(st.Gone) != n {
+	if len(st.Slots) != n || len(st.Devices) != n || len(st.Silent) != n || len(st.Gone) != n {
 		return fmt.Errorf("engine: checkpoint %s: its books are not of %d devices", rd.Path(), n)
 	}
 	snap, err := rd.Bytes("strategy")
@@ -427,42 +456,22 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 			x.leave(i)
 		}
 	}
-	for i, d := range x.devs {
-		ds := st.Devices[i]
-		d.speed, d.stretch, d.lr, d.mode, d.loss, d.rows, d.prepared = ds.Speed, ds.Stretch, ds.LR, ds.Mode, ds.Loss, ds.Rows, ds.Prepared
-		d.stretchBits.Store(math.Float64bits(d.stretch))
-		if err := d.noiseSrc.UnmarshalBinary(ds.Noise); err != nil {
-			return fmt.Errorf("engine: checkpoint %s: device %d's cost noise: %w", rd.Path(), d.id, err)
-		}
-		if rs, ok := d.worker.(RandomStater); ok && ds.Random != nil {
-			if err := rs.SetRandomState(ds.Random); err != nil {
-				return fmt.Errorf("engine: checkpoint %s: device %d: %w", rd.Path(), d.id, err)
-			}
+	// Each rank restores its own devices from the file (under mpirun every
+	// rank reads the checkpoint).
+	for _, d := range x.devs {
+		ds := st.Devices[d.id]
+		if err := d.apply(ds); err != nil {
+			return fmt.Errorf("engine: checkpoint %s: %w", rd.Path(), err)
 		}
 		if x.gone[d.id] {
 			continue
 		}
-		pre := "device/" + strconv.Itoa(d.id) + "/"
-		if err := rd.FiniteFloat32s(pre+"p", d.p); err != nil {
-			return err
-		}
-		if ds.HasGrad {
-			if err := rd.FiniteFloat32s(pre+"g", d.g); err != nil {
+		names := vectorNames(d.id, ds, d.optStates())
+		for j, v := range d.vectors(ds) {
+			if err := rd.FiniteFloat32s(names[j], v); err != nil {
 				return err
 			}
 		}
-		if ds.HasM {
-			d.m = make([]float32, len(d.p))
-			if err := rd.FiniteFloat32s(pre+"m", d.m); err != nil {
-				return err
-			}
-		}
-		for j, v := range d.opt.State() {
-			if err := rd.FiniteFloat32s(pre+"opt/"+strconv.Itoa(j), v); err != nil {
-				return err
-			}
-		}
-		d.opt.SetSteps(ds.OptSteps)
 	}
 
 	r.dispatched, r.done, r.nextEval, r.lastEval = st.Dispatched, st.Done, st.NextEval, st.LastEval

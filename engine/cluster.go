@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -19,6 +21,8 @@ import (
 //	tagPayload  0 → r  θ for a pull, or for a GEM commit's π
 //	tagDone     r → 0  a device finished its batch (device, loss)
 //	tagUpdate   r → 0  a commit's π, then tagUpdateVec its update vector
+//	tagState    r → 0  a device's books for a checkpoint (gob)
+//	tagVector   r → 0  one of a device's vectors for a checkpoint
 //
 // Collectives (all-reduce, merge, CROSSBOW's step, norms, consensus) are a
 // command to every rank followed by the collective on the world (Layered
@@ -34,7 +38,13 @@ const (
 	tagDone
 	tagUpdate
 	tagUpdateVec
+	tagState
+	tagVector
 )
+
+// maxStateBytes bounds a device's books on the wire: its random streams'
+// states and a few numbers, a few hundred bytes.
+const maxStateBytes = 1 << 16
 
 type cmdKind uint8
 
@@ -47,6 +57,8 @@ const (
 	cmdConsensus
 	cmdCommit
 	cmdStop
+	cmdSnapshot // a checkpoint: send the devices' books (weights: 1 for a device computing a batch)
+	cmdVectors  // a checkpoint: send the devices' vectors, books as in the snapshot before
 )
 
 // command is what rank 0 asks of a rank: a batch (w), a collective (lr,
@@ -272,6 +284,95 @@ func (cl *cluster) quit() {
 	<-cl.received
 }
 
+// snapshot asks every other rank for its devices' books, for a checkpoint
+// (working marks the devices computing a batch), and returns them by
+// device.
+func (cl *cluster) snapshot(working []bool) (map[int]deviceState, error) {
+	c := command{kind: cmdSnapshot, weights: make([]float64, len(working))}
+	for i, w := range working {
+		if w {
+			c.weights[i] = 1
+		}
+	}
+	if err := cl.broadcast(&c); err != nil {
+		return nil, err
+	}
+	out := map[int]deviceState{}
+	buf := make([]byte, maxStateBytes)
+	for r := 1; r < cl.world.Size(); r++ {
+		for i := range cl.k {
+			st, err := cl.world.Recv(r, tagState, buf)
+			if err != nil {
+				return nil, fmt.Errorf("engine: checkpoint: receiving device %d's books from rank %d: %w", r*cl.k+i, r, err)
+			}
+			var ds deviceState
+			if err := gob.NewDecoder(bytes.NewReader(buf[:st.Bytes])).Decode(&ds); err != nil {
+				return nil, fmt.Errorf("engine: checkpoint: device %d's books from rank %d: %w", r*cl.k+i, r, err)
+			}
+			out[r*cl.k+i] = ds
+		}
+	}
+	return out, nil
+}
+
+// askVectors asks rank for its devices' vectors, as its last snapshot's
+// books list them.
+func (cl *cluster) askVectors(rank int) error {
+	c := command{kind: cmdVectors}
+	if err := cl.world.Send(rank, tagCmd, c.encode(cl.buf)); err != nil {
+		return fmt.Errorf("engine: checkpoint: asking rank %d for its devices' vectors: %w", rank, err)
+	}
+	return nil
+}
+
+// recvVector receives the next of rank's vectors into v.
+func (cl *cluster) recvVector(rank int, v []float32) error {
+	st, err := cl.world.Recv(rank, tagVector, comm.Bytes(v))
+	if err == nil && st.Bytes != 4*len(v) {
+		err = fmt.Errorf("%d bytes from rank %d, want %d", st.Bytes, rank, 4*len(v))
+	}
+	return err
+}
+
+// sendSnapshot is a rank's side of cmdSnapshot: its devices' books, kept
+// for the cmdVectors that follows.
+func (x *executor) sendSnapshot(c *command) error {
+	x.snap = x.snap[:0]
+	for _, d := range x.devs {
+		ds, err := d.snapshot(c.weights[d.id] == 1, x.gone[d.id])
+		if err != nil {
+			return err
+		}
+		x.snap = append(x.snap, ds)
+		var b bytes.Buffer
+		if err := gob.NewEncoder(&b).Encode(ds); err != nil {
+			return fmt.Errorf("engine: rank %d: encoding device %d's books: %w", x.world.Rank(), d.id, err)
+		}
+		if err := x.world.Send(0, tagState, b.Bytes()); err != nil {
+			return fmt.Errorf("engine: rank %d: sending device %d's books: %w", x.world.Rank(), d.id, err)
+		}
+	}
+	return nil
+}
+
+// sendVectors is a rank's side of cmdVectors.
+func (x *executor) sendVectors() error {
+	if len(x.snap) != len(x.devs) {
+		return fmt.Errorf("engine: rank %d: asked for its devices' vectors without a snapshot", x.world.Rank())
+	}
+	for i, d := range x.devs {
+		if x.gone[d.id] {
+			continue
+		}
+		for _, v := range d.vectors(x.snap[i]) {
+			if err := x.world.Send(0, tagVector, comm.Bytes(v)); err != nil {
+				return fmt.Errorf("engine: rank %d: sending device %d's vectors: %w", x.world.Rank(), d.id, err)
+			}
+		}
+	}
+	return nil
+}
+
 // stop ends the other ranks' serve loops.
 func (cl *cluster) stop() error { return cl.broadcast(&command{kind: cmdStop}) }
 
@@ -326,6 +427,10 @@ func serve(x *executor) error {
 			}
 		case cmdNorms, cmdConsensus:
 			_, _, err = x.query(c.kind)
+		case cmdSnapshot:
+			err = x.sendSnapshot(&c)
+		case cmdVectors:
+			err = x.sendVectors()
 		case cmdAllReduce, cmdMerge, cmdCenterSync:
 			err = x.collective(&c)
 		default:
@@ -363,10 +468,10 @@ func (x *executor) commitRemote(c *command, cl *cluster) error {
 }
 
 func (k cmdKind) String() string {
-	if k < cmdDispatch || k > cmdStop {
+	if k < cmdDispatch || k > cmdVectors {
 		return fmt.Sprintf("command %d", k)
 	}
-	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop"}[k-1]
+	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop", "snapshot", "vectors"}[k-1]
 }
 
 // agreeSettings checks that every rank runs with the same engine settings
@@ -377,7 +482,7 @@ func agreeSettings(world comm.Comm, cfg Config, w Workload) error {
 		Config
 		Workload       string
 		Points, Params int
-	}{Config: cfg, Workload: w.Name(), Points: w.Size(), Params: w.NumParams()})
+	}{Config: cfg, Workload: workloadKind(w), Points: w.Size(), Params: w.NumParams()})
 	if err != nil {
 		return fmt.Errorf("engine: encoding the settings: %w", err)
 	}

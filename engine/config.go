@@ -160,8 +160,6 @@ func (c *Config) Validate() error {
 		return setting.Errorf("engine", "engine: {Config.TimingOnly} needs {Config.Clock} virtual")
 	case c.TimingOnly && (c.Checkpoint.Dir != "" || c.Resume != nil):
 		return setting.Errorf("engine", "engine: {Config.Checkpoint} and {Config.Resume} need a run that computes: not with {Config.TimingOnly}")
-	case c.World != nil && c.World.Size() > 1 && (c.Checkpoint.Dir != "" || c.Resume != nil):
-		return setting.Errorf("engine", "engine: {Config.Checkpoint} and {Config.Resume} save and restore one process's run: not under mpirun")
 	case c.LineSearch && (c.Optimizer.Name != "sgd" || c.Optimizer.WeightDecay != 0):
 		// The step is optimal for the plain update w ← w − η·ψ only.
 		return setting.Errorf("engine", "engine: {Config.LineSearch} needs {Config.Optimizer.Name} sgd without {Config.Optimizer.WeightDecay} (have %s, weight decay %g)", c.Optimizer.Name, c.Optimizer.WeightDecay)

@@ -56,6 +56,9 @@ type executor struct {
 	pi piSample
 	// hurry is closed when the run stops early (hurryDevices).
 	hurry chan struct{}
+	// snap holds the books of this rank's devices at the checkpoint being
+	// taken (other ranks than 0: between cmdSnapshot and cmdVectors).
+	snap []deviceState
 
 	// Layered SGD: this rank's node and, on each node's first rank, the
 	// group of the nodes' communicators (made at the first layered

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/internal/mpirun"
 )
 
@@ -316,5 +317,105 @@ func TestMPIInterrupted(t *testing.T) {
 	json.Unmarshal([]byte(lines[len(lines)-1]), &done)
 	if done.Event != "done" || !done.Interrupted {
 		t.Fatalf("the log ends with %s", lines[len(lines)-1])
+	}
+}
+
+// evalScores returns a log's evaluations without their times (the real
+// clock's), each as its epoch and scores.
+func evalScores(t *testing.T, path string) []string {
+	t.Helper()
+	var out []string
+	for _, rec := range records(t, path, "eval") {
+		var e struct {
+			Epoch, P1, P3, P5, Loss float64
+		}
+		if err := json.Unmarshal([]byte(rec), &e); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("epoch %.4f P@1 %v P@3 %v P@5 %v loss %v", e.Epoch, e.P1, e.P3, e.P5, e.Loss))
+	}
+	return out
+}
+
+// Checkpoints under mpirun: a sync job on 2 ranks killed (SIGKILL to a
+// rank) after its third checkpoint, and resumed under mpirun, ends with the
+// uninterrupted job's evaluations, score for score; its checkpoint resumes
+// in one process, and a one-process checkpoint under mpirun; adaptive, gem
+// and lsgd save and resume across ranks too.
+func TestMPICheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	run := func(np int, args ...string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		var cmd *exec.Cmd
+		if np == 1 {
+			cmd = exec.CommandContext(ctx, os.Args[0], append([]string{"train"}, args...)...)
+		} else {
+			cmd = mpirun.Command(ctx, np, os.Args[0], append([]string{"train"}, args...)...)
+		}
+		cmd.Env = append(os.Environ(), asTool+"=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	common := []string{"--epochs", "3", "--eval-every", "0.5", "--progress", "off"}
+	whole := filepath.Join(dir, "whole.jsonl")
+	if err := run(2, append(common, "--log", whole)...); err != nil {
+		t.Fatal(err)
+	}
+	want := evalScores(t, whole)
+
+	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := mpirun.Command(ctx, 2, os.Args[0], append([]string{"train"}, append(common, "--checkpoint", ck, "--checkpoint-every", "0.25", "--checkpoint-keep", "100", "--log", log)...)...)
+	cmd.Env = append(os.Environ(), asTool+"=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for {
+		if list, _ := checkpoint.Dir(ck).List(); len(list) >= 3 {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the job ended (%v) before its third checkpoint", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if ranks := children(cmd.Process.Pid); len(ranks) == 2 {
+		syscall.Kill(ranks[1], syscall.SIGKILL)
+	} else {
+		cmd.Process.Kill()
+	}
+	<-exited
+	if list, _ := checkpoint.Dir(ck).List(); len(list) == 0 || list[len(list)-1] >= checkpoint.Dir(ck).Path(3*bundledPoints) {
+		t.Fatalf("killed after its last checkpoint, not in the middle: %v", list)
+	}
+	if err := run(2, "--resume", ck); err != nil {
+		t.Fatalf("resumed under mpirun: %v", err)
+	}
+	if got := evalScores(t, log); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the killed and resumed job's evaluations:\n%s\nthe uninterrupted job's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The job's checkpoint, resumed in one process, trains on.
+	if err := run(1, "--resume", ck, "--epochs", "4"); err != nil {
+		t.Fatalf("resumed in one process: %v", err)
+	}
+	// A one-process checkpoint resumed across ranks; and other strategies.
+	for _, s := range []string{"sync", "adaptive", "gem", "lsgd"} {
+		ck := filepath.Join(dir, "ck-"+s)
+		if err := run(1, "--strategy", s, "--devices", "2", "--epochs", "1", "--checkpoint", ck, "--progress", "off"); err != nil {
+			t.Fatalf("%s in one process: %v", s, err)
+		}
+		if err := run(2, "--resume", ck, "--epochs", "2"); err != nil {
+			t.Fatalf("%s resumed under mpirun: %v", s, err)
+		}
+		if err := run(2, "--resume", ck, "--epochs", "3"); err != nil {
+			t.Fatalf("%s resumed under mpirun from its own checkpoint: %v", s, err)
+		}
 	}
 }

@@ -156,6 +156,7 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	if err != nil {
 		return fail(err)
 	}
+	f.resumedDevices = rec.Devices
 	// The flags given now: those of args.
 	given := flag.NewFlagSet("train", flag.ContinueOnError)
 	given.SetOutput(io.Discard)

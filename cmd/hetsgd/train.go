@@ -157,6 +157,9 @@ type trainFlags struct {
 	checkpointKeep                       int
 	keepBest                             bool
 	patience                             int
+	// resumedDevices are the devices of the run a resume continues (0:
+	// none): they stay its devices, under mpirun or in one process.
+	resumedDevices int
 	configPath                           string
 	printConfig                          bool
 	dashboard                            string
@@ -596,7 +599,15 @@ func centreWhy(info strategy.Info) string {
 // the engine does not.
 func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.Writer) (engine.Config, error) {
 	set := visited(fs)
-	if set["devices-per-rank"] || world.Size() > 1 {
+	if n := f.resumedDevices; n > 0 {
+		// A resumed run keeps its devices: under mpirun each rank holds an
+		// equal share of them, in one process all of them.
+		if n%world.Size() != 0 {
+			return engine.Config{}, fmt.Errorf("--resume: the run has %d devices: resume it on a number of ranks that divides %d (each rank holds as many of them), or in one process", n, n)
+		}
+		f.devices, f.devicesPerRank = n, n/world.Size()
+		set["devices"] = true
+	} else if set["devices-per-rank"] || world.Size() > 1 {
 		n := world.Size() * f.devicesPerRank
 		if set["devices"] && f.devices != n {
 			return engine.Config{}, fmt.Errorf("--devices %d: %d ranks of --devices-per-rank %d hold %d devices (leave --devices out)", f.devices, world.Size(), f.devicesPerRank, n)
