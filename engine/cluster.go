@@ -3,8 +3,8 @@ package engine
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"math"

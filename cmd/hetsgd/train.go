@@ -160,9 +160,9 @@ type trainFlags struct {
 	// resumedDevices are the devices of the run a resume continues (0:
 	// none): they stay its devices, under mpirun or in one process.
 	resumedDevices int
-	configPath                           string
-	printConfig                          bool
-	dashboard                            string
+	configPath     string
+	printConfig    bool
+	dashboard      string
 
 	strategy       string
 	devices        int
