@@ -199,6 +199,12 @@ type fixed struct {
 	what        string
 }
 
+// Checkpointed is an Observer that is also told of each checkpoint written:
+// after how many samples, at which time of the run's clock.
+type Checkpointed interface {
+	Checkpointed(samples int64, trainSeconds float64)
+}
+
 // checkpointDue saves the run if a checkpoint is due; pending is the event
 // the strategy has yet to see (nil: none).
 func (r *run) checkpointDue(pending *strategy.Event) error {
@@ -297,6 +303,9 @@ func (r *run) save(pending *strategy.Event) error {
 	}
 	if err := w.Commit(); err != nil {
 		return err
+	}
+	if c, ok := r.obs.(Checkpointed); ok {
+		c.Checkpointed(r.done, r.clk.now())
 	}
 	keep := r.cfg.Checkpoint.Keep
 	if keep == 0 {

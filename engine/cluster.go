@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/kernel"
@@ -59,6 +60,7 @@ const (
 	cmdStop
 	cmdSnapshot // a checkpoint: send the devices' books (weights: 1 for a device computing a batch)
 	cmdVectors  // a checkpoint: send the devices' vectors, books as in the snapshot before
+	cmdFault    // a rank's fault: kind in w.mode's byte (below), factor in gamma, timeout in a
 )
 
 // command is what rank 0 asks of a rank: a batch (w), a collective (lr,
@@ -373,6 +375,19 @@ func (x *executor) sendVectors() error {
 	return nil
 }
 
+// faultKinds numbers the kinds of fault a cmdFault carries.
+var faultKinds = []FaultKind{Crash, Stall, Slow}
+
+// strike sends rank fault f to its rank.
+func (cl *cluster) strike(f Fault) error {
+	kind := slices.Index(faultKinds, f.Kind)
+	c := command{kind: cmdFault, w: work{mode: strategy.Mode(kind)}, gamma: f.Factor, a: f.Timeout}
+	if err := cl.world.Send(f.Rank, tagCmd, c.encode(cl.buf)); err != nil {
+		return fmt.Errorf("engine: sending rank %d its fault: %w", f.Rank, err)
+	}
+	return nil
+}
+
 // stop ends the other ranks' serve loops.
 func (cl *cluster) stop() error { return cl.broadcast(&command{kind: cmdStop}) }
 
@@ -427,6 +442,11 @@ func serve(x *executor) error {
 			}
 		case cmdNorms, cmdConsensus:
 			_, _, err = x.query(c.kind)
+		case cmdFault:
+			if k := int(c.w.mode); k >= 0 && k < len(faultKinds) {
+				// A stall stops this loop, as a hung machine stops answering.
+				x.strikeRank(Fault{Kind: faultKinds[k], Factor: c.gamma, Timeout: c.a})
+			}
 		case cmdSnapshot:
 			err = x.sendSnapshot(&c)
 		case cmdVectors:
@@ -468,10 +488,10 @@ func (x *executor) commitRemote(c *command, cl *cluster) error {
 }
 
 func (k cmdKind) String() string {
-	if k < cmdDispatch || k > cmdVectors {
+	if k < cmdDispatch || k > cmdFault {
 		return fmt.Sprintf("command %d", k)
 	}
-	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop", "snapshot", "vectors"}[k-1]
+	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop", "snapshot", "vectors", "fault"}[k-1]
 }
 
 // agreeSettings checks that every rank runs with the same engine settings

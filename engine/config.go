@@ -36,6 +36,14 @@ type Config struct {
 	// Faults are injected into the run (in one process; either clock):
 	// devices that crash, stall or slow down at given times.
 	Faults []Fault
+	// RankFaults strike whole processes of a job (real clock; rank 0 in
+	// one process): a crash ends the rank's process at once, by SIGKILL,
+	// as a machine that fails; a stall makes it stop answering and end
+	// after its timeout, as a health check would end it; slow=F slows its
+	// devices. They test and show a job's restarts (hetsgd launch), and
+	// are not part of a run's identity: a job restarted after one goes on
+	// without it.
+	RankFaults []Fault `json:"-"`
 
 	Epochs     float64 // stop after this many passes over the training set (0: no limit)
 	TimeBudget float64 // stop after this many engine seconds (0: no limit)
@@ -146,6 +154,9 @@ func (c *Config) Validate() error {
 		return setting.Errorf("engine", "engine: {Config.Clock} %q: want real or virtual", c.Clock)
 	}
 	if err := c.checkRanges(); err != nil {
+		return err
+	}
+	if err := c.checkRankFaults(); err != nil {
 		return err
 	}
 	if err := c.checkFaults(); err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"time"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,20 +35,25 @@ const (
 const DefaultStallTimeout = 2.0
 
 // Fault is one fault injected into a run, at a time of the run's clock
-// (training seconds, as in the log).
+// (training seconds, as in the log): into a device (Device), or, with
+// OnRank, into a whole rank of a job under mpirun (Rank: the process, as
+// when a machine fails; see Config.RankFaults).
 type Fault struct {
 	Device  int       `json:"device"`
 	At      float64   `json:"at"`
 	Kind    FaultKind `json:"kind"`
 	Factor  float64   `json:"factor,omitempty"`  // Slow: how many times slower
 	Timeout float64   `json:"timeout,omitempty"` // Stall: seconds before giving up (0: DefaultStallTimeout)
+	Rank    int       `json:"rank,omitempty"`
+	OnRank  bool      `json:"on_rank,omitempty"`
 }
 
 // ParseFault reads a --fault value: "device=2,at=30s,kind=crash",
-// "kind=stall" (with an optional "timeout=5s") or "kind=slow=4". Times are
-// seconds, with or without an "s".
+// "kind=stall" (with an optional "timeout=5s") or "kind=slow=4"; "rank=1"
+// in place of "device=…" strikes a rank. Times are seconds, with or
+// without an "s".
 func ParseFault(s string) (Fault, error) {
-	f := Fault{Device: -1, At: math.NaN()}
+	f := Fault{Device: -1, Rank: -1, At: math.NaN()}
 	for _, part := range strings.Split(s, ",") {
 		key, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
@@ -57,6 +63,9 @@ func ParseFault(s string) (Fault, error) {
 		switch key {
 		case "device":
 			f.Device, err = strconv.Atoi(val)
+		case "rank":
+			f.Rank, err = strconv.Atoi(val)
+			f.OnRank = true
 		case "at":
 			f.At, err = seconds(val)
 		case "timeout":
@@ -73,14 +82,22 @@ func ParseFault(s string) (Fault, error) {
 				}
 			}
 		default:
-			return f, setting.Errorf("engine", "engine: {Config.Faults} %q: unknown key %q (want device, at, kind, timeout)", s, key)
+			return f, setting.Errorf("engine", "engine: {Config.Faults} %q: unknown key %q (want device or rank, at, kind, timeout)", s, key)
 		}
 		if err != nil {
 			return f, setting.Errorf("engine", "engine: {Config.Faults} %q: %s=%q is not a number", s, key, val)
 		}
 	}
-	if f.Device < 0 || math.IsNaN(f.At) || f.Kind == "" {
-		return f, setting.Errorf("engine", "engine: {Config.Faults} %q: give device=N, at=SECONDS and kind=crash, stall or slow=FACTOR", s)
+	switch {
+	case f.OnRank && f.Device >= 0:
+		return f, setting.Errorf("engine", "engine: {Config.Faults} %q: a fault strikes a device or a rank, not both", s)
+	case f.OnRank && f.Rank < 0:
+		return f, setting.Errorf("engine", "engine: {Config.Faults} %q: rank=%d: need a rank ≥ 0", s, f.Rank)
+	case !f.OnRank && f.Device < 0 || math.IsNaN(f.At) || f.Kind == "":
+		return f, setting.Errorf("engine", "engine: {Config.Faults} %q: give device=N (or rank=R), at=SECONDS and kind=crash, stall or slow=FACTOR", s)
+	}
+	if !f.OnRank {
+		f.Rank = 0
 	}
 	return f, nil
 }
@@ -90,6 +107,9 @@ func seconds(v string) (float64, error) { return strconv.ParseFloat(strings.Trim
 // String is the flag's form of f.
 func (f Fault) String() string {
 	s := fmt.Sprintf("device=%d,at=%gs,kind=%s", f.Device, f.At, f.Kind)
+	if f.OnRank {
+		s = fmt.Sprintf("rank=%d,at=%gs,kind=%s", f.Rank, f.At, f.Kind)
+	}
 	if f.Kind == Slow {
 		s += fmt.Sprintf("=%g", f.Factor)
 	}
@@ -200,7 +220,7 @@ func leaveEvent(d int) strategy.Event { return strategy.Event{Kind: strategy.Lea
 // time is past its end, so the run said nothing of what was asked.
 func (r *run) warnUnstruck() error {
 	end := r.clk.now()
-	for _, f := range sortedFaults(r.cfg.Faults) {
+	for _, f := range sortedFaults(append(slices.Clone(r.cfg.Faults), r.cfg.RankFaults...)) {
 		if !(f.At > end) {
 			continue
 		}
@@ -214,4 +234,71 @@ func (r *run) warnUnstruck() error {
 		}
 	}
 	return nil
+}
+
+// checkRankFaults validates the rank faults of c: ranks of the job, the
+// real clock, times, factors and timeouts in range.
+func (c *Config) checkRankFaults() error {
+	ranks := 1
+	if c.World != nil {
+		ranks = c.World.Size()
+	}
+	for _, f := range c.RankFaults {
+		switch {
+		case !f.OnRank:
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: not a rank's fault", f)
+		case c.Clock != Real:
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: a rank's fault strikes a process of a real-clock job (the virtual clock has no ranks)", f)
+		case f.Rank >= ranks:
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: no rank %d among %d", f, f.Rank, ranks)
+		case !(f.At >= 0 && f.At <= 1e9):
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: at=%v: need a time in [0, 1e9] seconds", f, f.At)
+		case f.Kind == Slow && !(f.Factor >= 1 && f.Factor <= 1e6):
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: slow=%v: need a factor in [1, 1e6]", f, f.Factor)
+		case f.Kind == Stall && !(f.Timeout >= 0 && f.Timeout <= 1e6):
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: timeout=%v: need seconds in [0, 1e6]", f, f.Timeout)
+		case f.Kind != Crash && f.Kind != Stall && f.Kind != Slow:
+			return setting.Errorf("engine", "engine: {Config.Faults} %s: kind %q: want crash, stall or slow=FACTOR", f, f.Kind)
+		}
+	}
+	return nil
+}
+
+// strikeRank strikes this process with rank fault f: a crash kills it at
+// once; a stall stops it for its timeout, then kills it; a slow-down slows
+// its devices.
+func (x *executor) strikeRank(f Fault) {
+	switch f.Kind {
+	case Slow:
+		for _, d := range x.devs {
+			d.slowDown(f.Factor)
+		}
+	case Stall:
+		t := f.Timeout
+		if t == 0 {
+			t = DefaultStallTimeout
+		}
+		time.Sleep(time.Duration(t * 1e9))
+		killSelf()
+	default:
+		killSelf()
+	}
+}
+
+// strikeRank strikes rank fault f at the run's time now: it is logged (and
+// the log synced: a crash leaves no chance later), then this process or the
+// rank's is struck.
+func (r *run) strikeRank(f Fault, now float64) {
+	rank := f.Rank
+	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: -1, Rank: &rank, Kind: string(f.Kind), Factor: f.Factor, Live: r.x.live()})
+	if err := r.log.Sync(); err != nil && r.faultErr == nil {
+		r.faultErr = err
+	}
+	if f.Rank == 0 {
+		r.x.strikeRank(f)
+		return
+	}
+	if err := r.cl.strike(f); err != nil && r.faultErr == nil {
+		r.faultErr = err
+	}
 }

@@ -28,6 +28,8 @@ type realClock struct {
 	faults  []Fault
 	giveUps []giveUp
 	timer   *time.Timer
+	// Rank faults still to strike, in order (Config.RankFaults).
+	rankFaults []Fault
 }
 
 type giveUp struct {
@@ -43,7 +45,7 @@ type doneMsg struct {
 
 func newRealClock(r *run) *realClock {
 	c := &realClock{r: r, t0: time.Now(), done: make(chan doneMsg, r.cfg.Devices+1), queue: make([]strategy.Event, 0, 4),
-		faults: sortedFaults(r.cfg.Faults)}
+		faults: sortedFaults(r.cfg.Faults), rankFaults: sortedFaults(r.cfg.RankFaults)}
 	r.x.startDevices(func(d *device) { c.done <- doneMsg{dev: d.id, loss: d.loss} })
 	if r.cl != nil {
 		go r.cl.receive(c.done)
@@ -61,6 +63,11 @@ func (c *realClock) now() float64 {
 // resumeAt sets the clock to t seconds, where a resumed run left off.
 func (c *realClock) resumeAt(t float64) {
 	c.t0, c.paused = time.Now().Add(-time.Duration(t*1e9)), 0
+	// A rank's fault before the resumed time struck the run that was saved
+	// (or would have): it does not strike the resumed one.
+	for len(c.rankFaults) > 0 && c.rankFaults[0].At < t {
+		c.rankFaults = c.rankFaults[1:]
+	}
 }
 
 func (c *realClock) dispatch(w work) error {
@@ -137,6 +144,9 @@ func (c *realClock) nextFault() (float64, bool) {
 	if len(c.giveUps) > 0 && (!ok || c.giveUps[0].at < at) {
 		at, ok = c.giveUps[0].at, true
 	}
+	if len(c.rankFaults) > 0 && (!ok || c.rankFaults[0].At < at) {
+		at, ok = c.rankFaults[0].At, true
+	}
 	return at, ok
 }
 
@@ -146,6 +156,12 @@ func (c *realClock) fault() (strategy.Event, bool) {
 		at, ok := c.nextFault()
 		if !ok || at > c.now() {
 			return strategy.Event{}, false
+		}
+		if len(c.rankFaults) > 0 && c.rankFaults[0].At == at {
+			f := c.rankFaults[0]
+			c.rankFaults = c.rankFaults[1:]
+			c.r.strikeRank(f, c.now())
+			continue
 		}
 		if len(c.giveUps) > 0 && c.giveUps[0].at == at {
 			g := c.giveUps[0]

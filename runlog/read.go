@@ -21,6 +21,7 @@ type Run struct {
 	Faults   []Fault
 	Notes    []Note
 	Resumes  []Resume
+	Restarts []Restart
 	Warnings []Warning
 	Done     *Done // nil for a run that is going on or was killed
 }
@@ -125,6 +126,8 @@ func (r *Run) add(b []byte) error {
 		err = appendRecord(b, &r.Resumes)
 	case "warning":
 		err = appendRecord(b, &r.Warnings)
+	case "restart":
+		err = appendRecord(b, &r.Restarts)
 	case "done":
 		var d Done
 		if err = json.Unmarshal(b, &d); err == nil {

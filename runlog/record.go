@@ -143,7 +143,10 @@ type Async struct {
 type Fault struct {
 	Event  string  `json:"event"` // "fault"
 	Time   float64 `json:"time"`
-	Device int     `json:"device"`
+	Device int     `json:"device"` // -1 for a rank's fault
+	// Rank is the rank a fault of a whole process struck (--fault rank=R),
+	// absent for a device's.
+	Rank   *int    `json:"rank,omitempty"`
 	Kind   string  `json:"kind"` // crash, stall or slow
 	Factor float64 `json:"factor,omitempty"`
 	// Left says the device left the run at Time (for a stall, its timeout
@@ -165,6 +168,22 @@ type Resume struct {
 	// id, and the run and checkpoint it began at.
 	Run  string `json:"run,omitempty"`
 	From string `json:"from,omitempty"`
+}
+
+// Restart is a restarted job's account of the failure it recovers from
+// (hetsgd launch), written at its first step, after its resume record.
+type Restart struct {
+	Event   string `json:"event"`   // "restart"
+	Attempt int    `json:"attempt"` // 1 for the first restart
+	Failure string `json:"failure"` // how the job that failed ended
+	// LostSamples and LostSeconds are the work done after the checkpoint
+	// the job resumes, lost with the failure (samples, training seconds).
+	LostSamples int64   `json:"lost_samples"`
+	LostSeconds float64 `json:"lost_seconds"`
+	// RecoverySeconds is the wall time from the failure to the restarted
+	// job's first step.
+	RecoverySeconds float64 `json:"recovery_seconds"`
+	Ranks           int     `json:"ranks,omitempty"` // the ranks of the restarted job (0: one process)
 }
 
 // Warning is something wrong with a run that does not stop it: Kind

@@ -29,6 +29,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"train", "train a model with a parallel SGD strategy and report P@k over the test set", runTrain},
+		{"launch", "run a train job (under mpirun or not) and restart it from its last checkpoint when it fails", runLaunch},
 		{"predict", "write each point's top labels under a trained model (a checkpoint or an exported .npz)", runPredict},
 		{"eval", "score a trained model on a dataset: P@1/3/5 and nDCG@1/3/5", runEval},
 		{"export", "export a checkpoint's model to a NumPy .npz archive", runExport},

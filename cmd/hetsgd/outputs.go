@@ -3,11 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/runlog"
 )
 
@@ -93,4 +97,43 @@ func (f *trainFlags) savedSettings(given [][2]string, rec runlog.Config, run str
 		s.LogID, _ = checkpoint.IDOf(f.logPath)
 	}
 	return json.Marshal(s)
+}
+
+// launchObserver passes a run's progress on to hetsgd launch (a Reporter)
+// and, at a restarted job's first step, writes the restart record — the
+// failure, the work it lost, the time from the failure to this step — into
+// the run log and on stderr.
+type launchObserver struct {
+	engine.Observer
+	rep     *launch.Reporter
+	restart *launch.Restart
+	log     *runlog.Log
+	stderr  io.Writer
+	ranks   int
+}
+
+func (o *launchObserver) Step(epoch float64, samples int64, trainSeconds, loss float64) {
+	o.Observer.Step(epoch, samples, trainSeconds, loss)
+	o.rep.Step(samples, trainSeconds)
+	if r := o.restart; r != nil {
+		o.restart = nil
+		rec := runlog.Restart{Event: "restart", Attempt: r.Attempt, Failure: r.Failure, LostSamples: r.LostSamples,
+			LostSeconds: r.LostSeconds, RecoverySeconds: float64(time.Now().UnixNano()-r.FailedAt) / 1e9}
+		if o.ranks > 1 {
+			rec.Ranks = o.ranks
+		}
+		fmt.Fprintf(o.stderr, "hetsgd train: restart %d, after the job %s: its first step %.2f s after the failure; %d samples (%.2f s of training) were lost\n",
+			rec.Attempt, rec.Failure, rec.RecoverySeconds, rec.LostSamples, rec.LostSeconds)
+		o.log.Write(rec) // a write error ends the run at its next record
+	}
+}
+
+func (o *launchObserver) Warn(w runlog.Warning) {
+	if wr, ok := o.Observer.(engine.Warner); ok {
+		wr.Warn(w)
+	}
+}
+
+func (o *launchObserver) Checkpointed(samples int64, trainSeconds float64) {
+	o.rep.Checkpoint(samples, trainSeconds)
 }

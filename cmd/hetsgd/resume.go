@@ -55,7 +55,11 @@ func givenFlags(fs *flag.FlagSet, f *trainFlags) [][2]string {
 		case slices.Contains(notSaved, fl.Name):
 		case fl.Name == "fault":
 			for _, x := range f.faults {
-				out = append(out, [2]string{"fault", x.String()})
+				// A rank's fault struck the job that was saved: a resumed
+				// job goes on without it (engine.Config.RankFaults).
+				if !x.OnRank {
+					out = append(out, [2]string{"fault", x.String()})
+				}
 			}
 		case slices.Contains(inputPathFlags, fl.Name) && fl.Value.String() != "":
 			// Saved absolute, so that a run resumed from another folder

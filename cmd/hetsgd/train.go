@@ -21,6 +21,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/internal/bounded"
+	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -503,7 +504,20 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		bar = &multiObserver{obs, newProgressBar(stderr, f.epochs, f.timeBudget)}
 		obs = bar
 	}
-	if !root {
+	if root {
+		// Under hetsgd launch: the job's progress for the launcher, and a
+		// restarted job's account of what it recovers from.
+		restart, err := launch.RestartFromEnv()
+		if err != nil {
+			return err
+		}
+		if rep := launch.NewReporter(); rep != nil || restart != nil {
+			if from != nil {
+				rep.Resumed(from.saved.Samples, from.saved.TrainSeconds)
+			}
+			obs = &launchObserver{Observer: obs, rep: rep, restart: restart, log: log, stderr: stderr, ranks: world.Size()}
+		}
+	} else {
 		obs = nil
 	}
 	start := time.Now()
@@ -666,7 +680,13 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	if len(f.speeds) > 0 {
 		cfg.Speeds = f.speeds
 	}
-	cfg.Faults = f.faults
+	for _, x := range f.faults {
+		if x.OnRank {
+			cfg.RankFaults = append(cfg.RankFaults, x)
+		} else {
+			cfg.Faults = append(cfg.Faults, x)
+		}
+	}
 	if f.checkpoint != "" {
 		cfg.Checkpoint = engine.Checkpointing{Dir: f.checkpoint, Every: f.checkpointEvery, Keep: f.checkpointKeep, KeepBest: f.keepBest}
 	}

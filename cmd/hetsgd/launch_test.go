@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hetsgd launch restarts a job that crashed (a rank fault: the process
+// killed by SIGKILL) from its last checkpoint: the job completes with the
+// evaluations of the job never interrupted, and its log holds a restart
+// record with the failure, the work lost and the time to recover.
+func TestLaunchRestartsACrashedJob(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--epochs", "3", "--eval-every", "0.5", "--hidden", "16", "--progress", "off"}
+	whole := filepath.Join(dir, "whole.jsonl")
+	if code, _, stderr := runCLI(t, append(append([]string{"train"}, common...), "--log", whole)...); code != 0 {
+		t.Fatalf("the uninterrupted job: exit %d: %s", code, stderr)
+	}
+	// How long the job trains, to strike it in the middle.
+	var done struct{ TrainSeconds float64 `json:"train_seconds"` }
+	if err := json.Unmarshal([]byte(records(t, whole, "done")[0]), &done); err != nil {
+		t.Fatal(err)
+	}
+	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl")
+	job := append([]string{os.Args[0], "train"}, common...)
+	job = append(job, "--checkpoint", ck, "--checkpoint-every", "0.25", "--log", log, "--fault", fmt.Sprintf("rank=0,at=%gs,kind=crash", done.TrainSeconds/3))
+	t.Setenv(asTool, "1")
+	code, _, stderr := runCLI(t, append([]string{"launch", "--max-restarts", "2", "--"}, job...)...)
+	if code != 0 {
+		t.Fatalf("launch: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "attempt 1 failed (killed by SIGKILL)") || !strings.Contains(stderr, "restart 1 of 2") {
+		t.Errorf("the launcher does not say what happened:\n%s", stderr)
+	}
+	if got, want := strings.Join(evalScoresOf(t, log), "\n"), strings.Join(evalScoresOf(t, whole), "\n"); got != want {
+		t.Errorf("the restarted job's evaluations:\n%s\nthe uninterrupted job's:\n%s", got, want)
+	}
+	if r := records(t, log, "restart"); len(r) != 1 || !strings.Contains(r[0], `"failure":"killed by SIGKILL`) || !strings.Contains(r[0], `"recovery_seconds":`) {
+		t.Errorf("restart records: %v", r)
+	}
+	if d := records(t, log, "done"); len(d) != 1 || !strings.Contains(d[0], `"interrupted":false`) {
+		t.Errorf("done records: %v", d)
+	}
+}
+
+// A job the launcher cannot restart is refused before it starts, and one
+// that keeps failing stops when its restarts are spent, saying why.
+func TestLaunchRefusals(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(asTool, "1")
+	code, _, stderr := runCLI(t, "launch", "--", os.Args[0], "train", "--epochs", "1")
+	if code != 1 || !strings.Contains(stderr, "no checkpoint folder to restart from") {
+		t.Errorf("a job without checkpoints: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "launch", "--", "true")
+	if code != 1 || !strings.Contains(stderr, "runs no hetsgd train") {
+		t.Errorf("a command that is not a job: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "launch", "--max-restarts", "1", "--", os.Args[0], "train", "--checkpoint", filepath.Join(dir, "ck"), "--lr", "-1")
+	if code != 1 || !strings.Contains(stderr, "failed 2 times; its restarts are spent (1)") {
+		t.Errorf("a job that keeps failing: exit %d, %s", code, stderr)
+	}
+}
+
+// evalScoresOf returns a log's evaluations without their times.
+func evalScoresOf(t *testing.T, path string) []string {
+	t.Helper()
+	var out []string
+	for _, rec := range records(t, path, "eval") {
+		i := strings.Index(rec, `"train_seconds":`)
+		j := strings.Index(rec, `"p1":`)
+		if i < 0 || j < i {
+			t.Fatalf("an eval record without its fields: %s", rec)
+		}
+		out = append(out, rec[:i]+rec[j:])
+	}
+	return out
+}

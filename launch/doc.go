@@ -1,0 +1,22 @@
+// Package launch runs a training job and, when it fails — a rank killed, a
+// machine lost, a process that stalled and was ended — starts it again
+// from its last checkpoint, up to a number of times: torchrun's
+// --max-restarts, for a job under mpirun (or in one process).
+//
+// A Job is a command (mpirun … hetsgd train …, or hetsgd train …) and a
+// function that says how to restart it after a failure (hetsgd launch
+// resumes the job's checkpoint folder, on fewer ranks when a restart
+// cannot start). Run starts the command in a process group of its own, so
+// that it can end the whole of it — mpirun and every rank — whatever
+// happens: when the job fails, before a restart, and when Run's context
+// ends (SIGTERM first, so that mpirun tells the ranks and the job writes
+// its last records, then SIGKILL after a grace period). No process of the
+// job outlives Run.
+//
+// The job and the launcher talk through a folder of the launcher's (the
+// environment variable HETSGD_LAUNCH names it): the job's rank 0 writes its
+// progress there (Progress), from which Run tells a job that started from
+// one that failed before its first step, and how much work a failure lost;
+// and a restarted job reads what it restarts from (Restart, in
+// HETSGD_RESTART), to write it into its run log.
+package launch
