@@ -3,10 +3,10 @@ package engine
 import (
 	"fmt"
 	"math"
-	"time"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/setting"

@@ -21,7 +21,9 @@ func TestLaunchRestartsACrashedJob(t *testing.T) {
 		t.Fatalf("the uninterrupted job: exit %d: %s", code, stderr)
 	}
 	// How long the job trains, to strike it in the middle.
-	var done struct{ TrainSeconds float64 `json:"train_seconds"` }
+	var done struct {
+		TrainSeconds float64 `json:"train_seconds"`
+	}
 	if err := json.Unmarshal([]byte(records(t, whole, "done")[0]), &done); err != nil {
 		t.Fatal(err)
 	}
