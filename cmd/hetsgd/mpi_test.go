@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -416,6 +417,118 @@ func TestMPICheckpoints(t *testing.T) {
 		}
 		if err := run(2, "--resume", ck, "--epochs", "3"); err != nil {
 			t.Fatalf("%s resumed under mpirun from its own checkpoint: %v", s, err)
+		}
+	}
+}
+
+var launchKills = flag.Int("launch-kills", 4, "TestMPILaunchRestarts: how many jobs to kill (BENCHMARKS.md §13 runs 10)")
+
+// descendants returns the processes below pid: a launcher's mpirun and
+// its ranks.
+func descendants(pid int) []int {
+	var out []int
+	for _, c := range children(pid) {
+		out = append(out, c)
+		out = append(out, descendants(c)...)
+	}
+	return out
+}
+
+// launched runs "hetsgd launch --max-restarts 2 -- mpirun -np 4 … train
+// args", kills a rank other than 0 by SIGKILL once the job's folder ck holds
+// after checkpoints (and a moment more, up to pause), and returns when the
+// launcher does, with its output; kill says whether a rank was killed,
+// midWrite whether the kill found a checkpoint being written.
+func launched(t *testing.T, ck string, after int, pause time.Duration, args ...string) (out string, midWrite bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	job := append([]string{"launch", "--max-restarts", "2", "--", "mpirun"}, mpirun.Args(mpirun.App{NP: 4, Prog: os.Args[0], Args: append([]string{"train"}, args...)})...)
+	cmd := exec.CommandContext(ctx, os.Args[0], job...)
+	cmd.Env = append(os.Environ(), asTool+"=1")
+	var b strings.Builder
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// The checkpoints come every quarter epoch; the folder keeps the newest
+	// two: the newest's samples say how far the job got.
+	target := checkpoint.Dir(ck).Path(int64(after) * bundledPoints / 4)
+	for {
+		if list, _ := checkpoint.Dir(ck).List(); len(list) > 0 && list[len(list)-1] >= target {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the job ended (%v) before its checkpoint %d:\n%s", err, after, b.String())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	time.Sleep(pause)
+	var ranks []int
+	for _, p := range descendants(cmd.Process.Pid) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); err == nil && strings.HasPrefix(string(b), os.Args[0]+"\x00train") {
+			ranks = append(ranks, p)
+		}
+	}
+	if len(ranks) < 2 {
+		t.Fatalf("found the ranks %v of the job, want 4", ranks)
+	}
+	left, _ := os.ReadDir(ck)
+	for _, e := range left {
+		midWrite = midWrite || strings.HasPrefix(e.Name(), ".checkpoint-")
+	}
+	syscall.Kill(ranks[1+len(ranks)/3], syscall.SIGKILL)
+	if err := <-exited; err != nil {
+		t.Fatalf("the launcher: %v\n%s", err, b.String())
+	}
+	if left := descendants(cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("processes left after the launcher: %v", left)
+	}
+	return b.String(), midWrite
+}
+
+// The bars of a job that lasts: a sync job on 4 ranks, a rank killed by
+// SIGKILL at points spread over the run (sometimes while a checkpoint is
+// written), restarted by hetsgd launch, completes with the evaluations of
+// the job never interrupted, score for score, every time; adaptive, gem
+// and lsgd complete too. No rank, mpirun or temporary file is left.
+func TestMPILaunchRestarts(t *testing.T) {
+	dir := t.TempDir()
+	common := []string{"--epochs", "5", "--eval-every", "0.5", "--progress", "off"}
+	whole := filepath.Join(dir, "whole.jsonl")
+	if _, out := mpiTrain(t, 4, append(common, "--log", whole)...); !strings.Contains(out, "best P@1") {
+		t.Fatal(out)
+	}
+	want := strings.Join(evalScores(t, whole), "\n")
+	midWrites := 0
+	for i := range *launchKills {
+		ck, log := filepath.Join(dir, "ck"+itoa(i)), filepath.Join(dir, "run"+itoa(i)+".jsonl")
+		// Checkpoints every 0.25 epochs: 20 in the run; the kills fall
+		// after the first to the 14th, an epoch and a half before the end.
+		after := 1 + i*13/max(1, *launchKills-1)
+		out, mid := launched(t, ck, after, time.Duration(i%3)*time.Millisecond, append(common, "--checkpoint", ck, "--checkpoint-every", "0.25", "--log", log)...)
+		if mid {
+			midWrites++
+		}
+		if got := strings.Join(evalScores(t, log), "\n"); got != want {
+			t.Errorf("kill %d after checkpoint %d: the restarted job's evaluations:\n%s\nthe uninterrupted job's:\n%s\n%s", i, after, got, want, out)
+		}
+		if r := records(t, log, "restart"); len(r) != 1 {
+			t.Errorf("kill %d: restart records %v\n%s", i, r, out)
+		}
+		if tmp, _ := filepath.Glob(filepath.Join(ck, ".*.tmp")); len(tmp) > 0 {
+			t.Errorf("kill %d: temporary files left: %v", i, tmp)
+		}
+	}
+	t.Logf("%d jobs killed and restarted, %d of them while a checkpoint was written", *launchKills, midWrites)
+	for _, s := range []string{"adaptive", "gem", "lsgd"} {
+		ck, log := filepath.Join(dir, "ck-"+s), filepath.Join(dir, s+".jsonl")
+		out, _ := launched(t, ck, 4, 0, append(common, "--strategy", s, "--checkpoint", ck, "--checkpoint-every", "0.25", "--log", log)...)
+		if d := records(t, log, "done"); len(d) != 1 || len(records(t, log, "restart")) != 1 {
+			t.Errorf("%s: done %v\n%s", s, d, out)
 		}
 	}
 }
