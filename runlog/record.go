@@ -184,6 +184,11 @@ type Restart struct {
 	// job's first step.
 	RecoverySeconds float64 `json:"recovery_seconds"`
 	Ranks           int     `json:"ranks,omitempty"` // the ranks of the restarted job (0: one process)
+	// FailedAt and FirstStep are the wall-clock times (RFC 3339, in
+	// nanoseconds) the launcher saw the failure and the restarted job's
+	// first step ended.
+	FailedAt  string `json:"failed_at"`
+	FirstStep string `json:"first_step"`
 }
 
 // Warning is something wrong with a run that does not stop it: Kind

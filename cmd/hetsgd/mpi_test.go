@@ -480,6 +480,7 @@ func launched(t *testing.T, ck string, after int, pause time.Duration, args ...s
 	for _, e := range left {
 		midWrite = midWrite || strings.HasPrefix(e.Name(), ".checkpoint-")
 	}
+	killed := time.Now()
 	syscall.Kill(ranks[1+len(ranks)/3], syscall.SIGKILL)
 	if err := <-exited; err != nil {
 		t.Fatalf("the launcher: %v\n%s", err, b.String())
@@ -487,7 +488,37 @@ func launched(t *testing.T, ck string, after int, pause time.Duration, args ...s
 	if left := descendants(cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("processes left after the launcher: %v", left)
 	}
+	lastKill = killed
 	return b.String(), midWrite
+}
+
+// lastKill is when launched last killed a rank.
+var lastKill time.Time
+
+// recovery reads a restarted job's restart record: from the kill to its
+// first step, from the kill to the launcher's seeing the failure, and the
+// work lost.
+func recovery(t *testing.T, log string, killed time.Time) (toStep, toSeen time.Duration, lostSamples int64, lostSeconds float64) {
+	t.Helper()
+	var r struct {
+		FailedAt    string  `json:"failed_at"`
+		FirstStep   string  `json:"first_step"`
+		LostSamples int64   `json:"lost_samples"`
+		LostSeconds float64 `json:"lost_seconds"`
+	}
+	recs := records(t, log, "restart")
+	if len(recs) == 0 {
+		return
+	}
+	if err := json.Unmarshal([]byte(recs[0]), &r); err != nil {
+		t.Fatal(err)
+	}
+	seen, err1 := time.Parse(time.RFC3339Nano, r.FailedAt)
+	step, err2 := time.Parse(time.RFC3339Nano, r.FirstStep)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("restart record %s: %v %v", recs[0], err1, err2)
+	}
+	return step.Sub(killed), seen.Sub(killed), r.LostSamples, r.LostSeconds
 }
 
 // The bars of a job that lasts: a sync job on 4 ranks, a rank killed by
@@ -518,6 +549,12 @@ func TestMPILaunchRestarts(t *testing.T) {
 		}
 		if r := records(t, log, "restart"); len(r) != 1 {
 			t.Errorf("kill %d: restart records %v\n%s", i, r, out)
+		}
+		toStep, toSeen, lost, lostSec := recovery(t, log, lastKill)
+		t.Logf("kill %d after checkpoint %d: the restarted job's first step %.2f s after the kill (the launcher saw the failure after %.2f s); %d samples, %.3f s of training lost",
+			i, after, toStep.Seconds(), toSeen.Seconds(), lost, lostSec)
+		if toStep > 10*time.Second {
+			t.Errorf("kill %d: recovery took %v, more than the bar's 10 s", i, toStep)
 		}
 		if tmp, _ := filepath.Glob(filepath.Join(ck, ".*.tmp")); len(tmp) > 0 {
 			t.Errorf("kill %d: temporary files left: %v", i, tmp)

@@ -117,8 +117,10 @@ func (o *launchObserver) Step(epoch float64, samples int64, trainSeconds, loss f
 	o.rep.Step(samples, trainSeconds)
 	if r := o.restart; r != nil {
 		o.restart = nil
+		now := time.Now()
 		rec := runlog.Restart{Event: "restart", Attempt: r.Attempt, Failure: r.Failure, LostSamples: r.LostSamples,
-			LostSeconds: r.LostSeconds, RecoverySeconds: float64(time.Now().UnixNano()-r.FailedAt) / 1e9}
+			LostSeconds: r.LostSeconds, RecoverySeconds: float64(now.UnixNano()-r.FailedAt) / 1e9,
+			FailedAt: time.Unix(0, r.FailedAt).UTC().Format(time.RFC3339Nano), FirstStep: now.UTC().Format(time.RFC3339Nano)}
 		if o.ranks > 1 {
 			rec.Ranks = o.ranks
 		}
