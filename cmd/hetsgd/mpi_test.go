@@ -540,7 +540,7 @@ func TestMPILaunchRestarts(t *testing.T) {
 		// Checkpoints every 0.25 epochs: 20 in the run; the kills fall
 		// after the first to the 14th, an epoch and a half before the end.
 		after := 1 + i*13/max(1, *launchKills-1)
-		out, mid := launched(t, ck, after, time.Duration(i%3)*time.Millisecond, append(common, "--checkpoint", ck, "--checkpoint-every", "0.25", "--log", log)...)
+		out, mid := launched(t, ck, after, time.Duration(i*7%17)*time.Millisecond, append(common, "--checkpoint", ck, "--checkpoint-every", "0.25", "--log", log)...)
 		if mid {
 			midWrites++
 		}
