@@ -128,7 +128,7 @@ func TestBrowserDrawsTheLogs(t *testing.T) {
 	}
 	var events []string
 	b.eval(`Array.from(document.querySelectorAll('#event-table tr[data-event]'), tr => tr.dataset.run + ' ' + tr.dataset.event)`, &events)
-	if !slices.Equal(events, []string{"0 fault", "0 resumed"}) {
+	if !slices.Equal(events, []string{"0 fault", "0 resumed", "0 restarted"}) {
 		t.Errorf("events table %q", events)
 	}
 	// Two runs' settings: those that differ, by key path, whatever the

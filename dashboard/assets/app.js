@@ -29,7 +29,7 @@
   function newRun(name) {
     return {
       name: name, records: 0, config: null, evals: [], merges: [], asyncs: [],
-      faults: [], resumes: [], notes: [], done: null, rates: [], mark: { samples: 0, t: 0 },
+      faults: [], resumes: [], restarts: [], warnings: [], notes: [], done: null, rates: [], mark: { samples: 0, t: 0 },
     };
   }
 
@@ -64,6 +64,14 @@
         r.resumes.push(rec);
         if (isNum(rec.samples) && isNum(rec.train_seconds)) r.mark = { samples: rec.samples, t: rec.train_seconds };
         break;
+      case 'restart': {
+        // A restarted job's account (hetsgd launch), at its first step:
+        // placed where it resumed.
+        const last = r.resumes[r.resumes.length - 1];
+        r.restarts.push(Object.assign({ t: last ? last.train_seconds : 0 }, rec));
+        break;
+      }
+      case 'warning': r.warnings.push(rec); break;
       case 'note': r.notes.push(rec); break;
       case 'done': r.done = rec; break;
     }
@@ -382,7 +390,7 @@
   const len = (a) => Array.isArray(a) ? a.length : 0;
 
   function faultText(f) {
-    let s = `device ${f.device}: ${f.kind}`;
+    let s = isNum(f.rank) ? `rank ${f.rank}: ${f.kind}` : `device ${f.device}: ${f.kind}`;
     if (isNum(f.factor)) s += ` ×${fmt(f.factor, 3)}`;
     if (f.left) s += ', left the run';
     if (isNum(f.live)) s += ` (${f.live} live)`;
@@ -507,6 +515,14 @@
         if (changed.length) text += '; given anew: ' + changed.map((k) => `--${k} ${s.changed[k]}`).join(' ');
         items.push({ run: i, t: s.train_seconds, what: 'resumed', text: text });
       }
+      for (const s of r.restarts) {
+        let text = `attempt ${s.attempt} after the job ${s.failure || 'failed'}`;
+        if (isNum(s.lost_samples)) text += `; ${fmt(s.lost_samples)} samples (${fmt(s.lost_seconds, 3)} s of training) lost`;
+        if (isNum(s.recovery_seconds)) text += `; its first step ${fmt(s.recovery_seconds, 3)} s after the failure`;
+        if (isNum(s.ranks)) text += ` on ${s.ranks} ranks`;
+        items.push({ run: i, t: s.t, what: 'restarted', text: text });
+      }
+      for (const w of r.warnings) items.push({ run: i, t: w.time, what: 'warning', text: w.text || w.kind });
       for (const n of r.notes) items.push({ run: i, t: n.time, what: 'note', text: (n.strategy ? n.strategy + ': ' : '') + (n.text || '') });
     });
     document.getElementById('events').hidden = items.length === 0;
