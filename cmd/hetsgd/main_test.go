@@ -136,7 +136,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"train", "--strategy", "crossbow", "--crossbow.a", "NaN"}, 1, "crossbow.a NaN: need a number in (0, 1]"},
 		{[]string{"train", "--strategy", "adaptive", "--adaptive.bmax", "1e300"}, 1, "adaptive.bmax 1e+300: need a whole number in [1, 1073741824]"},
 		{[]string{"train", "--devices", "2", "--fault", "device=2,at=1s,kind=crash"}, 1, "--fault device=2,at=1s,kind=crash: no device 2 among 2"},
-		{[]string{"train", "--fault", "device=0,at=1s"}, 2, "give device=N, at=SECONDS and kind=crash"},
+		{[]string{"train", "--fault", "device=0,at=1s"}, 2, "give device=N (or rank=R), at=SECONDS and kind=crash"},
 		{[]string{"train", "--devices", "2", "--fault", "device=0,at=1,kind=crash", "--fault", "device=1,at=2,kind=stall"}, 1, "at least one must remain"},
 		{[]string{"train", "--strategy", "elastic", "--elastic.k", "1e300"}, 1, "elastic.k 1e+300: need a whole number in [1, 1073741824]"},
 	} {
