@@ -224,7 +224,7 @@ func (r *run) saveable() bool {
 		return true
 	}
 	for i, s := range r.slots {
-		if s.busy && !r.x.gone[i] && s.work.mode == strategy.LocalStep {
+		if s.busy && !r.members.gone(i) && s.work.mode == strategy.LocalStep {
 			return false
 		}
 	}
@@ -279,7 +279,7 @@ func (r *run) save(pending *strategy.Event) error {
 	// consecutive, and it sends them in order).
 	optStates := r.x.devs[0].optStates()
 	for id := range r.cfg.Devices {
-		if r.x.gone[id] {
+		if r.members.gone(id) {
 			continue
 		}
 		names := vectorNames(id, st.Devices[id], optStates)
@@ -337,7 +337,7 @@ func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engin
 		Changed: r.changed, Moved: r.moved, HasMoved: true, LossSum: r.lossSum, LossRows: r.lossRows,
 		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
-		Silent: r.silent, Gone: r.x.gone, HasDPrev: r.x.dprev != nil, LogOffset: r.log.Offset(),
+		Silent: r.members.silent, Gone: r.members.goneList(), HasDPrev: r.x.dprev != nil, LogOffset: r.log.Offset(),
 		LogCRC: r.log.Position().CRC, LogHasCRC: true,
 		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, LossWatch: r.lossWatch, Notes: r.res.Notes, Steps: r.res.Steps,
 		Faults: r.res.Faults, Now: r.clk.now()}
@@ -345,7 +345,7 @@ func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engin
 	st.Model = "center"
 	if r.info.Evaluates == strategy.Replica0 {
 		for _, d := range r.x.devs {
-			if !r.x.gone[d.id] {
+			if !r.members.gone(d.id) {
 				st.Model = "device/" + strconv.Itoa(d.id) + "/p"
 				break
 			}
@@ -373,7 +373,7 @@ func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engin
 			st.Devices = append(st.Devices, ds)
 			continue
 		}
-		ds, err := d.snapshot(working[id], r.x.gone[id])
+		ds, err := d.snapshot(working[id], r.members.gone(id))
 		if err != nil {
 			return nil, err
 		}
@@ -462,7 +462,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	}
 	for i, gone := range st.Gone {
 		if gone {
-			x.leave(i)
+			r.members.Leave(i)
 		}
 	}
 	// Each rank restores its own devices from the file (under mpirun every
@@ -472,7 +472,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		if err := d.apply(ds); err != nil {
 			return fmt.Errorf("engine: checkpoint %s: %w", rd.Path(), err)
 		}
-		if x.gone[d.id] {
+		if x.members.gone(d.id) {
 			continue
 		}
 		names := vectorNames(d.id, ds, d.optStates())
@@ -503,7 +503,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	r.moved = st.Moved || !st.HasMoved
 	a := st.Async
 	r.async = asyncStats{commits: a.Commits, sinceTau: a.SinceTau, sinceCommits: a.SinceCommits, sinceMax: a.SinceMax, pis: a.Pis}
-	copy(r.silent, st.Silent)
+	copy(r.members.silent, st.Silent)
 	for i, s := range st.Slots {
 		w := s.Work
 		r.slots[i] = slot{busy: s.Busy, dropped: s.Dropped, rows: s.Rows, loss: s.Loss, drop: s.Drop,
@@ -549,7 +549,7 @@ func (r *run) restart() error {
 	if r.cfg.Clock == Real {
 		for i := range r.slots {
 			s := &r.slots[i]
-			if s.busy && !r.silent[i] && !r.x.gone[i] {
+			if s.busy && !r.members.silenced(i) && !r.members.gone(i) {
 				if err := r.clk.dispatch(s.work); err != nil {
 					return err
 				}
@@ -558,7 +558,7 @@ func (r *run) restart() error {
 	}
 	for i := range r.slots {
 		s := &r.slots[i]
-		if s.dropped && !r.x.gone[i] {
+		if s.dropped && !r.members.gone(i) {
 			s.dropped = false
 			a := s.drop
 			if err := r.do(&a); err != nil {

@@ -341,7 +341,7 @@ func (cl *cluster) recvVector(rank int, v []float32) error {
 func (x *executor) sendSnapshot(c *command) error {
 	x.snap = x.snap[:0]
 	for _, d := range x.devs {
-		ds, err := d.snapshot(c.weights[d.id] == 1, x.gone[d.id])
+		ds, err := d.snapshot(c.weights[d.id] == 1, x.members.gone(d.id))
 		if err != nil {
 			return err
 		}
@@ -363,7 +363,7 @@ func (x *executor) sendVectors() error {
 		return fmt.Errorf("engine: rank %d: asked for its devices' vectors without a snapshot", x.world.Rank())
 	}
 	for i, d := range x.devs {
-		if x.gone[d.id] {
+		if x.members.gone(d.id) {
 			continue
 		}
 		for _, v := range d.vectors(x.snap[i]) {

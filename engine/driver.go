@@ -204,7 +204,7 @@ type run struct {
 	weights    []float64 // a layered all-reduce's weights, kept across the strategy's next Step
 	async      asyncStats
 	lossWatch  lossWatch
-	silent     []bool // devices whose reports are lost (stalled or gone)
+	members    *membership // who is in the run: the executor's record, shared
 	faultErr   error  // a log write error while noting a fault
 	// The evaluations, as functions made once: a method value made per
 	// call would allocate.
@@ -307,7 +307,7 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 		return nil, err
 	}
 	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * w.NumParams(), world: world, x: x,
-		slots: make([]slot, cfg.Devices), silent: make([]bool, cfg.Devices), log: log, obs: obs,
+		slots: make([]slot, cfg.Devices), members: x.members, log: log, obs: obs,
 		res: &Result{Strategy: info}, budget: math.MaxInt64}
 	if world.Size() > 1 {
 		r.cl = newCluster(world, cfg.Devices)
@@ -565,7 +565,7 @@ func (r *run) evaluated() []float32 {
 		// Replica 0, or the first replica still in the run: they are equal
 		// in every strategy that evaluates a replica.
 		for _, d := range r.x.devs {
-			if !r.x.gone[d.id] {
+			if !r.members.gone(d.id) {
 				return d.p
 			}
 		}
@@ -586,7 +586,7 @@ func (r *run) begin(a *strategy.Action) (work, bool) {
 	if s.busy {
 		panic(fmt.Sprintf("engine: %s dispatched to device %d while it is busy", r.cfg.Strategy, a.Device))
 	}
-	if r.x.gone[a.Device] {
+	if r.members.gone(a.Device) {
 		panic(fmt.Sprintf("engine: %s dispatched to device %d, which left the run", r.cfg.Strategy, a.Device))
 	}
 	if r.exhausted() {
@@ -617,7 +617,7 @@ func (r *run) finish(d int) {
 
 func (r *run) allIdle() bool {
 	for i, s := range r.slots {
-		if s.busy && !r.x.gone[i] {
+		if s.busy && !r.members.gone(i) {
 			return false
 		}
 	}

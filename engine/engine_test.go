@@ -150,7 +150,7 @@ func TestSyncEqualsUnionBatch(t *testing.T) {
 // The collectives' arithmetic on hand-computed values.
 func TestCollectivesKnownAnswers(t *testing.T) {
 	mk := func(v ...float32) []float32 { return v }
-	x := &executor{world: comm.Self(), n: 2, part: make([]float64, 2), values: make([]float64, 2), gone: make([]bool, 2)}
+	x := &executor{world: comm.Self(), n: 2, part: make([]float64, 2), values: make([]float64, 2), members: newMembership(2)}
 	x.devs = []*device{{id: 0, p: mk(1, 2)}, {id: 1, p: mk(3, 6)}}
 	x.center, x.prev, x.scratch = mk(2, 2), mk(1, 1), make([]float32, 2)
 	// Merge: α = [0.25 0.75], γ = 0.5:

@@ -32,11 +32,11 @@ type executor struct {
 	n     int       // devices in the job
 	first int       // id of devs[0]
 	devs  []*device // this rank's devices
-	// gone marks the devices that left the run (faults; in-process runs
-	// only): every collective and query leaves them out, and nothing
-	// touches their replicas, which a lost batch may still be computing on.
-	gone      []bool
-	left      int // how many are gone
+	// members says who is in the run (faults; in-process runs only):
+	// every collective and query leaves the gone out, and nothing touches
+	// their replicas, which a lost batch may still be computing on. The
+	// driver holds the same record.
+	members *membership
 	stream    *data.Sampler
 	center    []float32 // w̄, z or the parameter server's θ (rank 0's)
 	prev      []float32 // w̄_p
@@ -85,7 +85,7 @@ type LayeredTiming struct {
 
 func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*executor, error) {
 	k := cfg.Devices / world.Size()
-	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k, gone: make([]bool, cfg.Devices),
+	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k, members: newMembership(cfg.Devices),
 		stream: data.NewSampler(w.Size(), samplerSeed(cfg.Seed)),
 		part:   make([]float64, k), partNorms: make([]float64, k), dots: make([]float64, k),
 		values: make([]float64, cfg.Devices), gradNorms: make([]float64, cfg.Devices),
@@ -214,7 +214,7 @@ func (x *executor) loadPolled(d *device, w work, poll func()) {
 func (x *executor) localGrads(w []float64) ([]float32, [][]float32) {
 	x.weights, x.vecs = x.weights[:0], x.vecs[:0]
 	for _, d := range x.devs {
-		if x.gone[d.id] {
+		if x.members.gone(d.id) {
 			continue
 		}
 		wi := 1 / float32(x.live())
@@ -279,7 +279,7 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 		step = float32(x.w.(LineSearcher).Step(x.devs[0].p, g))
 	}
 	for _, d := range x.devs {
-		if !x.gone[d.id] {
+		if !x.members.gone(d.id) {
 			d.opt.Step(d.p, g, step)
 		}
 	}
@@ -427,7 +427,7 @@ func (x *executor) merge(weights []float64, gamma float64) error {
 		x.vecs = append(x.vecs, x.center, x.prev)
 	}
 	for _, d := range x.devs {
-		if !x.gone[d.id] {
+		if !x.members.gone(d.id) {
 			x.weights = append(x.weights, float32(weights[d.id]))
 			x.vecs = append(x.vecs, d.p)
 		}
@@ -437,7 +437,7 @@ func (x *executor) merge(weights []float64, gamma float64) error {
 	}
 	x.prev, x.center, x.scratch = x.center, x.scratch, x.prev
 	for _, d := range x.devs {
-		if !x.gone[d.id] {
+		if !x.members.gone(d.id) {
 			copy(d.p, x.center)
 		}
 	}
@@ -466,7 +466,7 @@ func (x *executor) sma(a, gamma, lr float64, withGrad bool) error {
 		clear(x.dprev)
 	}
 	for _, d := range x.devs {
-		if x.gone[d.id] {
+		if x.members.gone(d.id) {
 			continue
 		}
 		copy(x.scratch, d.p)
@@ -490,15 +490,7 @@ func (x *executor) sma(a, gamma, lr float64, withGrad bool) error {
 }
 
 // live returns the number of devices still in the run.
-func (x *executor) live() int { return x.n - x.left }
-
-// leave takes device d out of the run for good.
-func (x *executor) leave(d int) {
-	if !x.gone[d] {
-		x.gone[d] = true
-		x.left++
-	}
-}
+func (x *executor) live() int { return x.members.Live() }
 
 // spreadLive moves values computed for the live devices, in order, to those
 // devices' places in v, with NaN for the devices that left (in place, from
@@ -506,7 +498,7 @@ func (x *executor) leave(d int) {
 func (x *executor) spreadLive(v []float64) {
 	j := x.live() - 1
 	for i := len(x.devs) - 1; i >= 0; i-- {
-		if x.gone[x.devs[i].id] {
+		if x.members.gone(x.devs[i].id) {
 			v[i] = math.NaN()
 			continue
 		}
@@ -570,7 +562,7 @@ func (x *executor) norms() (norms, along []float64, err error) {
 	for i, d := range x.devs {
 		x.part[i], x.partNorms[i] = 0, 0
 		switch {
-		case x.gone[d.id]:
+		case x.members.gone(d.id):
 			x.part[i], x.partNorms[i] = math.NaN(), math.NaN()
 		case d.p != nil:
 			x.part[i] = kernel.Nrm2(d.p)

@@ -180,7 +180,7 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Factor: f.Factor, Live: r.x.live()})
 		return false, 0
 	case Stall:
-		r.silent[f.Device] = true
+		r.members.silence(f.Device)
 		t := f.Timeout
 		if t == 0 {
 			t = DefaultStallTimeout
@@ -195,11 +195,9 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 // batch under way is lost), collectives leave it out, and the strategy
 // hears of it. It reports false when d had already left.
 func (r *run) leave(d int, kind FaultKind, now float64) bool {
-	if r.x.gone[d] {
+	if !r.members.leave(d) {
 		return false
 	}
-	r.x.leave(d)
-	r.silent[d] = true
 	r.slots[d].busy = false
 	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: d, Kind: string(kind), Left: true, Live: r.x.live()})
 	return true

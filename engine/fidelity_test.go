@@ -46,7 +46,7 @@ func fidExecutor(center []float32, opt optim.Optimizer, ps, gs [][]float32) *exe
 	n := len(ps)
 	x := &executor{world: comm.Self(), n: n, part: make([]float64, n), partNorms: make([]float64, n), dots: make([]float64, n),
 		values: make([]float64, n), gradNorms: make([]float64, n), pairs: make([]float64, 2*n), pairsAll: make([]float64, 2*n),
-		center: center, prev: make([]float32, len(center)), scratch: make([]float32, len(center)), gone: make([]bool, n)}
+		center: center, prev: make([]float32, len(center)), scratch: make([]float32, len(center)), members: newMembership(n)}
 	for i := range ps {
 		x.devs = append(x.devs, &device{id: i, p: ps[i], g: gs[i], opt: opt})
 	}
@@ -343,7 +343,7 @@ func TestFidelityOptionsDoNotAllocatePerBatch(t *testing.T) {
 func TestNormsAlongTheMomentumKnownAnswers(t *testing.T) {
 	x := fidExecutor(vec(2, 1), nil, [][]float32{vec(4, 0), vec(0, 3), vec(9, 9)}, [][]float32{nil, nil, nil})
 	copy(x.prev, vec(1, 1))
-	x.gone[2] = true
+	x.members.leave(2)
 	norms, along, err := x.norms()
 	if err != nil {
 		t.Fatal(err)

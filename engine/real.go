@@ -122,7 +122,7 @@ func (c *realClock) next(ctx context.Context) (strategy.Event, bool, error) {
 		select {
 		case m := <-c.done:
 			c.inflight--
-			if c.r.silent[m.dev] {
+			if c.r.members.silenced(m.dev) {
 				continue // a stalled or departed device's batch never reports
 			}
 			c.r.slots[m.dev].loss = m.loss
@@ -173,7 +173,7 @@ func (c *realClock) fault() (strategy.Event, bool) {
 		}
 		f := c.faults[0]
 		c.faults = c.faults[1:]
-		if c.r.x.gone[f.Device] {
+		if c.r.members.gone(f.Device) {
 			continue
 		}
 		leave, giveUpAt := c.r.strike(f, c.now())

@@ -201,7 +201,7 @@ func (v *virtualClock) next(ctx context.Context) (strategy.Event, bool, error) {
 		}
 		v.pending--
 		if e.ev.Kind == strategy.BatchDone {
-			if v.r.silent[e.ev.Device] {
+			if v.r.members.silenced(e.ev.Device) {
 				continue // a stalled or departed device's batch never reports
 			}
 			v.r.slots[e.ev.Device].loss = v.r.x.local(e.ev.Device).loss
@@ -220,7 +220,7 @@ func (v *virtualClock) fault(e vevent) (strategy.Event, bool) {
 		v.pending-- // the give-up was work: a barrier may wait for it
 		return leaveEvent(f.Device), v.r.leave(f.Device, f.Kind, v.t)
 	}
-	if v.r.x.gone[f.Device] {
+	if v.r.members.gone(f.Device) {
 		return strategy.Event{}, false
 	}
 	leave, giveUpAt := v.r.strike(f, v.t)
