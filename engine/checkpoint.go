@@ -424,9 +424,16 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		// on a dense one: its output weights are stored another way.
 		return fmt.Errorf("engine: checkpoint %s is of a run with a sampled output layer (%s): resume it with one", rd.Path(), saved[len(have)].Value)
 	}
+	// Another number of devices: the run goes on from its model on the new
+	// devices (restoreResized); what follows from the devices may differ.
+	resized := len(st.Slots) != r.cfg.Devices
+	followsDevices := map[string]bool{"devices": true, "speeds": true, "strategy options": true, "lr": true, "batch": true, "fault": true}
 	for i, s := range have {
 		if i >= len(saved) || saved[i].Name != s.Name {
 			return fmt.Errorf("engine: checkpoint %s lists its settings differently: written by another hetsgd", rd.Path())
+		}
+		if resized && followsDevices[s.Name] {
+			continue
 		}
 		if saved[i].Value != s.Value && !(s.Name == "workload" && s.Value == "xml" && saved[i].Value != "regression") {
 			// (An earlier hetsgd named an XML workload by its data's path,
@@ -434,6 +441,9 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 			// by content.)
 			return setting.Errorf("engine", "engine: "+s.what+" is %s in the checkpoint's run (%s) and %s here: a resumed run keeps it", saved[i].Value, rd.Path(), s.Value)
 		}
+	}
+	if resized {
+		return r.restoreResized(rd, st)
 	}
 	n := r.cfg.Devices
 	if len(st.Slots) != n || len(st.Devices) != n || len(st.Silent) != n || len(st.Gone) != n {

@@ -245,3 +245,57 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 		}
 	}
 }
+
+// A run resumed on another number of devices (restoreResized) goes on from
+// its model: every new device starts from the model the run evaluates, with
+// the optimizer state of the checkpoint's first device, and the run keeps
+// its samples and evaluations; it learns on, fewer devices and more, for a
+// strategy of each family.
+func TestResumeOnOtherDevices(t *testing.T) {
+	w := xml(t, 0.2)
+	for _, name := range raceSubset([]string{"sync", "elastic", "adaptive", "crossbow", "gem", "adacons", "lsgd"}, "sync", "adaptive", "gem") {
+		for _, devices := range []int{2, 6} {
+			cfg := resumeConfig(name)
+			cfg.Speeds = nil
+			dir := t.TempDir()
+			cfg.Checkpoint = Checkpointing{Dir: dir, Every: 0.5}
+			first, err := Run(context.Background(), cfg, w, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			latest, err := checkpoint.Latest(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd, st := savedState(t, latest)
+			model := make([]float32, w.NumParams())
+			if err := rd.Float32s(st.Model, model); err != nil {
+				t.Fatal(err)
+			}
+			again := cfg
+			again.Devices, again.Epochs, again.Resume = devices, 3, rd
+			r, err := newRun(again, w, nil, nil) // restored, not run
+			if err != nil {
+				t.Fatalf("%s on %d devices: %v", name, devices, err)
+			}
+			for _, d := range r.x.devs {
+				if !equal(d.p, model) {
+					t.Fatalf("%s on %d devices: device %d does not start from the run's model", name, devices, d.id)
+				}
+			}
+			if r.done != st.Done || len(r.res.Evals) != len(first.Evals) {
+				t.Fatalf("%s on %d devices: %d samples and %d evaluations, the checkpoint's %d and %d", name, devices, r.done, len(r.res.Evals), st.Done, len(first.Evals))
+			}
+			r.x.close()
+			res, err := Run(context.Background(), again, w, nil, nil)
+			rd.Close()
+			if err != nil {
+				t.Fatalf("%s resumed on %d devices: %v", name, devices, err)
+			}
+			before, after := first.Evals[len(first.Evals)-1], res.Evals[len(res.Evals)-1]
+			if res.Samples < int64(2.9*float64(w.Size())) || !(after.P1 >= before.P1-0.02) {
+				t.Errorf("%s resumed on %d devices: %d samples, P@1 %.4f after, %.4f at the checkpoint", name, devices, res.Samples, after.P1, before.P1)
+			}
+		}
+	}
+}

@@ -217,6 +217,7 @@ type run struct {
 	hasPending                     bool
 	saveDue, saveFinal             func() error
 	resumed                        bool // restored from a checkpoint
+	resized                        bool // restored on another number of devices: the strategy starts anew (restoreResized)
 }
 
 // slot is the driver's view of a device: whether it has a batch, and what
@@ -351,7 +352,7 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 func (r *run) drive(ctx context.Context) error {
 	r.ctx = ctx
 	defer r.clk.drain()
-	if r.resumed {
+	if r.resumed && !r.resized {
 		if err := r.restart(); err != nil {
 			return err
 		}

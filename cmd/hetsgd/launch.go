@@ -75,7 +75,9 @@ type launchJob struct {
 	train    int    // index of "train" in command
 	ckDir    string // the checkpoint folder a restart resumes
 	log      string
-	np       int // index of mpirun's rank count in command (0: none)
+	np       int  // index of mpirun's rank count in command (0: none)
+	perRank  int  // devices a rank holds
+	fewer    bool // a restart runs on fewer ranks than the job began on
 	minRanks int
 	bools    map[string]bool // train's switches, which take no separate value
 }
@@ -123,10 +125,14 @@ func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 		return nil, errors.New("the job has no checkpoint folder to restart from: give its train --checkpoint DIR")
 	}
 	j.log = f.logPath
+	j.perRank = f.devicesPerRank
 	for i := 1; i < j.train; i++ {
 		if slices.Contains([]string{"-np", "-n", "--np", "-c"}, command[i]) && i+1 < j.train {
-			if _, err := strconv.Atoi(command[i+1]); err == nil {
+			if n, err := strconv.Atoi(command[i+1]); err == nil {
 				j.np = i + 1
+				if visited(fs)["devices"] && n > 0 && f.devices%n == 0 {
+					j.perRank = f.devices / n
+				}
 			}
 		}
 	}
@@ -142,6 +148,7 @@ func (j *launchJob) next(attempt int, f *launch.Restart, started bool) ([]string
 			n-- // it could not start on as many: a machine may be gone
 			cmd[j.np] = strconv.Itoa(n)
 			j.command[j.np] = cmd[j.np]
+			j.fewer = true
 		}
 		f.Ranks = n
 	}
@@ -165,6 +172,8 @@ func (j *launchJob) next(attempt int, f *launch.Restart, started bool) ([]string
 			drop = err == nil && x.OnRank // it struck the job that failed
 		case "config", "resume":
 			drop = !fresh // the checkpoint holds the settings; --resume is added
+		case "devices", "devices-per-rank":
+			drop = j.fewer && !fresh // given below, for the ranks left
 		}
 		if !drop {
 			cmd = append(cmd, args[i])
@@ -177,6 +186,11 @@ func (j *launchJob) next(attempt int, f *launch.Restart, started bool) ([]string
 		}
 	}
 	if !fresh {
+		if j.fewer {
+			// Each rank left holds as many devices as each did: the run
+			// goes on from its model on fewer devices.
+			cmd = append(cmd, "--devices-per-rank", strconv.Itoa(j.perRank))
+		}
 		return append(cmd, "--resume", j.ckDir), nil
 	}
 	// No checkpoint yet: the job starts again; the failed attempt's log

@@ -41,6 +41,7 @@ type savedSettings struct {
 // writes, how it shows progress and how many threads compute — and where
 // the data is, when it moved (the data itself must be the same).
 var mayChange = []string{"epochs", "time-budget", "eval-every", "eval-points", "patience", "log", "force", "progress", "threads", "dashboard",
+	"devices", "devices-per-rank", "speeds",
 	"checkpoint", "checkpoint-every", "checkpoint-keep", "keep-best", "resume", "cache", "data", "train", "test", "format"}
 
 // notSaved are flags a checkpoint does not carry over to a resumed run.
@@ -160,7 +161,6 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	if err != nil {
 		return fail(err)
 	}
-	f.resumedDevices = rec.Devices
 	// The flags given now: those of args.
 	given := flag.NewFlagSet("train", flag.ContinueOnError)
 	given.SetOutput(io.Discard)
@@ -192,6 +192,14 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 		}
 		errs = append(errs, fmt.Sprintf("--%s %s: the run of %s was given %s, and a resumed run keeps it", fl.Name, now, file, was))
 	})
+	// The run's devices, unless given anew: then the run goes on from its
+	// model on as many (engine's restoreResized).
+	f.resumedDevices = rec.Devices
+	if res.given["devices"] {
+		f.resumedDevices = f.devices
+	} else if res.given["devices-per-rank"] {
+		f.resumedDevices = -f.devicesPerRank // per rank: the ranks are known later
+	}
 	if len(errs) > 0 {
 		var may []string
 		for _, m := range mayChange {

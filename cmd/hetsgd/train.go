@@ -613,11 +613,15 @@ func centreWhy(info strategy.Info) string {
 // the engine does not.
 func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.Writer) (engine.Config, error) {
 	set := visited(fs)
-	if n := f.resumedDevices; n > 0 {
-		// A resumed run keeps its devices: under mpirun each rank holds an
-		// equal share of them, in one process all of them.
+	if n := f.resumedDevices; n != 0 {
+		// A resumed run keeps its devices (unless given others): under
+		// mpirun each rank holds an equal share of them, in one process all
+		// of them.
+		if n < 0 {
+			n = -n * world.Size() // --devices-per-rank given anew
+		}
 		if n%world.Size() != 0 {
-			return engine.Config{}, fmt.Errorf("--resume: the run has %d devices: resume it on a number of ranks that divides %d (each rank holds as many of them), or in one process", n, n)
+			return engine.Config{}, fmt.Errorf("--resume: the run has %d devices: resume it on a number of ranks that divides %d (each rank holds as many of them), in one process, or on other devices (--devices, a multiple of the ranks: the run goes on from its model)", n, n)
 		}
 		f.devices, f.devicesPerRank = n, n/world.Size()
 		set["devices"] = true
