@@ -603,3 +603,15 @@ func TestMPILaunchRestarts(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint of 4 devices in one process resumed on 3 ranks of 1 device
+// each: the run goes on from its model on the fewer devices.
+func TestMPIFewerDevices(t *testing.T) {
+	ck := filepath.Join(t.TempDir(), "ck")
+	if code, _, stderr := runCLI(t, "train", "--devices", "4", "--epochs", "1", "--checkpoint", ck, "--progress", "off"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if p1, out := mpiTrain(t, 3, "--resume", ck, "--devices", "3", "--epochs", "2"); !(p1 > 0.3) {
+		t.Errorf("a 4-device checkpoint resumed on 3 ranks: P@1 %v\n%s", p1, out)
+	}
+}
