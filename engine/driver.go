@@ -205,7 +205,7 @@ type run struct {
 	async      asyncStats
 	lossWatch  lossWatch
 	members    *membership // who is in the run: the executor's record, shared
-	faultErr   error  // a log write error while noting a fault
+	faultErr   error       // a log write error while noting a fault
 	// The evaluations, as functions made once: a method value made per
 	// call would allocate.
 	evalDue, evalFinal func() error

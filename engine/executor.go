@@ -36,7 +36,7 @@ type executor struct {
 	// every collective and query leaves the gone out, and nothing touches
 	// their replicas, which a lost batch may still be computing on. The
 	// driver holds the same record.
-	members *membership
+	members   *membership
 	stream    *data.Sampler
 	center    []float32 // w̄, z or the parameter server's θ (rank 0's)
 	prev      []float32 // w̄_p
