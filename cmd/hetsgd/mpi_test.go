@@ -488,10 +488,14 @@ func launched(t *testing.T, ck string, after int, pause time.Duration, args ...s
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	// The checkpoints come every quarter epoch; the folder keeps the newest
-	// two: the newest's samples say how far the job got.
+	// two: the newest's samples say how far the job got. after < 0: until
+	// a checkpoint is being written (its temporary file is there).
 	target := checkpoint.Dir(ck).Path(int64(after) * bundledPoints / 4)
 	for {
-		if list, _ := checkpoint.Dir(ck).List(); len(list) > 0 && list[len(list)-1] >= target {
+		if list, _ := checkpoint.Dir(ck).List(); after >= 0 && len(list) > 0 && list[len(list)-1] >= target {
+			break
+		}
+		if tmp, _ := filepath.Glob(filepath.Join(ck, ".checkpoint-*.tmp")); after < 0 && len(tmp) > 0 {
 			break
 		}
 		select {
@@ -595,6 +599,27 @@ func TestMPILaunchRestarts(t *testing.T) {
 		}
 	}
 	t.Logf("%d jobs killed and restarted, %d of them while a checkpoint was written", *launchKills, midWrites)
+
+	// Killed while a checkpoint is written: a model big enough (4.1 M
+	// parameters, a checkpoint of 300 MB) that the write takes a while, and
+	// the kill when its temporary file appears. The job goes on from the
+	// checkpoint before; the dead writer's file is cleared.
+	big := append([]string{"--hidden", "2048"}, "--epochs", "2", "--eval-every", "0.5", "--progress", "off")
+	wholeBig := filepath.Join(dir, "whole-big.jsonl")
+	if _, out := mpiTrain(t, 4, append(big, "--log", wholeBig)...); !strings.Contains(out, "best P@1") {
+		t.Fatal(out)
+	}
+	ck, log := filepath.Join(dir, "ck-mid"), filepath.Join(dir, "mid.jsonl")
+	out, mid := launched(t, ck, -1, 0, append(big, "--checkpoint", ck, "--checkpoint-every", "0.5", "--log", log)...)
+	if !mid {
+		t.Errorf("the kill found no checkpoint being written")
+	}
+	if got, want := strings.Join(evalScores(t, log), "\n"), strings.Join(evalScores(t, wholeBig), "\n"); got != want {
+		t.Errorf("killed while writing a checkpoint: the restarted job's evaluations:\n%s\nthe uninterrupted job's:\n%s\n%s", got, want, out)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(ck, ".*.tmp")); len(tmp) > 0 {
+		t.Errorf("killed while writing a checkpoint: temporary files left: %v", tmp)
+	}
 	for _, s := range []string{"adaptive", "gem", "lsgd"} {
 		ck, log := filepath.Join(dir, "ck-"+s), filepath.Join(dir, s+".jsonl")
 		out, _ := launched(t, ck, 4, 0, append(common, "--strategy", s, "--checkpoint", ck, "--checkpoint-every", "0.25", "--log", log)...)
