@@ -640,3 +640,26 @@ func TestMPIFewerDevices(t *testing.T) {
 		t.Errorf("a 4-device checkpoint resumed on 3 ranks: P@1 %v\n%s", p1, out)
 	}
 }
+
+// A rank's stall and slow-down: a stalled rank stops answering and ends
+// after its timeout, which ends the job and hetsgd launch restarts it; a
+// slowed rank's job goes on to its end, the fault logged.
+func TestMPIRankFaults(t *testing.T) {
+	dir := t.TempDir()
+	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "stall.jsonl")
+	job := append([]string{"launch", "--max-restarts", "1", "--", "mpirun"},
+		mpirun.Args(mpirun.App{NP: 2, Prog: os.Args[0], Args: []string{"train", "--epochs", "2", "--checkpoint", ck, "--checkpoint-every", "0.5",
+			"--log", log, "--progress", "off", "--fault", "rank=1,at=0.02s,kind=stall,timeout=1s"}})...)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], job...)
+	cmd.Env = append(os.Environ(), asTool+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil || len(records(t, log, "restart")) != 1 || len(records(t, log, "done")) != 1 {
+		t.Fatalf("a stalled rank, restarted: %v\n%s", err, out)
+	}
+	slow := filepath.Join(dir, "slow.jsonl")
+	mpiTrain(t, 2, "--epochs", "1", "--log", slow, "--fault", "rank=1,at=0s,kind=slow=3")
+	if f := records(t, slow, "fault"); len(f) != 1 || !strings.Contains(f[0], `"rank":1`) || !strings.Contains(f[0], `"factor":3`) {
+		t.Errorf("a slowed rank's fault records: %v", f)
+	}
+}
