@@ -61,6 +61,8 @@ const (
 	cmdSnapshot // a checkpoint: send the devices' books (weights: 1 for a device computing a batch)
 	cmdVectors  // a checkpoint: send the devices' vectors, books as in the snapshot before
 	cmdFault    // a rank's fault: kind in w.mode's byte (below), factor in gamma, timeout in a
+	cmdLeave    // device w.dev left the run (a device's fault): leave it out of the collectives
+	cmdSlow     // device w.dev goes gamma times slower (a device's fault)
 )
 
 // command is what rank 0 asks of a rank: a batch (w), a collective (lr,
@@ -388,6 +390,18 @@ func (cl *cluster) strike(f Fault) error {
 	return nil
 }
 
+// leave tells every other rank that device d left the run.
+func (cl *cluster) leave(d int) error { return cl.broadcast(&command{kind: cmdLeave, w: work{dev: d}}) }
+
+// slow tells device d's rank that it goes factor times slower.
+func (cl *cluster) slow(d int, factor float64) error {
+	c := command{kind: cmdSlow, w: work{dev: d}, gamma: factor}
+	if err := cl.world.Send(cl.owner(d), tagCmd, c.encode(cl.buf)); err != nil {
+		return fmt.Errorf("engine: slowing device %d: %w", d, err)
+	}
+	return nil
+}
+
 // stop ends the other ranks' serve loops.
 func (cl *cluster) stop() error { return cl.broadcast(&command{kind: cmdStop}) }
 
@@ -447,6 +461,12 @@ func serve(x *executor) error {
 				// A stall stops this loop, as a hung machine stops answering.
 				x.strikeRank(Fault{Kind: faultKinds[k], Factor: c.gamma, Timeout: c.a})
 			}
+		case cmdLeave:
+			x.members.leave(c.w.dev)
+		case cmdSlow:
+			if d := x.local(c.w.dev); d != nil {
+				d.slowDown(c.gamma)
+			}
 		case cmdSnapshot:
 			err = x.sendSnapshot(&c)
 		case cmdVectors:
@@ -488,10 +508,10 @@ func (x *executor) commitRemote(c *command, cl *cluster) error {
 }
 
 func (k cmdKind) String() string {
-	if k < cmdDispatch || k > cmdFault {
+	if k < cmdDispatch || k > cmdSlow {
 		return fmt.Sprintf("command %d", k)
 	}
-	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop", "snapshot", "vectors", "fault"}[k-1]
+	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop", "snapshot", "vectors", "fault", "leave", "slow"}[k-1]
 }
 
 // agreeSettings checks that every rank runs with the same engine settings

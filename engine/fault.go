@@ -144,9 +144,6 @@ func (c *Config) checkFaults() error {
 			leaving[f.Device] = true
 		}
 	}
-	if len(c.Faults) > 0 && (c.World != nil && c.World.Size() > 1) {
-		return setting.Errorf("engine", "engine: {Config.Faults}: faults are injected into runs in one process (a rank that fails under mpirun ends the job)")
-	}
 	if len(leaving) >= c.Devices && c.Devices > 0 {
 		return setting.Errorf("engine", "engine: {Config.Faults}: every device would leave the run; at least one must remain")
 	}
@@ -173,10 +170,13 @@ func sortedFaults(fs []Fault) []Fault {
 // returns when to give up on it. leave reports whether the device leaves
 // now.
 func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
-	d := r.x.local(f.Device)
 	switch f.Kind {
 	case Slow:
-		d.slowDown(f.Factor)
+		if d := r.x.local(f.Device); d != nil {
+			d.slowDown(f.Factor)
+		} else if err := r.cl.slow(f.Device, f.Factor); err != nil && r.faultErr == nil {
+			r.faultErr = err // another rank's device
+		}
 		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Factor: f.Factor, Live: r.x.live()})
 		return false, 0
 	case Stall:
@@ -197,6 +197,13 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 func (r *run) leave(d int, kind FaultKind, now float64) bool {
 	if !r.members.leave(d) {
 		return false
+	}
+	if r.cl != nil {
+		// Every rank's executor leaves the device out of its collectives,
+		// each counting the same devices live.
+		if err := r.cl.leave(d); err != nil && r.faultErr == nil {
+			r.faultErr = err
+		}
 	}
 	r.slots[d].busy = false
 	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: d, Kind: string(kind), Left: true, Live: r.x.live()})

@@ -663,3 +663,24 @@ func TestMPIRankFaults(t *testing.T) {
 		t.Errorf("a slowed rank's fault records: %v", f)
 	}
 }
+
+// A device's faults under mpirun, on devices of other ranks than 0: a
+// crash and a stall take the devices out of every rank's collectives, a
+// slow-down slows its rank's device; the job goes on with the others and
+// learns, for a strategy of each family.
+func TestMPIDeviceFaults(t *testing.T) {
+	for _, s := range []string{"sync", "adaptive", "gem"} {
+		log := filepath.Join(t.TempDir(), s+".jsonl")
+		p1, out := mpiTrain(t, 4, "--strategy", s, "--epochs", "3", "--log", log, "--fault", "device=2,at=0.03s,kind=crash",
+			"--fault", "device=3,at=0.04s,kind=stall,timeout=0.05", "--fault", "device=1,at=0.02s,kind=slow=2")
+		left := 0
+		for _, f := range records(t, log, "fault") {
+			if strings.Contains(f, `"left":true`) {
+				left++
+			}
+		}
+		if left != 2 || !(p1 > 0.4) {
+			t.Errorf("%s with device faults across ranks: %d devices left (want 2), P@1 %v\n%s", s, left, p1, out)
+		}
+	}
+}

@@ -245,7 +245,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.devices, "devices", 1, "number of devices (model replicas); under mpirun, ranks × --devices-per-rank")
 	fs.IntVar(&f.devicesPerRank, "devices-per-rank", 1, "under mpirun: devices each rank holds (a node of K devices)")
 	fs.Var(&f.speeds, "speeds", "relative `speed` of each device, comma-separated (default all 1)")
-	fs.Var(&f.faults, "fault", "inject a fault, e.g. device=2,at=30s,kind=crash (kinds: crash; stall, given up after timeout=SECONDS, default 2s; slow=FACTOR); repeat the flag for more; seconds of the run's clock; one process only")
+	fs.Var(&f.faults, "fault", "inject a fault, e.g. device=2,at=30s,kind=crash (kinds: crash; stall, given up after timeout=SECONDS, default 2s; slow=FACTOR); rank=R in place of device=N strikes a whole process of a job (under mpirun, or rank 0 alone); repeat the flag for more; seconds of the run's clock")
 	fs.StringVar(&f.clock, "time", "real", "clock: real (goroutines, wall time) or virtual (deterministic simulation)")
 	fs.Float64Var(&f.noise, "noise", 0.05, "virtual clock: σ of the log-normal noise on each batch's cost")
 	fs.StringVar(&f.costPath, "cost", "", "virtual clock: cost model `file` from hetsgd calibrate (default: the built-in one)")
