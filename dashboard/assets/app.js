@@ -480,7 +480,13 @@
       nameCell(tr, i);
       const c = r.config || {};
       cell(tr, c.strategy || '—');
-      cell(tr, fmt(c.devices), 'num');
+      // A job across ranks says how its devices are shared out, and after
+      // faults how many are live.
+      let devices = fmt(c.devices);
+      if (isNum(c.ranks) && c.ranks > 1) devices += ` on ${c.ranks} ranks × ${isNum(c.devices_per_rank) ? c.devices_per_rank : 1}`;
+      const lastFault = r.faults[r.faults.length - 1];
+      if (lastFault && isNum(lastFault.live) && lastFault.live < c.devices) devices += ` (${lastFault.live} live)`;
+      cell(tr, devices, 'num');
       let state = r.records ? 'running' : 'waiting';
       if (r.done) state = r.done.diverged ? 'diverged' : r.done.interrupted ? 'interrupted' : 'done';
       cell(tr, '').appendChild(h('span', 'state ' + state, state));
