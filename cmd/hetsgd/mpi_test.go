@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -438,6 +439,32 @@ func TestMPICheckpoints(t *testing.T) {
 		}
 		if got := noLoss(evalScores(t, log4)); got != noLoss(strings.Split(want4, "\n")) {
 			t.Errorf("a 4-rank checkpoint resumed on %d rank(s):\n%s\nthe uninterrupted 4-rank job's:\n%s", np, got, want4)
+		}
+	}
+	// The other strategies whose arithmetic is deterministic: a job that
+	// stopped at 1.25 epochs and was resumed evaluates as the one never
+	// stopped, score for score, where both evaluate.
+	for _, s := range []string{"sum", "adacons", "crossbow", "lsgd"} {
+		u, r := filepath.Join(dir, s+"-whole.jsonl"), filepath.Join(dir, s+"-resumed.jsonl")
+		cks := filepath.Join(dir, "ck-det-"+s)
+		if err := run(2, "--strategy", s, "--epochs", "3", "--eval-every", "0.5", "--progress", "off", "--log", u); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(2, "--strategy", s, "--epochs", "1.25", "--eval-every", "0.5", "--progress", "off", "--checkpoint", cks, "--log", r); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(2, "--resume", cks, "--epochs", "3"); err != nil {
+			t.Fatal(err)
+		}
+		whole := evalScores(t, u)
+		common := 0
+		for _, e := range evalScores(t, r) {
+			if slices.Contains(whole, e) {
+				common++
+			}
+		}
+		if common < len(whole)-1 { // all but the stopped job's last
+			t.Errorf("%s resumed across ranks: %d of its evaluations are the uninterrupted job's %d", s, common, len(whole))
 		}
 	}
 	// A one-process checkpoint resumed across ranks; and other strategies.
