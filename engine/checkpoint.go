@@ -458,17 +458,8 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	}
 
 	x := r.x
-	if err := rd.FiniteFloat32s("center", x.center); err != nil {
+	if err := x.restoreCentre(rd, st); err != nil {
 		return err
-	}
-	if err := rd.FiniteFloat32s("prev", x.prev); err != nil {
-		return err
-	}
-	if st.HasDPrev {
-		x.dprev = make([]float32, len(x.center))
-		if err := rd.FiniteFloat32s("dprev", x.dprev); err != nil {
-			return err
-		}
 	}
 	for i, gone := range st.Gone {
 		if gone {
@@ -549,6 +540,22 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		}
 	}
 	r.resumed = true
+	return nil
+}
+
+// restoreCentre reads the vectors of the run the executor holds beside its
+// devices: the centre, the previous centre and CROSSBOW's D_prev.
+func (x *executor) restoreCentre(rd *checkpoint.Reader, st *engineState) error {
+	if err := rd.FiniteFloat32s("center", x.center); err != nil {
+		return err
+	}
+	if err := rd.FiniteFloat32s("prev", x.prev); err != nil {
+		return err
+	}
+	if st.HasDPrev {
+		x.dprev = make([]float32, len(x.center))
+		return rd.FiniteFloat32s("dprev", x.dprev)
+	}
 	return nil
 }
 

@@ -51,17 +51,8 @@ func (r *run) restoreResized(rd *checkpoint.Reader, st *engineState) error {
 		return fmt.Errorf("engine: checkpoint %s: no device of its run is left to take up from", rd.Path())
 	}
 	x := r.x
-	if err := rd.FiniteFloat32s("center", x.center); err != nil {
+	if err := x.restoreCentre(rd, st); err != nil {
 		return err
-	}
-	if err := rd.FiniteFloat32s("prev", x.prev); err != nil {
-		return err
-	}
-	if st.HasDPrev {
-		x.dprev = make([]float32, len(x.center))
-		if err := rd.FiniteFloat32s("dprev", x.dprev); err != nil {
-			return err
-		}
 	}
 	pre := "device/" + strconv.Itoa(first) + "/"
 	for _, d := range x.devs {
