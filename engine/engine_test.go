@@ -366,9 +366,7 @@ func TestVirtualLoopDoesNotAllocatePerBatch(t *testing.T) { testLoopAllocations(
 func TestRealLoopDoesNotAllocatePerBatch(t *testing.T) { testLoopAllocations(t, Real) }
 
 func testLoopAllocations(t *testing.T, clock Clock) {
-	if race.Enabled {
-		t.Skip("allocation counts mean nothing under the race detector, which allocates as it instruments")
-	}
+	race.SkipAllocs(t)
 	for _, devices := range []int{1, 4} {
 		testLoopAllocationsOn(t, clock, devices)
 	}
@@ -407,9 +405,7 @@ func testLoopAllocationsOn(t *testing.T, clock Clock, devices int) {
 // A device's step — batch draw, forward, backward, update — does not
 // allocate, for every optimizer, with dropout on.
 func TestDeviceStepDoesNotAllocate(t *testing.T) {
-	if race.Enabled {
-		t.Skip("allocation counts mean nothing under the race detector, which allocates as it instruments")
-	}
+	race.SkipAllocs(t)
 	for _, name := range optim.Names {
 		cfg := base("elastic", 1, Real)
 		cfg.Optimizer = optim.Config{Name: name}

@@ -307,9 +307,7 @@ func TestFidelityOptionsAcrossRanks(t *testing.T) {
 
 // The options keep the training loop free of allocations.
 func TestFidelityOptionsDoNotAllocatePerBatch(t *testing.T) {
-	if race.Enabled {
-		t.Skip("allocation counts mean nothing under the race detector, which allocates as it instruments")
-	}
+	race.SkipAllocs(t)
 	w := xml(t, 0)
 	for _, c := range []struct {
 		strategy string

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/race"
 )
 
 func TestWeightedSumAndConsensus(t *testing.T) {
@@ -81,6 +83,7 @@ func TestGEMCommit(t *testing.T) {
 }
 
 func TestAggregationNoAlloc(t *testing.T) {
+	race.SkipAllocs(t)
 	r := rand.New(rand.NewPCG(63, 64))
 	vs := [][]float32{randSlice(r, 1<<17), randSlice(r, 1<<17), randSlice(r, 1<<17)}
 	dst, w := make([]float32, 1<<17), []float32{1, 2, 3}

@@ -127,6 +127,7 @@ func testGemmBitwise(t *testing.T) {
 }
 
 func TestGemmNoAlloc(t *testing.T) {
+	race.SkipAllocs(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	m, n, k := 128, 983, 128
 	a, b, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)

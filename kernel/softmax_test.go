@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -88,6 +90,7 @@ func TestSoftmaxXentKnownAnswer(t *testing.T) {
 }
 
 func TestSoftmaxXentNoAlloc(t *testing.T) {
+	race.SkipAllocs(t)
 	r := rand.New(rand.NewPCG(23, 24))
 	y := randCSR(r, 128, 983, 19, true)
 	z := randSlice(r, 128*983)

@@ -105,6 +105,7 @@ func testSpMMT(t *testing.T, impl string) {
 }
 
 func TestSparseNoAlloc(t *testing.T) {
+	race.SkipAllocs(t)
 	r := rand.New(rand.NewPCG(15, 16))
 	x := randCSR(r, 256, 5000, 76, false)
 	w, dst := randSlice(r, 5000*128), make([]float32, 256*128)

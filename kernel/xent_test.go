@@ -109,6 +109,7 @@ func TestXentLayerThreadIndependent(t *testing.T) {
 }
 
 func TestXentLayerDoesNotAllocate(t *testing.T) {
+	race.SkipAllocs(t)
 	r := rand.New(rand.NewPCG(45, 46))
 	n, k, L := 32, 16, 3*xentBlock
 	h, w := randSlice(r, n*k), randSlice(r, (k+1)*L)

@@ -3,6 +3,8 @@ package metric
 import (
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/model"
@@ -109,6 +111,7 @@ func TestTablesBudgetRanksRetrievedOnly(t *testing.T) {
 
 // An approximate evaluation allocates nothing once set, tables included.
 func TestTablesNoAlloc(t *testing.T) {
+	race.SkipAllocs(t)
 	test, m, _, p, _ := trained(t)
 	fam, err := lsh.NewDWTA(32, 4, 8, 1)
 	if err != nil {

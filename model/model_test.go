@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/sparse"
@@ -190,6 +192,7 @@ func TestInitDeterministicAndBounded(t *testing.T) {
 }
 
 func TestGradientNoAlloc(t *testing.T) {
+	race.SkipAllocs(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	m, _ := New(Config{Inputs: 1836, Hidden: []int{128}, Outputs: 159})
 	p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())

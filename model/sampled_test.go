@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/race"
+
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/sparse"
@@ -286,6 +288,7 @@ func slicesEqual(a, b []float32) bool {
 
 // A warm sampled step allocates nothing.
 func TestSampledStepNoAlloc(t *testing.T) {
+	race.SkipAllocs(t)
 	// With the batch's labels shared, buffers sized for 8 points of up to
 	// 4 labels: no batch makes them grow.
 	for _, o := range []SampledOptions{{Fill: 5}, {Fill: 5, Labels: true, BatchLabels: 32}} {

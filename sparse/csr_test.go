@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/race"
 )
 
 func sample() CSR {
@@ -66,7 +68,7 @@ func TestGatherAndMaxNNZ(t *testing.T) {
 	if m.MaxNNZ(1) != 3 || m.MaxNNZ(2) != 5 || m.MaxNNZ(9) != 5 {
 		t.Fatalf("MaxNNZ %d %d %d", m.MaxNNZ(1), m.MaxNNZ(2), m.MaxNNZ(9))
 	}
-	if a := testing.AllocsPerRun(10, func() { Gather(&dst, &m, []int32{2, 2, 0}) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { Gather(&dst, &m, []int32{2, 2, 0}) }); !race.Enabled && a != 0 {
 		t.Fatalf("Gather into a reserved matrix allocates %v times", a)
 	}
 }
