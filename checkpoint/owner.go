@@ -179,7 +179,7 @@ func (d Dir) Claim(o Owner, adopt bool) (*Claim, error) {
 		return fail(err)
 	}
 	if ok {
-		c.prev, _ = os.ReadFile(filepath.Join(dir, ownerFile))
+		c.prev, _ = bounded.ReadFile(filepath.Join(dir, ownerFile), 1<<16, "the record of a run")
 	}
 	list, err := d.List()
 	if err != nil {

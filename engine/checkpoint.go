@@ -498,10 +498,6 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 			r.nextEval += r.evalStep
 		}
 	}
-	r.changed, r.lossSum, r.lossRows = st.Changed, st.LossSum, st.LossRows
-	// An earlier hetsgd's checkpoint keeps no Moved: its run is taken to
-	// have trained.
-	r.moved = st.Moved || !st.HasMoved
 	a := st.Async
 	r.async = asyncStats{commits: a.Commits, sinceTau: a.SinceTau, sinceCommits: a.SinceCommits, sinceMax: a.SinceMax, pis: a.Pis}
 	copy(r.members.silent, st.Silent)
@@ -510,11 +506,8 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		r.slots[i] = slot{busy: s.Busy, dropped: s.Dropped, rows: s.Rows, loss: s.Loss, drop: s.Drop,
 			work: work{dev: w.Dev, pos: w.Pos, rows: w.Rows, lr: w.LR, mode: w.Mode}}
 	}
-	r.res.Evals = st.Evals
-	r.res.Merges, r.res.Async, r.res.Staleness = st.Merges, st.AsyncRecs, st.Staleness
-	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
-	r.lossWatch, r.res.Diverging = st.LossWatch, st.LossWatch.Warned
-	r.res.StoppedEarly = r.patienceSpent()
+	r.restoreHistory(st)
+	r.res.Staleness = st.Staleness
 
 	switch c := r.clk.(type) {
 	case *virtualClock:
@@ -541,6 +534,21 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 	}
 	r.resumed = true
 	return nil
+}
+
+// restoreHistory takes up what the saved run has done and said: whether
+// its model moved, the training loss since the last evaluation, its
+// evaluations, merges, notes, steps and faults, its loss watch and early
+// stop. A run resumed on the same devices and one on others share it.
+func (r *run) restoreHistory(st *engineState) {
+	r.changed, r.lossSum, r.lossRows = st.Changed, st.LossSum, st.LossRows
+	// An earlier hetsgd's checkpoint keeps no Moved: its run is taken to
+	// have trained.
+	r.moved = st.Moved || !st.HasMoved
+	r.res.Evals, r.res.Merges, r.res.Async = st.Evals, st.Merges, st.AsyncRecs
+	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
+	r.lossWatch, r.res.Diverging = st.LossWatch, st.LossWatch.Warned
+	r.res.StoppedEarly = r.patienceSpent()
 }
 
 // restoreCentre reads the vectors of the run the executor holds beside its

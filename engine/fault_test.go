@@ -194,7 +194,7 @@ func TestLossWatch(t *testing.T) {
 		{[]float64{5, 4, 3, 2, 1, 0.5}, false},
 		{[]float64{5, 6, 8, 12, 20, 30, 40}, false},
 		{append([]float64{5}, repeat(1e4, 40)...), true},
-		{[]float64{0, 1e9, 1e9}, false}, // no reference to grow from
+		{[]float64{0, 1e9, 1e9}, false}, // a first loss of 0 is no reference: the next batch's is
 	} {
 		var w lossWatch
 		warned := 0

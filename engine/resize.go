@@ -83,11 +83,7 @@ func (r *run) restoreResized(rd *checkpoint.Reader, st *engineState) error {
 	if r.checkpointStep != math.MaxInt64 {
 		r.nextCheckpoint = r.done + r.checkpointStep
 	}
-	r.changed, r.moved, r.lossSum, r.lossRows = st.Changed, st.Moved || !st.HasMoved, st.LossSum, st.LossRows
-	r.res.Evals, r.res.Merges, r.res.Async = st.Evals, st.Merges, st.AsyncRecs
-	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
-	r.lossWatch, r.res.Diverging = st.LossWatch, st.LossWatch.Warned
-	r.res.StoppedEarly = r.patienceSpent()
+	r.restoreHistory(st)
 
 	switch c := r.clk.(type) {
 	case *virtualClock:

@@ -322,23 +322,6 @@ func TestMPIInterrupted(t *testing.T) {
 	}
 }
 
-// evalScores returns a log's evaluations without their times (the real
-// clock's), each as its epoch and scores.
-func evalScores(t *testing.T, path string) []string {
-	t.Helper()
-	var out []string
-	for _, rec := range records(t, path, "eval") {
-		var e struct {
-			Epoch, P1, P3, P5, Loss float64
-		}
-		if err := json.Unmarshal([]byte(rec), &e); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("epoch %.4f P@1 %v P@3 %v P@5 %v loss %v", e.Epoch, e.P1, e.P3, e.P5, e.Loss))
-	}
-	return out
-}
-
 // Checkpoints under mpirun: a sync job on 2 ranks killed (SIGKILL to a
 // rank) after its third checkpoint, and resumed under mpirun, ends with the
 // uninterrupted job's evaluations, score for score; its checkpoint resumes

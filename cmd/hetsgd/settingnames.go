@@ -69,12 +69,9 @@ var flagOf = map[string]string{
 
 // message is err's text with the settings it names written as the tool's
 // flags, tidied for people: a package's prefix repeated by the layers an
-// error passed through ("data: data: ") is said once, and the name of the
-// internal package that writes files atomically, which means nothing to a
-// user, is left out.
+// error passed through ("data: data: ") is said once.
 func message(err error) string {
-	msg := setting.Rename(err, func(field string) string { return flagOf[field] })
-	return dedupPrefixes(strings.ReplaceAll(msg, "atomicfile: ", ""))
+	return dedupPrefixes(setting.Rename(err, func(field string) string { return flagOf[field] }))
 }
 
 // dedupPrefixes says once a word-and-colon said twice in a row: "tune:

@@ -41,7 +41,7 @@ func Create(path string, overwrite bool) (*File, error) {
 	RemoveStale(path)
 	tmp, err := os.CreateTemp(dir, tempPrefix(base)+strconv.Itoa(os.Getpid())+".*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("atomicfile: %w", err)
+		return nil, err
 	}
 	// CreateTemp makes the file private (0600); an output is made as any
 	// other file is, by the umask (0644 under the usual 022), as the run
@@ -49,7 +49,7 @@ func Create(path string, overwrite bool) (*File, error) {
 	if err := tmp.Chmod(0o666 &^ umask); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return nil, fmt.Errorf("atomicfile: %w", err)
+		return nil, err
 	}
 	return &File{path: path, tmp: tmp}, nil
 }
@@ -62,11 +62,11 @@ func checkTarget(path string, overwrite bool) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("atomicfile: %w", err)
+		return err
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("atomicfile: %s exists and is not a regular file (%s): refusing to replace it", path, Kind(fi.Mode()))
+		return fmt.Errorf("%s exists and is not a regular file (%s): refusing to replace it", path, Kind(fi.Mode()))
 	case !overwrite:
-		return fmt.Errorf("atomicfile: %s %w (choose another name, or overwrite it with --force)", path, ErrExist)
+		return fmt.Errorf("%s %w (choose another name, or overwrite it with --force)", path, ErrExist)
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func (f *File) Name() string { return f.path }
 func (f *File) Write(p []byte) (int, error) {
 	n, err := f.tmp.Write(p)
 	if err != nil {
-		err = fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
+		err = fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	return n, err
 }
@@ -109,7 +109,7 @@ func (f *File) Write(p []byte) (int, error) {
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	n, err := f.tmp.WriteAt(p, off)
 	if err != nil {
-		err = fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
+		err = fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	return n, err
 }
@@ -118,7 +118,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 // error the target is as it was and the temporary file is gone.
 func (f *File) Commit() error {
 	if f.done {
-		return fmt.Errorf("atomicfile: %s already committed or aborted", f.path)
+		return fmt.Errorf("%s already committed or aborted", f.path)
 	}
 	f.done = true
 	err := f.tmp.Sync()
@@ -134,7 +134,7 @@ func (f *File) Commit() error {
 	}
 	if err != nil {
 		os.Remove(f.tmp.Name())
-		return fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
+		return fmt.Errorf("writing %s: %w", f.path, err)
 	}
 	syncDir(filepath.Dir(f.path)) // the rename itself survives a power cut
 	return nil
@@ -212,22 +212,14 @@ func removeStale(dir, prefix string) {
 
 // Distinct returns an error if the output out is the same file as one of
 // inputs (through any path or link): writing it would destroy the input.
-// Inputs that do not exist, and an output that does not, are distinct.
+// Inputs that do not exist, and an output that does not, are distinct. It
+// is Inputs.Check for a list of paths.
 func Distinct(out string, inputs ...string) error {
-	ofi, err := os.Stat(out)
-	if err != nil {
-		return nil
+	var in Inputs
+	for _, p := range inputs {
+		in.Add("input", p)
 	}
-	for _, in := range inputs {
-		if in == "" {
-			continue
-		}
-		ifi, err := os.Stat(in)
-		if err == nil && os.SameFile(ofi, ifi) {
-			return fmt.Errorf("atomicfile: %s is the input %s: refusing to overwrite an input", out, in)
-		}
-	}
-	return nil
+	return in.Check("output", out)
 }
 
 // Inputs are the files a command reads — its data, caches, config file,

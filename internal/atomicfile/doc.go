@@ -6,6 +6,9 @@
 // the target untouched. Temporary files of processes that died are removed
 // by the next Create of the same target, so killed writers leave nothing
 // behind for long. Create also refuses to replace what is not a regular
-// file (a device node, a symbolic link, a FIFO, a folder), and Distinct
+// file (a device node, a symbolic link, a FIFO, a folder), and Inputs
 // checks that an output is none of a command's inputs.
+//
+// The package is internal: its errors name the file and what is wrong, not
+// the package, and its callers wrap them with what they were writing.
 package atomicfile
