@@ -196,7 +196,11 @@ func (j *launchJob) next(attempt int, f *launch.Restart, started bool) ([]string
 	// No checkpoint yet: the job starts again; the failed attempt's log
 	// is kept beside the new one's.
 	if j.log != "" && isRegular(j.log) {
+		// A name no file has (an earlier launcher's LOG.failed-1 is kept).
 		aside := fmt.Sprintf("%s.failed-%d", j.log, attempt)
+		for k := 1; exists(aside); k++ {
+			aside = fmt.Sprintf("%s.failed-%d.%d", j.log, attempt, k)
+		}
 		if err := os.Rename(j.log, aside); err != nil {
 			return nil, fmt.Errorf("keeping the failed attempt's log: %w", err)
 		}

@@ -84,3 +84,30 @@ func evalScores(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// Before the job's first checkpoint a restart runs its command again, the
+// failed attempt's log set aside under a name no file has: an earlier
+// failed log of that name is kept.
+func TestLaunchRestartBeforeACheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "run.jsonl")
+	os.WriteFile(log, []byte("this attempt\n"), 0o644)
+	os.WriteFile(log+".failed-1", []byte("an earlier one\n"), 0o644)
+	j, err := parseJob([]string{"./hetsgd", "train", "--checkpoint", filepath.Join(dir, "ck"), "--log", log, "--fault", "rank=0,at=1s,kind=crash"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := j.next(1, &launch.Restart{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "./hetsgd train --checkpoint " + filepath.Join(dir, "ck") + " --log " + log; strings.Join(got, " ") != want {
+		t.Errorf("a restart before a checkpoint:\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	if b, _ := os.ReadFile(log + ".failed-1"); string(b) != "an earlier one\n" {
+		t.Errorf("an earlier failed log was replaced: %q", b)
+	}
+	if b, _ := os.ReadFile(log + ".failed-1.1"); string(b) != "this attempt\n" {
+		t.Errorf("the failed attempt's log: %q", b)
+	}
+}
