@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/launch"
 )
 
 // hetsgd launch restarts a job that crashed (a rank fault: the process
