@@ -114,3 +114,37 @@ func TestLaunchRestartBeforeACheckpoint(t *testing.T) {
 		t.Errorf("the failed attempt's log: %q", b)
 	}
 }
+
+// The command of a restart: --resume of the job's folder added, its rank
+// faults and --config taken out; with --min-ranks, after an attempt that
+// failed before its first step, a rank fewer, each rank keeping its devices.
+func TestLaunchRestartCommand(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	if code, _, stderr := runCLI(t, "train", "--epochs", "1", "--checkpoint", ck, "--progress", "off"); code != 0 {
+		t.Fatal(stderr)
+	}
+	cfg := filepath.Join(dir, "run.yaml")
+	os.WriteFile(cfg, []byte("epochs: 3\n"), 0o644)
+	command := []string{"mpirun", "-np", "4", "--bind-to", "none", "./hetsgd-mpi", "train", "--config", cfg, "--checkpoint", ck,
+		"--fault", "rank=2,at=1s,kind=crash", "--fault=device=0,at=1s,kind=slow=2", "--devices-per-rank", "2", "--force", "--log", "x.jsonl"}
+	j, err := parseJob(command, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.minRanks = 2
+	f := &launch.Restart{}
+	got, err := j.next(1, f, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "mpirun -np 4 --bind-to none ./hetsgd-mpi train --checkpoint " + ck + " --fault=device=0,at=1s,kind=slow=2 --devices-per-rank 2 --force --log x.jsonl --resume " + ck
+	if strings.Join(got, " ") != want || f.Ranks != 4 {
+		t.Errorf("a restart:\n%s\nwant\n%s (ranks %d)", strings.Join(got, " "), want, f.Ranks)
+	}
+	got, _ = j.next(2, f, false)
+	want = "mpirun -np 3 --bind-to none ./hetsgd-mpi train --checkpoint " + ck + " --fault=device=0,at=1s,kind=slow=2 --force --log x.jsonl --devices-per-rank 2 --resume " + ck
+	if strings.Join(got, " ") != want || f.Ranks != 3 {
+		t.Errorf("a restart after a failed start:\n%s\nwant\n%s (ranks %d)", strings.Join(got, " "), want, f.Ranks)
+	}
+}
