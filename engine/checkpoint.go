@@ -86,7 +86,7 @@ type (
 		Evals     []runlog.Eval
 		Merges    []runlog.Merge
 		AsyncRecs []runlog.Async
-		Staleness []int64
+		Taus      []int64
 		LossWatch lossWatch
 		Notes     int
 		Steps     int64
@@ -271,8 +271,8 @@ func (r *run) save(pending *strategy.Event) error {
 	w.Bytes("strategy", snap)
 	w.Float32s("center", r.x.center)
 	w.Float32s("prev", r.x.prev)
-	if r.x.dprev != nil {
-		w.Float32s("dprev", r.x.dprev)
+	if r.x.cstate != nil {
+		w.Float32s("dprev", r.x.cstate)
 	}
 	// Every device's vectors, in the order of the devices: this rank's from
 	// its memory, another's as its rank sends them (a rank's devices are
@@ -337,9 +337,9 @@ func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engin
 		Changed: r.changed, Moved: r.moved, HasMoved: true, LossSum: r.lossSum, LossRows: r.lossRows,
 		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
-		Silent: r.members.silent, Gone: r.members.goneList(), HasDPrev: r.x.dprev != nil, LogOffset: r.log.Offset(),
+		Silent: r.members.silent, Gone: r.members.goneList(), HasDPrev: r.x.cstate != nil, LogOffset: r.log.Offset(),
 		LogCRC: r.log.Position().CRC, LogHasCRC: true,
-		Merges: r.res.Merges, AsyncRecs: r.res.Async, Staleness: r.res.Staleness, LossWatch: r.lossWatch, Notes: r.res.Notes, Steps: r.res.Steps,
+		Merges: r.res.Merges, AsyncRecs: r.res.Async, Taus: r.res.Taus, LossWatch: r.lossWatch, Notes: r.res.Notes, Steps: r.res.Steps,
 		Faults: r.res.Faults, Now: r.clk.now()}
 	st.EvalStep, st.Evals = r.evalStep, r.res.Evals
 	st.Model = "center"
@@ -507,7 +507,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 			work: work{dev: w.Dev, pos: w.Pos, rows: w.Rows, lr: w.LR, mode: w.Mode}}
 	}
 	r.restoreHistory(st)
-	r.res.Staleness = st.Staleness
+	r.res.Taus = st.Taus
 
 	switch c := r.clk.(type) {
 	case *virtualClock:
@@ -552,7 +552,7 @@ func (r *run) restoreHistory(st *engineState) {
 }
 
 // restoreCentre reads the vectors of the run the executor holds beside its
-// devices: the centre, the previous centre and CROSSBOW's D_prev.
+// devices: the centre, the previous centre and the ops' vector beside it.
 func (x *executor) restoreCentre(rd *checkpoint.Reader, st *engineState) error {
 	if err := rd.FiniteFloat32s("center", x.center); err != nil {
 		return err
@@ -561,8 +561,8 @@ func (x *executor) restoreCentre(rd *checkpoint.Reader, st *engineState) error {
 		return err
 	}
 	if st.HasDPrev {
-		x.dprev = make([]float32, len(x.center))
-		return rd.FiniteFloat32s("dprev", x.dprev)
+		x.cstate = make([]float32, len(x.center))
+		return rd.FiniteFloat32s("dprev", x.cstate)
 	}
 	return nil
 }

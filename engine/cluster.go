@@ -19,19 +19,19 @@ import (
 // devices rK…rK+K−1 and serves the commands rank 0 sends it. Messages:
 //
 //	tagCmd      0 → r  a command (below)
-//	tagPayload  0 → r  θ for a pull, or for a GEM commit's π
+//	tagPayload  0 → r  θ for a pull, or for a commit whose op needs it
 //	tagDone     r → 0  a device finished its batch (device, loss)
-//	tagUpdate   r → 0  a commit's π, then tagUpdateVec its update vector
+//	tagUpdate   r → 0  a commit's statistic, then tagUpdateVec its update vector
 //	tagState    r → 0  a device's books for a checkpoint (gob)
 //	tagVector   r → 0  one of a device's vectors for a checkpoint
 //
-// Collectives (all-reduce, merge, CROSSBOW's step, norms, consensus) are a
-// command to every rank followed by the collective on the world (Layered
-// SGD's: on its nodes' and their communicators' groups), in which rank 0's
-// executor takes part like any other. After a transport error the job ends:
-// the world is not reused. Commits go through rank 0,
-// which holds θ: it sends the device's rank the commit (and θ for GEM), and
-// adds the update that comes back. Both sides run the same binary (see
+// Collectives (all-reduce, an op's collective or query) are a command to
+// every rank followed by the collective on the world (Layered SGD's: on its
+// nodes' and their communicators' groups), in which rank 0's executor takes
+// part like any other. After a transport error the job ends: the world is
+// not reused. Commits go through rank 0, which holds θ: it sends the
+// device's rank the commit (and θ, when the commit's op needs it), and adds
+// the update that comes back. Both sides run the same binary (see
 // agreeSettings and the tool's own check), so the encoding needs no version.
 const (
 	tagCmd = iota + 1
@@ -52,44 +52,42 @@ type cmdKind uint8
 const (
 	cmdDispatch cmdKind = iota + 1
 	cmdAllReduce
-	cmdMerge
-	cmdCenterSync
-	cmdNorms
-	cmdConsensus
+	cmdCollective
+	cmdQuery
 	cmdCommit
 	cmdStop
 	cmdSnapshot // a checkpoint: send the devices' books (weights: 1 for a device computing a batch)
 	cmdVectors  // a checkpoint: send the devices' vectors, books as in the snapshot before
-	cmdFault    // a rank's fault: kind in w.mode's byte (below), factor in gamma, timeout in a
+	cmdFault    // a rank's fault: kind in w.mode's byte (below), factor in params[0], timeout in params[1]
 	cmdLeave    // device w.dev left the run (a device's fault): leave it out of the collectives
-	cmdSlow     // device w.dev goes gamma times slower (a device's fault)
+	cmdSlow     // device w.dev goes params[0] times slower (a device's fault)
 )
 
-// command is what rank 0 asks of a rank: a batch (w), a collective (lr,
-// weights, gamma, a, layered, withGrad, and next: the rank's batches to
-// prepare during a layered all-reduce) or a commit (w.dev and the rule's
-// parameters).
+// command is what rank 0 asks of a rank: a batch (w), an all-reduce (lr,
+// weights, layered, and next: the rank's batches to prepare during a
+// layered all-reduce), an op's collective or query (op, lr, weights,
+// params) or a commit (w.dev, op, lr, tau, params).
 type command struct {
-	kind                 cmdKind
-	w                    work
-	layered              bool
-	withGrad             bool // CenterSync applies the devices' gradients at lr
-	lr, gamma, a         float64
-	rule                 strategy.Rule
-	tau                  int
-	mu, kappa, eps, clip float64
-	weights              []float64
-	next                 []work
+	kind    cmdKind
+	w       work
+	layered bool
+	lr      float64
+	op      string
+	params  [strategy.MaxParams]float64
+	tau     int
+	weights []float64
+	next    []work
 }
 
 // A command's flags, byte 1 of its header.
-const (
-	flagLayered = 1 << iota
-	flagWithGrad
-)
+const flagLayered = 1
 
+// The header: kind, flags, mode, the op name's length; device, rows, tau;
+// position; rate; params; the numbers of weights and of batches; the op's
+// name.
 const (
-	cmdHeader = 88
+	opAt      = 40 + 8*strategy.MaxParams
+	cmdHeader = opAt + strategy.MaxOpName
 	workBytes = 32
 	doneBytes = 16
 )
@@ -99,13 +97,10 @@ func cmdSize(devices, perRank int) int { return cmdHeader + 8*devices + workByte
 // encode writes c into b, which cmdSize sized, and returns the bytes used.
 func (c *command) encode(b []byte) []byte {
 	le := binary.LittleEndian
-	b[0], b[2], b[3] = byte(c.kind), byte(c.w.mode), byte(c.rule)
+	b[0], b[2], b[3] = byte(c.kind), byte(c.w.mode), byte(len(c.op))
 	b[1] = 0 // flags
 	if c.layered {
 		b[1] |= flagLayered
-	}
-	if c.withGrad {
-		b[1] |= flagWithGrad
 	}
 	le.PutUint32(b[4:], uint32(int32(c.w.dev)))
 	le.PutUint32(b[8:], uint32(int32(c.w.rows)))
@@ -115,11 +110,13 @@ func (c *command) encode(b []byte) []byte {
 	if c.kind == cmdDispatch {
 		lr = c.w.lr
 	}
-	for i, v := range []float64{lr, c.gamma, c.a, c.mu, c.kappa, c.eps, c.clip} {
-		le.PutUint64(b[24+8*i:], math.Float64bits(v))
+	le.PutUint64(b[24:], math.Float64bits(lr))
+	for i, v := range c.params {
+		le.PutUint64(b[32+8*i:], math.Float64bits(v))
 	}
-	le.PutUint32(b[80:], uint32(len(c.weights)))
-	le.PutUint32(b[84:], uint32(len(c.next)))
+	le.PutUint32(b[opAt-8:], uint32(len(c.weights)))
+	le.PutUint32(b[opAt-4:], uint32(len(c.next)))
+	copy(b[opAt:cmdHeader], c.op)
 	o := cmdHeader
 	for _, v := range c.weights {
 		le.PutUint64(b[o:], math.Float64bits(v))
@@ -136,22 +133,31 @@ func (c *command) encode(b []byte) []byte {
 	return b[:o]
 }
 
-// decode reads c from b, reusing c's slices.
+// decode reads c from b, reusing c's slices (and its op's name, when the
+// same: no allocation).
 func (c *command) decode(b []byte) error {
 	if len(b) < cmdHeader {
 		return fmt.Errorf("engine: a command of %d bytes", len(b))
 	}
 	le := binary.LittleEndian
 	f := func(o int) float64 { return math.Float64frombits(le.Uint64(b[o:])) }
-	c.kind, c.w.mode, c.rule = cmdKind(b[0]), strategy.Mode(b[2]), strategy.Rule(b[3])
-	c.layered, c.withGrad = b[1]&flagLayered != 0, b[1]&flagWithGrad != 0
+	c.kind, c.w.mode = cmdKind(b[0]), strategy.Mode(b[2])
+	c.layered = b[1]&flagLayered != 0
+	if n := int(b[3]); n > strategy.MaxOpName {
+		return fmt.Errorf("engine: a command with an op's name of %d bytes", n)
+	} else if name := b[opAt : opAt+n]; string(name) != c.op {
+		c.op = string(name)
+	}
 	c.w.dev = int(int32(le.Uint32(b[4:])))
 	c.w.rows = int(int32(le.Uint32(b[8:])))
 	c.tau = int(int32(le.Uint32(b[12:])))
 	c.w.pos = int64(le.Uint64(b[16:]))
-	c.lr, c.gamma, c.a, c.mu, c.kappa, c.eps, c.clip = f(24), f(32), f(40), f(48), f(56), f(64), f(72)
+	c.lr = f(24)
+	for i := range c.params {
+		c.params[i] = f(32 + 8*i)
+	}
 	c.w.lr = c.lr
-	nw, nn := int(le.Uint32(b[80:])), int(le.Uint32(b[84:]))
+	nw, nn := int(le.Uint32(b[opAt-8:])), int(le.Uint32(b[opAt-4:]))
 	if len(b) != cmdHeader+8*nw+workBytes*nn {
 		return fmt.Errorf("engine: a command of %d bytes for %d weights and %d batches", len(b), nw, nn)
 	}
@@ -169,10 +175,14 @@ func (c *command) decode(b []byte) error {
 	return nil
 }
 
-// action returns the Commit action a commit command carries.
-func (c *command) action() strategy.Action {
-	return strategy.Action{Kind: strategy.Commit, Device: c.w.dev, LR: c.lr, Rule: c.rule, Tau: c.tau,
-		Mu: c.mu, Kappa: c.kappa, Eps: c.eps, Clip: c.clip}
+// action returns the action of kind a command of an op carries.
+func (c *command) action(kind strategy.ActionKind) strategy.Action {
+	return strategy.Action{Kind: kind, Device: c.w.dev, LR: c.lr, Weights: c.weights, Op: c.op, Params: c.params, Tau: c.tau}
+}
+
+// opCommand returns the command that carries action a of an op.
+func opCommand(kind cmdKind, a *strategy.Action) command {
+	return command{kind: kind, w: work{dev: a.Device}, lr: a.LR, weights: a.Weights, op: a.Op, params: a.Params, tau: a.Tau}
 }
 
 // cluster is a rank's messaging with the others, with its buffers sized once.
@@ -236,16 +246,15 @@ func (cl *cluster) dispatch(w work, theta []float32) error {
 	return nil
 }
 
-// commit asks a device's rank for its update (sending θ for GEM's π), adds
-// it to theta, and returns the commit's median π.
-func (cl *cluster) commit(a *strategy.Action, theta, scratch []float32) (float64, error) {
-	c := command{kind: cmdCommit, w: work{dev: a.Device}, lr: a.LR, rule: a.Rule, tau: a.Tau,
-		mu: a.Mu, kappa: a.Kappa, eps: a.Eps, clip: a.Clip}
+// commit asks a device's rank for its update (sending θ when the commit's
+// op needs it), adds it to theta, and returns the op's statistic.
+func (cl *cluster) commit(a *strategy.Action, op strategy.Committer, theta, scratch []float32) (float64, error) {
+	c := opCommand(cmdCommit, a)
 	from := cl.owner(a.Device)
 	if err := cl.world.Send(from, tagCmd, c.encode(cl.buf)); err != nil {
 		return 0, fmt.Errorf("engine: asking device %d for its commit: %w", a.Device, err)
 	}
-	if a.Rule == strategy.GEM {
+	if op.NeedsCenter(a) {
 		if err := cl.world.Send(from, tagPayload, comm.Bytes(theta)); err != nil {
 			return 0, fmt.Errorf("engine: sending device %d the centre model: %w", a.Device, err)
 		}
@@ -383,7 +392,7 @@ var faultKinds = []FaultKind{Crash, Stall, Slow}
 // strike sends rank fault f to its rank.
 func (cl *cluster) strike(f Fault) error {
 	kind := slices.Index(faultKinds, f.Kind)
-	c := command{kind: cmdFault, w: work{mode: strategy.Mode(kind)}, gamma: f.Factor, a: f.Timeout}
+	c := command{kind: cmdFault, w: work{mode: strategy.Mode(kind)}, params: [strategy.MaxParams]float64{f.Factor, f.Timeout}}
 	if err := cl.world.Send(f.Rank, tagCmd, c.encode(cl.buf)); err != nil {
 		return fmt.Errorf("engine: sending rank %d its fault: %w", f.Rank, err)
 	}
@@ -395,7 +404,7 @@ func (cl *cluster) leave(d int) error { return cl.broadcast(&command{kind: cmdLe
 
 // slow tells device d's rank that it goes factor times slower.
 func (cl *cluster) slow(d int, factor float64) error {
-	c := command{kind: cmdSlow, w: work{dev: d}, gamma: factor}
+	c := command{kind: cmdSlow, w: work{dev: d}, params: [strategy.MaxParams]float64{factor}}
 	if err := cl.world.Send(cl.owner(d), tagCmd, c.encode(cl.buf)); err != nil {
 		return fmt.Errorf("engine: slowing device %d: %w", d, err)
 	}
@@ -454,24 +463,24 @@ func serve(x *executor) error {
 			if err := x.commitRemote(&c, cl); err != nil {
 				return err
 			}
-		case cmdNorms, cmdConsensus:
-			_, _, err = x.query(c.kind)
+		case cmdQuery:
+			_, _, err = x.query(&c)
 		case cmdFault:
 			if k := int(c.w.mode); k >= 0 && k < len(faultKinds) {
 				// A stall stops this loop, as a hung machine stops answering.
-				x.strikeRank(Fault{Kind: faultKinds[k], Factor: c.gamma, Timeout: c.a})
+				x.strikeRank(Fault{Kind: faultKinds[k], Factor: c.params[0], Timeout: c.params[1]})
 			}
 		case cmdLeave:
 			x.members.leave(c.w.dev)
 		case cmdSlow:
 			if d := x.local(c.w.dev); d != nil {
-				d.slowDown(c.gamma)
+				d.slowDown(c.params[0])
 			}
 		case cmdSnapshot:
 			err = x.sendSnapshot(&c)
 		case cmdVectors:
 			err = x.sendVectors()
-		case cmdAllReduce, cmdMerge, cmdCenterSync:
+		case cmdAllReduce, cmdCollective:
 			err = x.collective(&c)
 		default:
 			err = fmt.Errorf("engine: rank %d: unknown command %d", x.world.Rank(), c.kind)
@@ -482,21 +491,31 @@ func serve(x *executor) error {
 	}
 }
 
-// commitRemote is the worker's side of a commit: receive θ (GEM), turn the
-// gradient into the update, send π and the update to rank 0.
+// commitRemote is the worker's side of a commit: receive θ (when the op
+// needs it), turn the gradient into the update, send the op's statistic and
+// the update to rank 0.
 func (x *executor) commitRemote(c *command, cl *cluster) error {
 	d := x.local(c.w.dev)
 	if d == nil {
 		return fmt.Errorf("engine: rank %d was asked for device %d's commit", x.world.Rank(), c.w.dev)
 	}
+	x.act = c.action(strategy.Commit)
+	a := &x.act
+	op, err := x.committer(a.Op)
+	if err != nil {
+		return err
+	}
 	var theta []float32
-	if c.rule == strategy.GEM {
+	if op.NeedsCenter(a) {
 		theta = x.scratch
 		if _, err := x.world.Recv(0, tagPayload, comm.Bytes(theta)); err != nil {
 			return fmt.Errorf("engine: rank %d: receiving the centre model: %w", x.world.Rank(), err)
 		}
 	}
-	pi := x.update(d, c.action(), theta)
+	pi, err := x.update(d, a, theta)
+	if err != nil {
+		return err
+	}
 	binary.LittleEndian.PutUint64(cl.small, math.Float64bits(pi))
 	if err := x.world.Send(0, tagUpdate, cl.small); err != nil {
 		return fmt.Errorf("engine: rank %d: sending device %d's commit: %w", x.world.Rank(), d.id, err)
@@ -511,7 +530,7 @@ func (k cmdKind) String() string {
 	if k < cmdDispatch || k > cmdSlow {
 		return fmt.Sprintf("command %d", k)
 	}
-	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "norms", "consensus", "commit", "stop", "snapshot", "vectors", "fault", "leave", "slow"}[k-1]
+	return [...]string{"dispatch", "all-reduce", "collective", "query", "commit", "stop", "snapshot", "vectors", "fault", "leave", "slow"}[k-1]
 }
 
 // agreeSettings checks that every rank runs with the same engine settings

@@ -52,7 +52,7 @@ type Config struct {
 
 	// LineSearch replaces the learning rate of every AllReduce by the
 	// workload's exact line-search step along the aggregate (workloads
-	// implementing LineSearcher; the AdaCons paper's linear regression).
+	// implementing LineSearcher, such as Regression).
 	LineSearch bool
 
 	// Prep is the data-preparation time per sample (loading, decoding),

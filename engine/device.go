@@ -17,7 +17,7 @@ type device struct {
 	id     int
 	speed  float64
 	p, g   []float32 // replica and gradient (nil when timing only)
-	m      []float32 // GEM's momentum, allocated at the first GEM commit
+	m      []float32 // the ops' state vector on this device (Replica.State), allocated at its first use
 	opt    optim.Optimizer
 	upd    kernel.Update // the step being applied (Stepper workers)
 	worker Worker
@@ -37,6 +37,21 @@ type device struct {
 	loss        float64 // mean loss of the last batch
 	rows        int     // rows of the last batch
 	msg         []byte  // ranks other than 0: the report of a finished batch (its own allocation: cgo checks a whole object for Go pointers)
+}
+
+// The device as an op sees it (strategy.Replica).
+func (d *device) ID() int                      { return d.id }
+func (d *device) Params() []float32            { return d.p }
+func (d *device) Grad() []float32              { return d.g }
+func (d *device) Step(g []float32, lr float32) { d.opt.Step(d.p, g, lr) }
+
+// State allocates the ops' vector at its first use: only a strategy whose
+// op keeps one pays for it.
+func (d *device) State() []float32 {
+	if d.m == nil && d.p != nil {
+		d.m = make([]float32, len(d.p))
+	}
+	return d.m
 }
 
 // compute runs the loaded batch: the gradient, and with LocalStep the

@@ -59,7 +59,7 @@ func (d *device) apply(ds deviceState) error {
 }
 
 // vectorNames names the sections of device id's vectors by ds — its
-// replica, its gradient (unless it was working), GEM's momentum, the
+// replica, its gradient (unless it was working), the ops' state vector, the
 // optimizer's optStates vectors — in the order they are written, sent and
 // read. Every rank's optimizer keeps as many.
 func vectorNames(id int, ds deviceState, optStates int) []string {

@@ -138,20 +138,20 @@ func TestDistributedStrategiesLearn(t *testing.T) {
 		}
 		res := mustOnRanks(t, cfg, c.ranks, w)
 		p1 := res.Evals[len(res.Evals)-1].P1
-		t.Logf("%s on %d ranks: P@1 %.3f, %d merges, staleness histogram %v", c.strategy, c.ranks, p1, len(res.Merges), res.Staleness)
+		t.Logf("%s on %d ranks: P@1 %.3f, %d merges, staleness histogram %v", c.strategy, c.ranks, p1, len(res.Merges), res.Taus)
 		if !(p1 > c.floor) {
 			t.Errorf("%s on %d ranks: P@1 %.3f after 2 epochs, want more than %g", c.strategy, c.ranks, p1, c.floor)
 		}
 		if res.Samples < int64(2*w.Size()) {
 			t.Errorf("%s: %d samples for 2 epochs of %d", c.strategy, res.Samples, w.Size())
 		}
-		if len(res.Staleness) > 0 {
+		if len(res.Taus) > 0 {
 			var late int64
-			for tau, n := range res.Staleness[1:] {
+			for tau, n := range res.Taus[1:] {
 				late += int64(tau+1) * n
 			}
 			if late == 0 {
-				t.Errorf("%s: no commit was stale: %v", c.strategy, res.Staleness)
+				t.Errorf("%s: no commit was stale: %v", c.strategy, res.Taus)
 			}
 		}
 	}

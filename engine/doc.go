@@ -21,8 +21,10 @@
 // stopped, on the model the strategy names: at a barrier for synchronous
 // strategies, between commits for asynchronous ones — and writes the run
 // log. Executors hold the devices — replicas, gradients, optimizer state,
-// GEM's momentum — and the centre model, and do every action's arithmetic,
-// taking part in collectives through a comm.Comm.
+// the ops' state vectors — and the centre model; they compute batches,
+// all-reduce and apply gradients, and lend their vectors and their
+// comm.Comm to the strategies' ops (strategy.Op), which do the rest of each
+// algorithm's arithmetic. The engine names no algorithm.
 //
 // In one process (Config.World nil) a single executor holds every device
 // and the collectives are in-memory sums. Across processes (Config.World an

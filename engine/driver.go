@@ -29,7 +29,7 @@ type Result struct {
 	Evals        []runlog.Eval
 	Merges       []runlog.Merge
 	Async        []runlog.Async
-	Staleness    []int64 // commits by staleness τ (index)
+	Taus         []int64 // commits by τ (index), the centre's updates between a device's pull and its commit
 	Notes        int
 	TrainSeconds float64
 	Samples      int64
@@ -429,33 +429,24 @@ func (r *run) do(a *strategy.Action) error {
 		if w, ok := r.begin(a); ok {
 			return r.clk.dispatch(w)
 		}
-	case strategy.QueryNorms, strategy.QueryConsensus:
-		kind, ev := cmdNorms, strategy.Norms
-		if a.Kind == strategy.QueryConsensus {
-			if !r.allIdle() {
-				panic(fmt.Sprintf("engine: %s asked for consensus while devices are busy", r.cfg.Strategy))
-			}
-			kind, ev = cmdConsensus, strategy.Consensus
+	case strategy.Query:
+		if !r.allIdle() {
+			panic(fmt.Sprintf("engine: %s queried %s while devices are busy", r.cfg.Strategy, a.Op))
 		}
+		c := opCommand(cmdQuery, a)
 		if r.cl != nil {
-			if err := r.cl.broadcast(&command{kind: kind}); err != nil {
+			if err := r.cl.broadcast(&c); err != nil {
 				return err
 			}
 		}
-		v, second, err := r.x.query(kind)
+		v, second, err := r.x.query(&c)
 		if err != nil {
 			return err
 		}
-		e := strategy.Event{Kind: ev, Values: v, Dim: r.w.NumParams()}
-		if kind == cmdNorms {
-			e.Along = second
-		} else {
-			e.Norms = second
-		}
-		r.clk.after(a, e)
+		r.clk.after(a, strategy.Event{Kind: strategy.Answer, Values: v, Second: second, Dim: r.w.NumParams()})
 	case strategy.Commit:
 		return r.commit(a)
-	case strategy.AllReduce, strategy.Merge, strategy.CenterSync:
+	case strategy.AllReduce, strategy.Collective:
 		if !r.allIdle() {
 			panic(fmt.Sprintf("engine: %s issued %s while devices are busy", r.cfg.Strategy, a.Kind))
 		}
@@ -478,11 +469,11 @@ func (r *run) do(a *strategy.Action) error {
 		var norm float64 // of the evaluated model: after a merge, the centre's
 		if a.Kind != strategy.AllReduce {
 			var err error
-			if norm, err = r.checkModel(a.Kind.String()); err != nil {
+			if norm, err = r.checkModel(a.Op); err != nil {
 				return err
 			}
 		}
-		if a.Kind == strategy.Merge && a.Record != nil && !r.cfg.TimingOnly {
+		if a.Record != nil && !r.cfg.TimingOnly {
 			// Timing-only runs compute no merge and record none.
 			ev := runlog.Merge{Event: "merge", Time: r.clk.now(), CenterNorm: norm, MergeRecord: a.Record}
 			r.res.Merges = append(r.res.Merges, ev)
@@ -500,14 +491,9 @@ func (r *run) do(a *strategy.Action) error {
 // collective runs a collective action on every rank, with next the batches
 // that start once it is done (prepared while it runs).
 func (r *run) collective(a *strategy.Action, next []work) error {
-	c := command{lr: a.LR, weights: a.Weights, gamma: a.Gamma, a: a.A, layered: a.Layered, withGrad: a.WithGradient}
-	switch a.Kind {
-	case strategy.AllReduce:
-		c.kind = cmdAllReduce
-	case strategy.Merge:
-		c.kind = cmdMerge
-	case strategy.CenterSync:
-		c.kind = cmdCenterSync
+	c := opCommand(cmdCollective, a)
+	if a.Kind == strategy.AllReduce {
+		c.kind, c.layered = cmdAllReduce, a.Layered
 	}
 	mine := next
 	if r.cl != nil {
@@ -638,21 +624,25 @@ func (r *run) commit(a *strategy.Action) error {
 	st.sinceCommits++
 	st.sinceTau += int64(a.Tau)
 	st.sinceMax = max(st.sinceMax, a.Tau)
-	for len(r.res.Staleness) <= a.Tau {
-		r.res.Staleness = append(r.res.Staleness, 0)
+	for len(r.res.Taus) <= a.Tau {
+		r.res.Taus = append(r.res.Taus, 0)
 	}
-	r.res.Staleness[a.Tau]++
+	r.res.Taus[a.Tau]++
 	if r.cfg.TimingOnly {
 		return nil
 	}
 	var pi float64
+	var err error
 	if d := r.x.local(a.Device); d != nil {
-		pi = r.x.commit(d, *a)
+		pi, err = r.x.commit(d, a)
 	} else {
-		var err error
-		if pi, err = r.cl.commit(a, r.x.center, r.x.scratch); err != nil {
-			return err
+		var op strategy.Committer
+		if op, err = r.x.committer(a.Op); err == nil {
+			pi, err = r.cl.commit(a, op, r.x.center, r.x.scratch)
 		}
+	}
+	if err != nil {
+		return err
 	}
 	if !math.IsNaN(pi) {
 		st.pis = append(st.pis, pi)
@@ -730,13 +720,13 @@ var ErrDiverged = errors.New("engine: training diverged")
 // holds a NaN or an infinity, and returns its norm. The loss, checked after
 // every batch, sees only the weights the batch touches (the first layer is
 // sparse), so the whole model is checked too: after every merge or centre
-// step (CROSSBOW's, which itself passes over the model several times) and
+// step (an op's collective, which itself passes over the model several times) and
 // before every evaluation — not after every synchronous step or commit,
 // where a pass over the model would cost a tenth of a step at Amazon-670k's
 // shape.
 //
 // at names the step, for the message ("merge", "evaluation"): a constant,
-// for the check runs at every step of CROSSBOW and must not allocate.
+// for the check may run at every step and must not allocate.
 func (r *run) checkModel(at string) (float64, error) {
 	if r.cfg.TimingOnly {
 		return 0, nil

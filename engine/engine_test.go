@@ -25,6 +25,7 @@ import (
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
+	"github.com/hetsgd/hetsgd/strategy/crossbow"
 )
 
 func bibtex(t testing.TB) (*data.Dataset, *data.Dataset) {
@@ -155,7 +156,7 @@ func TestCollectivesKnownAnswers(t *testing.T) {
 	x.center, x.prev, x.scratch = mk(2, 2), mk(1, 1), make([]float32, 2)
 	// Merge: α = [0.25 0.75], γ = 0.5:
 	//   w̄' = 0.25·(1,2) + 0.75·(3,6) + 0.5·((2,2) − (1,1)) = (3, 5.5)
-	if err := x.merge([]float64{0.25, 0.75}, 0.5); err != nil {
+	if err := x.collective(mergeCmd([]float64{0.25, 0.75}, 0.5)); err != nil {
 		t.Fatal(err)
 	}
 	if !equal(x.center, mk(3, 5.5)) || !equal(x.prev, mk(2, 2)) || !equal(x.devs[0].p, mk(3, 5.5)) || !equal(x.devs[1].p, mk(3, 5.5)) {
@@ -166,12 +167,12 @@ func TestCollectivesKnownAnswers(t *testing.T) {
 	//   w_0 = (1,2) − 0.5·(0,1) = (1, 1.5);  w_1 = (3,5) − 0.5·(2,4) = (2, 3)
 	//   D = 0.9·(1,0) + 0.5·((0,1)+(2,4)) = (1.9, 2.5);  z = (2.9, 3.5)
 	x.devs[0].p, x.devs[1].p = mk(1, 2), mk(3, 5)
-	x.center, x.dprev = mk(1, 1), mk(1, 0)
-	if err := x.centerSync(0.5, 0.9); err != nil {
+	x.center, x.cstate = mk(1, 1), mk(1, 0)
+	if err := x.collective(syncCmd(0.5, 0.9, 0, false)); err != nil {
 		t.Fatal(err)
 	}
-	if !near(x.center, mk(2.9, 3.5)) || !near(x.dprev, mk(1.9, 2.5)) || !near(x.devs[0].p, mk(1, 1.5)) || !near(x.devs[1].p, mk(2, 3)) {
-		t.Fatalf("center-sync: z %v D %v replicas %v %v", x.center, x.dprev, x.devs[0].p, x.devs[1].p)
+	if !near(x.center, mk(2.9, 3.5)) || !near(x.cstate, mk(1.9, 2.5)) || !near(x.devs[0].p, mk(1, 1.5)) || !near(x.devs[1].p, mk(2, 3)) {
+		t.Fatalf("center-sync: z %v D %v replicas %v %v", x.center, x.cstate, x.devs[0].p, x.devs[1].p)
 	}
 	// AllReduce with weights [0.25 0.75] and plain SGD at lr 2:
 	//   ḡ = 0.25·(4,0) + 0.75·(0,4) = (1, 3); p = (1,1) − 2·ḡ = (−1, −5)
@@ -183,6 +184,20 @@ func TestCollectivesKnownAnswers(t *testing.T) {
 	if !equal(x.devs[0].p, mk(-1, -5)) || !equal(x.devs[1].p, mk(-1, -5)) {
 		t.Fatalf("all-reduce: replicas %v %v", x.devs[0].p, x.devs[1].p)
 	}
+}
+
+// mergeCmd is the command of a merge (strategy.Merge).
+func mergeCmd(w []float64, gamma float64) *command {
+	a := strategy.Merge(w, gamma)
+	c := opCommand(cmdCollective, &a)
+	return &c
+}
+
+// syncCmd is the command of CROSSBOW's synchronisation (crossbow.Sync).
+func syncCmd(a, gamma, lr float64, withGrad bool) *command {
+	act := crossbow.Sync(a, gamma, withGrad, lr)
+	c := opCommand(cmdCollective, &act)
+	return &c
 }
 
 func equal(a, b []float32) bool {
@@ -575,7 +590,7 @@ func TestParameterServer(t *testing.T) {
 	cfg.LR, cfg.Epochs, cfg.EvalEvery = 0.05, 2, 0.5
 	r := start(t, cfg, nil, nil)
 	var commits, tau int64
-	for s, c := range r.res.Staleness {
+	for s, c := range r.res.Taus {
 		commits += c
 		tau += int64(s) * c
 	}

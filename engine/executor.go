@@ -16,15 +16,16 @@ import (
 
 // executor holds one rank's devices — replicas, gradients, optimizer state,
 // workers — and the rank's copy of the centre model, and carries out what
-// the driver asks of them: it loads and runs batches and takes part in
-// collectives over comm. Every action's arithmetic lives here, once. An
-// in-process run has one executor holding every device over comm.Self; a
-// distributed run has one per rank, each holding devices first…first+K−1.
+// the driver asks of them: it loads and runs batches, all-reduces and
+// applies gradients, and runs the strategies' ops (strategy.Op) — lending
+// them its vectors and the world as a strategy.Host — for their
+// collectives, queries and commits. An in-process run has one executor
+// holding every device over comm.Self; a distributed run has one per rank,
+// each holding devices first…first+K−1.
 //
-// Algorithm state that belongs to devices lives with them (GEM's momentum m,
-// the sample of parameters π is measured on); state of the centre
-// (w̄_p, CROSSBOW's D_prev) is computed identically on every rank from
-// all-reduced values, so any rank holds it.
+// The ops' state vectors live with what they belong to: a device's with
+// the device (Replica.State), the centre's (Host.CenterState) on every
+// rank, which computes it identically from all-reduced values.
 type executor struct {
 	cfg   Config
 	w     Workload
@@ -39,21 +40,22 @@ type executor struct {
 	members   *membership
 	stream    *data.Sampler
 	center    []float32 // w̄, z or the parameter server's θ (rank 0's)
-	prev      []float32 // w̄_p
+	prev      []float32 // the centre before the last Advance
 	scratch   []float32
-	dprev     []float32 // CROSSBOW's D_prev
+	cstate    []float32 // the ops' vector beside the centre (Host.CenterState), allocated at its first use
+	ops       map[string]strategy.Op
+	reps      []strategy.Replica // Replicas' list
+	act       strategy.Action    // the action an op carries out (a field: passed to an interface, a local would escape)
 	vecs      [][]float32
 	weights   []float32
 	part      []float64 // per local device
-	partNorms []float64 // per local device: a query's second value (the gradients' norms of a consensus; the replicas' way along the momentum)
-	dots      []float64
+	partNorms []float64 // per local device: a query's second value
 	values    []float64 // per device of the job: gathered norms or coefficients
 	gradNorms []float64 // per device of the job: the same, gathered
 	// A rank's part and partNorms side by side, and every rank's, for one
 	// all-gather of both (distributed runs).
 	pairs, pairsAll []float64
 
-	pi piSample
 	// hurry is closed when the run stops early (hurryDevices).
 	hurry chan struct{}
 	// snap holds the books of this rank's devices at the checkpoint being
@@ -87,10 +89,11 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 	k := cfg.Devices / world.Size()
 	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k, members: newMembership(cfg.Devices),
 		stream: data.NewSampler(w.Size(), samplerSeed(cfg.Seed)),
-		part:   make([]float64, k), partNorms: make([]float64, k), dots: make([]float64, k),
+		part:   make([]float64, k), partNorms: make([]float64, k),
 		values: make([]float64, cfg.Devices), gradNorms: make([]float64, cfg.Devices),
 		pairs: make([]float64, 2*k), pairsAll: make([]float64, 2*cfg.Devices),
-		weights: make([]float32, 0, k+2), vecs: make([][]float32, 0, k+2)}
+		weights: make([]float32, 0, k+2), vecs: make([][]float32, 0, k+2),
+		ops: map[string]strategy.Op{}, reps: make([]strategy.Replica, 0, k)}
 	n := w.NumParams()
 	var init []float32
 	if !cfg.TimingOnly {
@@ -232,12 +235,83 @@ func (x *executor) collective(c *command) error {
 	switch c.kind {
 	case cmdAllReduce:
 		return x.allReduce(c.lr, c.weights, c.layered, c.next)
-	case cmdMerge:
-		return x.merge(c.weights, c.gamma)
-	case cmdCenterSync:
-		return x.sma(c.a, c.gamma, c.lr, c.withGrad)
+	case cmdCollective:
+		op, err := x.op(c.op)
+		if err != nil {
+			return err
+		}
+		col, ok := op.(strategy.Collector)
+		if !ok {
+			return fmt.Errorf("engine: op %s is not a collective", c.op)
+		}
+		if x.cfg.TimingOnly {
+			return nil
+		}
+		x.act = c.action(strategy.Collective)
+		if err := col.Collect(x, &x.act); err != nil {
+			return fmt.Errorf("engine: %s: %w", c.op, err)
+		}
+		return nil
 	}
 	panic(fmt.Sprintf("engine: command %d is not a collective", c.kind))
+}
+
+// op returns this rank's instance of the op registered as name.
+func (x *executor) op(name string) (strategy.Op, error) {
+	if op, ok := x.ops[name]; ok {
+		return op, nil
+	}
+	op, err := strategy.NewOp(name)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if x.ops == nil {
+		x.ops = map[string]strategy.Op{}
+	}
+	x.ops[name] = op
+	return op, nil
+}
+
+// The executor as a strategy.Host: what its ops see of the rank.
+
+func (x *executor) Rank() int  { return x.world.Rank() }
+func (x *executor) Ranks() int { return x.world.Size() }
+func (x *executor) Live() int  { return x.live() }
+
+func (x *executor) Replicas() []strategy.Replica {
+	x.reps = x.reps[:0]
+	for _, d := range x.devs {
+		if !x.members.gone(d.id) {
+			x.reps = append(x.reps, d)
+		}
+	}
+	return x.reps
+}
+
+func (x *executor) Center() []float32  { return x.center }
+func (x *executor) Prev() []float32    { return x.prev }
+func (x *executor) Scratch() []float32 { return x.scratch }
+func (x *executor) Seed() uint64       { return x.cfg.Seed }
+
+// Advance rotates the three vectors: no copy.
+func (x *executor) Advance() { x.prev, x.center, x.scratch = x.center, x.scratch, x.prev }
+
+func (x *executor) CenterState() []float32 {
+	if x.cstate == nil && x.center != nil {
+		x.cstate = make([]float32, len(x.center))
+	}
+	return x.cstate
+}
+
+func (x *executor) AllReduce(v []float32) error {
+	if x.world.Size() == 1 {
+		return nil
+	}
+	return x.world.AllReduce(v)
+}
+
+func (x *executor) WeightedAllReduce(out []float32, w []float32, vecs [][]float32) error {
+	return comm.WeightedAllReduce(x.world, out, w, vecs)
 }
 
 // allReduce is an AllReduce action: the weighted sum of every device's
@@ -415,88 +489,14 @@ func (x *executor) close() {
 	x.node, x.leaders, x.nodesMade = nil, nil, false
 }
 
-// merge is a Merge action: w̄' = γ(w̄ − w̄_p) + Σ α_i w_i in one pass (the
-// γ terms counted once, on rank 0), w̄_p ← w̄, w̄ ← w̄', every replica ← w̄.
-func (x *executor) merge(weights []float64, gamma float64) error {
-	if x.cfg.TimingOnly {
-		return nil
-	}
-	x.weights, x.vecs = x.weights[:0], x.vecs[:0]
-	if x.world.Rank() == 0 {
-		x.weights = append(x.weights, float32(gamma), float32(-gamma))
-		x.vecs = append(x.vecs, x.center, x.prev)
-	}
-	for _, d := range x.devs {
-		if !x.members.gone(d.id) {
-			x.weights = append(x.weights, float32(weights[d.id]))
-			x.vecs = append(x.vecs, d.p)
-		}
-	}
-	if err := comm.WeightedAllReduce(x.world, x.scratch, x.weights, x.vecs); err != nil {
-		return fmt.Errorf("engine: merging the replicas: %w", err)
-	}
-	x.prev, x.center, x.scratch = x.center, x.scratch, x.prev
-	for _, d := range x.devs {
-		if !x.members.gone(d.id) {
-			copy(d.p, x.center)
-		}
-	}
-	return nil
-}
-
-// centerSync is CROSSBOW's correction alone, the replicas' local steps
-// already taken (the order of --correct-after 1): sma without a gradient.
-func (x *executor) centerSync(a, gamma float64) error { return x.sma(a, gamma, 0, false) }
-
-// sma is a CenterSync action, CROSSBOW's step: D = γ·D_prev + Σ a·(w_i − z)
-// (γ·D_prev counted once, on rank 0); w_i ← w_i − a·(w_i − z); z ← z + D.
-// withGrad makes it the paper's combined step: d_i = w_i − z is measured
-// first, then the device's optimizer applies the gradient g_i that was
-// computed on that same w_i at rate lr, then the correction −a·d_i is added.
-func (x *executor) sma(a, gamma, lr float64, withGrad bool) error {
-	if x.cfg.TimingOnly {
-		return nil
-	}
-	if x.dprev == nil {
-		x.dprev = make([]float32, len(x.center))
-	}
-	if x.world.Rank() == 0 {
-		kernel.Scal(float32(gamma), x.dprev)
-	} else {
-		clear(x.dprev)
-	}
-	for _, d := range x.devs {
-		if x.members.gone(d.id) {
-			continue
-		}
-		copy(x.scratch, d.p)
-		kernel.Axpy(-1, x.center, x.scratch) // d_i = w_i − z
-		kernel.Axpy(float32(a), x.scratch, x.dprev)
-		if withGrad {
-			// The step from w_i itself (momentum, Adam's moments and
-			// weight decay all see the iterate the gradient came from);
-			// the correction, measured before it, is added after.
-			d.opt.Step(d.p, d.g, float32(lr))
-		}
-		kernel.Axpy(float32(-a), x.scratch, d.p)
-	}
-	if x.world.Size() > 1 {
-		if err := x.world.AllReduce(x.dprev); err != nil {
-			return fmt.Errorf("engine: CROSSBOW's synchronisation: %w", err)
-		}
-	}
-	kernel.Axpy(1, x.dprev, x.center)
-	return nil
-}
-
 // live returns the number of devices still in the run.
 func (x *executor) live() int { return x.members.Live() }
 
-// spreadLive moves values computed for the live devices, in order, to those
-// devices' places in v, with NaN for the devices that left (in place, from
-// the end, so nothing is overwritten before it is moved).
+// spreadLive moves values computed for this rank's live devices, in order,
+// to those devices' places in v, with NaN for the devices that left (in
+// place, from the end, so nothing is overwritten before it is moved).
 func (x *executor) spreadLive(v []float64) {
-	j := x.live() - 1
+	j := len(x.reps) - 1 // Replicas, as the query last listed them
 	for i := len(x.devs) - 1; i >= 0; i-- {
 		if x.members.gone(x.devs[i].id) {
 			v[i] = math.NaN()
@@ -505,15 +505,6 @@ func (x *executor) spreadLive(v []float64) {
 		v[i] = v[j]
 		j--
 	}
-}
-
-// gather all-gathers the local values x.part into x.values.
-func (x *executor) gather() error {
-	if x.world.Size() == 1 {
-		copy(x.values, x.part)
-		return nil
-	}
-	return x.world.AllGather(x.values, x.part)
 }
 
 // gatherPairs all-gathers two local values per device, x.part and
@@ -539,152 +530,61 @@ func (x *executor) gatherPairs() error {
 	return nil
 }
 
-// query answers a query command on every rank: the norms of the replicas
-// and how far each went along the centre's momentum, or the consensus
-// coefficients and the gradients' norms, of every device of the job.
-func (x *executor) query(kind cmdKind) (values, second []float64, err error) {
-	if kind == cmdNorms {
-		return x.norms()
+// query answers a query command on every rank: its op measures two values
+// per live device of the rank, and they are gathered, NaN for the devices
+// that left, for every device of the job.
+func (x *executor) query(c *command) (values, second []float64, err error) {
+	op, err := x.op(c.op)
+	if err != nil {
+		return nil, nil, err
 	}
-	return x.consensus()
-}
-
-// norms answers QueryNorms: ‖w_i‖₂ of every replica of the job, and
-// ⟨w_i − w̄, w̄ − w̄_prev⟩ = ⟨w_i, m⟩ − ⟨w̄, m⟩ with m = w̄ − w̄_prev (in
-// x.scratch, free between collectives), gathered as a pair per device.
-func (x *executor) norms() (norms, along []float64, err error) {
-	var cm float64
-	if x.center != nil {
-		copy(x.scratch, x.center)
-		kernel.Axpy(-1, x.prev, x.scratch)
-		cm = kernel.Dot(x.center, x.scratch)
+	m, ok := op.(strategy.Measurer)
+	if !ok {
+		return nil, nil, fmt.Errorf("engine: op %s is not a query", c.op)
 	}
-	for i, d := range x.devs {
-		x.part[i], x.partNorms[i] = 0, 0
-		switch {
-		case x.members.gone(d.id):
-			x.part[i], x.partNorms[i] = math.NaN(), math.NaN()
-		case d.p != nil:
-			x.part[i] = kernel.Nrm2(d.p)
-			if x.center != nil {
-				x.partNorms[i] = kernel.Dot(d.p, x.scratch) - cm
-			}
-		}
+	x.act = c.action(strategy.Query)
+	live := len(x.Replicas())
+	if err := m.Measure(x, &x.act, x.part[:live], x.partNorms[:live]); err != nil {
+		return nil, nil, fmt.Errorf("engine: %s: %w", c.op, err)
 	}
+	x.spreadLive(x.part)
+	x.spreadLive(x.partNorms)
 	if err := x.gatherPairs(); err != nil {
-		return nil, nil, fmt.Errorf("engine: gathering the replicas' norms: %w", err)
+		return nil, nil, fmt.Errorf("engine: gathering the answers of %s: %w", c.op, err)
 	}
 	return x.values, x.gradNorms, nil
 }
 
-// consensus answers QueryConsensus: c_i = ⟨g_i, ḡ⟩/‖g_i‖² (NaN where
-// g_i = 0) and ‖g_i‖ for every device of the job. In one process ḡ is never
-// stored; across ranks it is all-reduced first.
-func (x *executor) consensus() ([]float64, []float64, error) {
-	if x.cfg.TimingOnly {
-		for i := range x.values {
-			x.values[i], x.gradNorms[i] = 1, 1
-		}
-		return x.values, x.gradNorms, nil
+// committer returns the op of a commit.
+func (x *executor) committer(name string) (strategy.Committer, error) {
+	op, err := x.op(name)
+	if err != nil {
+		return nil, err
 	}
-	mean, grads := x.localGrads(nil)
-	if x.world.Size() == 1 {
-		kernel.Consensus(x.dots, x.part, grads)
-		x.spreadLive(x.dots)
-		x.spreadLive(x.part)
-	} else {
-		if err := comm.WeightedAllReduce(x.world, x.scratch, mean, grads); err != nil {
-			return nil, nil, fmt.Errorf("engine: the mean gradient of the consensus: %w", err)
-		}
-		kernel.DotsNorms(x.dots, x.part, grads, x.scratch)
+	cm, ok := op.(strategy.Committer)
+	if !ok {
+		return nil, fmt.Errorf("engine: op %s does not commit", name)
 	}
-	for i, sq := range x.part {
-		x.partNorms[i] = math.Sqrt(sq)
-		if sq > 0 {
-			x.part[i] = x.dots[i] / sq
-		} else {
-			x.part[i] = math.NaN()
-		}
-	}
-	if err := x.gatherPairs(); err != nil {
-		return nil, nil, fmt.Errorf("engine: gathering the consensus coefficients: %w", err)
-	}
-	return x.values, x.gradNorms, nil
+	return cm, nil
 }
 
 // commit applies device d's update to θ in this process (the device and θ
-// on the same rank): Commit's rule in one pass. It returns GEM's median π
-// over the sampled parameters (NaN for the other rules, or when none of
-// them changes).
-func (x *executor) commit(d *device, a strategy.Action) float64 {
-	lr := float32(a.LR)
-	switch a.Rule {
-	case strategy.Downpour:
-		kernel.Axpy(-lr, d.g, x.center)
-	case strategy.Staleness:
-		kernel.Axpy(-lr/float32(a.Tau+1), d.g, x.center)
-	case strategy.GEM:
-		if d.m == nil {
-			d.m = make([]float32, len(d.p))
-		}
-		pi := x.pi.median(x.cfg.Seed, x.center, d, a)
-		kernel.GEMCommit(x.center, d.p, d.m, d.g, lr, float32(a.Mu), float32(a.Kappa), float32(a.Eps), float32(a.Clip))
-		return pi
+// on the same rank) by the action's op, and returns the op's statistic.
+func (x *executor) commit(d *device, a *strategy.Action) (float64, error) {
+	cm, err := x.committer(a.Op)
+	if err != nil {
+		return 0, err
 	}
-	return math.NaN()
+	return cm.Commit(x, d, a, x.center, true), nil
 }
 
 // update is the worker's half of a commit to a θ held by another rank: it
 // turns d's gradient, in place, into the update the server adds to θ.
-// theta is the centre as last received (GEM's π is measured against it).
-func (x *executor) update(d *device, a strategy.Action, theta []float32) float64 {
-	lr := float32(a.LR)
-	switch a.Rule {
-	case strategy.Downpour:
-		kernel.Scal(-lr, d.g)
-	case strategy.Staleness:
-		kernel.Scal(-lr/float32(a.Tau+1), d.g)
-	case strategy.GEM:
-		if d.m == nil {
-			d.m = make([]float32, len(d.p))
-		}
-		pi := x.pi.median(x.cfg.Seed, theta, d, a)
-		kernel.GEMDelta(d.g, theta, d.p, d.m, lr, float32(a.Mu), float32(a.Kappa), float32(a.Eps), float32(a.Clip))
-		return pi
+// theta is the centre as last received, when the op asked for it.
+func (x *executor) update(d *device, a *strategy.Action, theta []float32) (float64, error) {
+	cm, err := x.committer(a.Op)
+	if err != nil {
+		return 0, err
 	}
-	return math.NaN()
-}
-
-// piSample measures GEM's scaling factors on a fixed sample of parameters.
-type piSample struct {
-	sample []int
-	buf    []float64
-}
-
-// median returns the median of GEM's π over the sample, as the commit about
-// to happen will compute them, counting only parameters the update changes
-// (Δ ≠ 0): with sparse inputs most first-layer weights get no gradient from
-// a batch and their π means nothing. NaN when none in the sample changes.
-func (s *piSample) median(seed uint64, theta []float32, d *device, a strategy.Action) float64 {
-	if s.sample == nil {
-		rng := rand.New(rand.NewPCG(seed, 0x91))
-		k := min(512, len(theta))
-		s.sample = rng.Perm(len(theta))[:k]
-		s.buf = make([]float64, k)
-	}
-	lr, mu := float32(a.LR), float32(a.Mu)
-	pis := s.buf[:0]
-	for _, j := range s.sample {
-		delta := -lr * d.g[j]
-		if delta == 0 {
-			continue
-		}
-		m := mu*d.m[j] + delta
-		pis = append(pis, float64(kernel.GEMFactor(theta[j], d.p[j], m, delta, float32(a.Kappa), float32(a.Eps), float32(a.Clip))))
-	}
-	if len(pis) == 0 {
-		return math.NaN()
-	}
-	slices.Sort(pis)
-	return pis[len(pis)/2]
+	return cm.Commit(x, d, a, theta, false), nil
 }

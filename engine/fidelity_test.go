@@ -17,6 +17,8 @@ import (
 	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/strategy/adacons"
+	"github.com/hetsgd/hetsgd/strategy/adaptive"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
 )
 
@@ -44,7 +46,7 @@ func fidRun(t testing.TB, cfg Config, w Workload) *run {
 // gradients, with the buffers the collectives and queries use.
 func fidExecutor(center []float32, opt optim.Optimizer, ps, gs [][]float32) *executor {
 	n := len(ps)
-	x := &executor{world: comm.Self(), n: n, part: make([]float64, n), partNorms: make([]float64, n), dots: make([]float64, n),
+	x := &executor{world: comm.Self(), n: n, part: make([]float64, n), partNorms: make([]float64, n),
 		values: make([]float64, n), gradNorms: make([]float64, n), pairs: make([]float64, 2*n), pairsAll: make([]float64, 2*n),
 		center: center, prev: make([]float32, len(center)), scratch: make([]float32, len(center)), members: newMembership(n)}
 	for i := range ps {
@@ -77,20 +79,20 @@ func vec(v ...float32) []float32 { return v }
 func TestCrossbowOrdersKnownAnswers(t *testing.T) {
 	check := func(what string, x *executor, z, d, w0, w1 []float32) {
 		t.Helper()
-		if !near(x.center, z) || !near(x.dprev, d) || !near(x.devs[0].p, w0) || !near(x.devs[1].p, w1) {
-			t.Fatalf("%s: z %v D %v replicas %v %v, want %v %v %v %v", what, x.center, x.dprev, x.devs[0].p, x.devs[1].p, z, d, w0, w1)
+		if !near(x.center, z) || !near(x.cstate, d) || !near(x.devs[0].p, w0) || !near(x.devs[1].p, w1) {
+			t.Fatalf("%s: z %v D %v replicas %v %v, want %v %v %v %v", what, x.center, x.cstate, x.devs[0].p, x.devs[1].p, z, d, w0, w1)
 		}
 	}
 	setup := func(opt optim.Optimizer) *executor {
 		x := fidExecutor(vec(1, 1), opt, [][]float32{vec(1, 2), vec(3, 5)}, [][]float32{vec(2, 0), vec(0, 2)})
-		x.dprev = vec(1, 0)
+		x.cstate = vec(1, 0)
 		return x
 	}
 
 	// The paper's order: the gradient, computed in Gradient mode, is applied
 	// by the synchronisation.
 	x := setup(&optim.SGD{})
-	if err := x.collective(&command{kind: cmdCenterSync, a: 0.5, gamma: 0.9, lr: 0.5, withGrad: true}); err != nil {
+	if err := x.collective(syncCmd(0.5, 0.9, 0.5, true)); err != nil {
 		t.Fatal(err)
 	}
 	check("paper's order", x, vec(2.9, 3.5), vec(1.9, 2.5), vec(0, 1.5), vec(2, 2))
@@ -101,13 +103,13 @@ func TestCrossbowOrdersKnownAnswers(t *testing.T) {
 	for _, d := range x.devs {
 		d.opt.Step(d.p, d.g, 0.5)
 	}
-	if err := x.collective(&command{kind: cmdCenterSync, a: 0.5, gamma: 0.9}); err != nil {
+	if err := x.collective(syncCmd(0.5, 0.9, 0, false)); err != nil {
 		t.Fatal(err)
 	}
 	check("--correct-after 1", x, vec(2.4, 3), vec(1.4, 2), vec(0.5, 1.5), vec(2, 2.5))
 
 	x = setup(&optim.SGD{WeightDecay: 0.1})
-	if err := x.collective(&command{kind: cmdCenterSync, a: 0.5, gamma: 0.9, lr: 0.5, withGrad: true}); err != nil {
+	if err := x.collective(syncCmd(0.5, 0.9, 0.5, true)); err != nil {
 		t.Fatal(err)
 	}
 	if !near(x.devs[0].p, vec(-0.05, 1.4)) {
@@ -115,16 +117,16 @@ func TestCrossbowOrdersKnownAnswers(t *testing.T) {
 	}
 
 	// The flag crosses ranks in the command.
-	c := command{kind: cmdCenterSync, a: 0.5, gamma: 0.9, lr: 0.5, withGrad: true, layered: false}
+	c := *syncCmd(0.5, 0.9, 0.5, true)
 	var back command
 	if err := back.decode(c.encode(make([]byte, cmdSize(2, 1)))); err != nil {
 		t.Fatal(err)
 	}
-	if !back.withGrad || back.layered || back.lr != 0.5 || back.a != 0.5 || back.gamma != 0.9 {
+	if back.params[2] != 1 || back.layered || back.lr != 0.5 || back.params[0] != 0.5 || back.params[1] != 0.9 || back.op != c.op {
 		t.Fatalf("center-sync command after encoding: %+v", back)
 	}
 	c = command{kind: cmdAllReduce, layered: true}
-	if err := back.decode(c.encode(make([]byte, cmdSize(2, 1)))); err != nil || back.withGrad || !back.layered {
+	if err := back.decode(c.encode(make([]byte, cmdSize(2, 1)))); err != nil || back.params[2] != 0 || back.op != "" || !back.layered {
 		t.Fatalf("layered all-reduce after encoding: %+v, %v", back, err)
 	}
 }
@@ -220,7 +222,7 @@ func TestCrossbowMatchesReference(t *testing.T) {
 // gives [1/15 1/15 1/15], the unit vector, p − g/5 = (0.4, 0.2).
 func TestConsensusNormsAndEq13KnownAnswers(t *testing.T) {
 	x := fidExecutor(vec(0, 0), &optim.SGD{}, [][]float32{vec(0, 0), vec(0, 0), vec(0, 0)}, [][]float32{vec(4, 0), vec(0, 2), vec(3, 4)})
-	c, norms, err := x.query(cmdConsensus)
+	c, norms, err := x.query(&command{kind: cmdQuery, op: adacons.ConsensusOp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,11 +244,11 @@ func TestConsensusNormsAndEq13KnownAnswers(t *testing.T) {
 		}
 		g := vec(3, 4)
 		x := fidExecutor(vec(0, 0), &optim.SGD{}, [][]float32{vec(1, 1), vec(1, 1), vec(1, 1)}, [][]float32{g, g, g})
-		c, norms, err := x.query(cmdConsensus)
+		c, norms, err := x.query(&command{kind: cmdQuery, op: adacons.ConsensusOp})
 		if err != nil {
 			t.Fatal(err)
 		}
-		acts := s.Step(strategy.Event{Kind: strategy.Consensus, Values: c, Norms: norms}, nil)
+		acts := s.Step(strategy.Event{Kind: strategy.Answer, Values: c, Second: norms}, nil)
 		for _, w := range acts[0].Weights {
 			if math.Abs(w-k.weight) > 1e-9 {
 				t.Fatalf("eq13 %v, equal gradients: weights %v, want %v (%s)", k.eq13, acts[0].Weights, k.weight, k.meaning)
@@ -342,7 +344,7 @@ func TestNormsAlongTheMomentumKnownAnswers(t *testing.T) {
 	x := fidExecutor(vec(2, 1), nil, [][]float32{vec(4, 0), vec(0, 3), vec(9, 9)}, [][]float32{nil, nil, nil})
 	copy(x.prev, vec(1, 1))
 	x.members.leave(2)
-	norms, along, err := x.norms()
+	norms, along, err := x.query(&command{kind: cmdQuery, op: adaptive.NormsOp})
 	if err != nil {
 		t.Fatal(err)
 	}

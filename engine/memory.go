@@ -43,7 +43,7 @@ func CheckMemory(cfg Config, w Workload) error {
 
 // sharedVectors counts the parameter-sized vectors the executor keeps
 // besides the devices' own: the initial model, the centre, the previous
-// centre, a scratch vector and CROSSBOW's correction.
+// centre, a scratch vector and the ops' vector beside the centre.
 const sharedVectors = 5
 
 // checkMemory estimates what a run of cfg on w allocates on this process —
@@ -57,7 +57,7 @@ func checkMemory(cfg Config, info strategy.Info, w Workload, local, maxBatch int
 	if !cfg.TimingOnly {
 		perDevice = 2 + int64(optim.StateVectors(cfg.Optimizer.Name)) // replica, gradient, state
 		if info.OwnUpdate {
-			perDevice++ // GEM's per-device momentum estimate
+			perDevice++ // a commit rule's per-device state vector, which one keeps
 		}
 	}
 	vectors := memory.Add(memory.Mul(int64(local), perDevice), sharedVectors)

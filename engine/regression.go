@@ -9,8 +9,8 @@ import (
 	"github.com/hetsgd/hetsgd/metric"
 )
 
-// Regression is the stochastic linear regression task of the AdaCons paper
-// (§4.1):
+// Regression is the stochastic linear regression task of the aggregation
+// paper of SPEC §3 (its §4.1):
 //
 //	min over w ∈ R^d of  f(w) = E[(wᵀζ)²/2],  ζ ~ U[0,1]^d
 //

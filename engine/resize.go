@@ -14,19 +14,18 @@ import (
 // every strategy:
 //
 //   - Every device starts from the model the run evaluates: replica 0 for
-//     the strategies whose replicas are equal (sync, sum, adacons, lsgd,
-//     slide: exact), the centre for the others (elastic, crossbow,
-//     adaptive: the replicas merge into it; gem, downpour, staleness: the
-//     parameter server's θ). The centre and the previous centre are kept,
-//     so the global momentum (w̄ − w̄_prev) and CROSSBOW's D_prev go on.
+//     the strategies that evaluate it (their replicas are equal: exact),
+//     the centre for the others (the replicas merge into it, or it is a
+//     parameter server's θ). The centre, the previous centre and the ops'
+//     vector beside it (Host.CenterState) are kept, so the global momentum
+//     (w̄ − w̄_prev) and such state go on.
 //   - Every device takes the optimizer state of the checkpoint's first
 //     device still in the run (Adam's moments; for the equal-replica
-//     strategies every device's state is that one). GEM's per-worker
-//     momentum starts at zero.
+//     strategies every device's state is that one). The ops' per-device
+//     vectors (Replica.State) start at zero.
 //   - The strategy starts anew on the new devices, at the run's position:
-//     its per-device books (adaptive's batch sizes, a parameter server's
-//     staleness) start again as at a run's start, and so do schedules it
-//     counts itself (lsgd's warm-up, adaptive-code's).
+//     its per-device books (batch sizes, pulls) start again as at a run's
+//     start, and so do schedules it counts itself (warm-ups).
 //   - The run's books go on: the samples done and the data's position, the
 //     evaluations, the log, the clock. Batches under way were lost with the
 //     devices; every device of the new run is in it (earlier faults are

@@ -146,44 +146,38 @@ func (v *virtualClock) after(a *strategy.Action, ev strategy.Event) {
 	v.schedule(v.t+v.cost(a), ev)
 }
 
-// cost is the network model's time for action a.
+// cost is the network model's time for action a: an all-reduce (Layered
+// SGD's overlapping the workers' preparation of their next batch) followed
+// by every device's update, or what the action's op costs in those
+// primitives.
 func (v *virtualClock) cost(a *strategy.Action) float64 {
 	r := v.r
 	net, n := r.cfg.Net, r.cfg.Devices
-	switch a.Kind {
-	case strategy.QueryNorms:
-		return net.AllGatherCost(16, n) // a norm and a dot per device
-	case strategy.QueryConsensus:
-		// An all-reduce of the gradients for ḡ and an all-gather of the
-		// coefficients with the gradients' norms.
-		return net.AllReduceCost(net.AllReduce, r.bytes, n) + net.AllGatherCost(16, n)
-	}
-	var cost float64
-	if a.Kind == strategy.AllReduce && a.Layered {
-		// Layered SGD: the communicators' all-reduce overlaps the workers'
-		// preparation of their next batch.
+	if a.Kind == strategy.AllReduce {
+		if !a.Layered {
+			return net.AllReduceCost(net.AllReduce, r.bytes, n) + r.cfg.Cost.Update(r.shape)
+		}
 		red, bc, inter := net.HierarchicalParts(r.bytes, n)
 		prep := 0.0
 		for _, d := range r.x.devs {
 			prep = max(prep, r.cfg.Prep*float64(d.rows)/d.speed)
 			d.prepared = true
 		}
-		cost = red + max(inter, prep) + bc
-	} else {
-		cost = net.AllReduceCost(net.AllReduce, r.bytes, n)
+		return red + max(inter, prep) + bc + r.cfg.Cost.Update(r.shape)
 	}
-	switch a.Kind {
-	case strategy.AllReduce: // every device applies the update, in parallel
-		cost += r.cfg.Cost.Update(r.shape)
-	case strategy.Merge, strategy.CenterSync: // a few element-wise passes
-		cost += 3 * r.cfg.Cost.Update(r.shape)
-		if a.WithGradient {
-			// The optimizer step the τ-th batch left to it (and did not
-			// charge, computed in Gradient mode), every device in parallel.
-			cost += r.cfg.Cost.Update(r.shape)
-		}
+	op, err := r.x.op(a.Op)
+	if err != nil {
+		panic(err) // the action was carried out with it just before
 	}
-	return cost
+	c := op.Cost(a)
+	var cost float64
+	if c.AllReduces > 0 {
+		cost = c.AllReduces * net.AllReduceCost(net.AllReduce, r.bytes, n)
+	}
+	if c.Gather > 0 {
+		cost += net.AllGatherCost(c.Gather, n)
+	}
+	return cost + c.Passes*r.cfg.Cost.Update(r.shape)
 }
 
 func (v *virtualClock) next(ctx context.Context) (strategy.Event, bool, error) {

@@ -14,8 +14,8 @@ import (
 
 // Workload is what the devices train: a model over a flat parameter vector,
 // where its batches come from, and how it is scored. XML (the sparse MLP on
-// a dataset) is the main one; Regression is the AdaCons paper's stochastic
-// linear regression.
+// a dataset) is the main one; Regression is a stochastic linear
+// regression with a closed-form objective.
 type Workload interface {
 	Name() string
 	// Size is the number of training points, which defines an epoch.

@@ -186,7 +186,7 @@ func psRow(n int, strat string, res *engine.Result, diverged bool) ([]any, float
 		fl, tl, acc = last.TrainLoss, last.Loss, last.P1
 	}
 	var commits, tau int64
-	for s, c := range res.Staleness {
+	for s, c := range res.Taus {
 		commits += c
 		tau += int64(s) * c
 	}

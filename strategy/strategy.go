@@ -33,17 +33,13 @@ const (
 	Start EventKind = iota
 	// BatchDone: Device finished the batch it was dispatched.
 	BatchDone
-	// CollectiveDone: the collective action last emitted (AllReduce, Merge,
-	// CenterSync) has completed; its devices are idle again.
+	// CollectiveDone: the collective action last emitted (AllReduce or a
+	// Collective) has completed; its devices are idle again.
 	CollectiveDone
-	// Norms answers QueryNorms: Values[i] is ‖w_i‖₂ of device i's replica,
-	// and Along[i] is ⟨w_i − w̄, w̄ − w̄_prev⟩, how far the replica went along
-	// the centre's last step (its momentum).
-	Norms
-	// Consensus answers QueryConsensus: Values[i] is ⟨g_i, ḡ⟩/‖g_i‖², with
-	// ḡ the mean of the devices' gradients, and NaN where ‖g_i‖ = 0;
-	// Norms[i] is ‖g_i‖₂.
-	Consensus
+	// Answer answers a Query: Values[i] and Second[i] are the two values its
+	// op measured on device i (see the op), NaN for a device that left;
+	// Dim is the number of parameters of a replica.
+	Answer
 	// Leave: Device failed and left the run for good (a fault: a crash, or
 	// a stall the engine gave up on). It is idle — a batch it was computing
 	// is lost and never reported — and takes no more work. The strategy
@@ -51,7 +47,7 @@ const (
 	// weight 0 in every collective (Members keeps the account); the engine
 	// leaves it out of collectives (it never multiplies it by 0: its replica
 	// may be stale) and of the mean gradient of Consensus, and answers NaN
-	// for it in Norms and Consensus. No BatchDone of it ever follows. A
+	// for it in an Answer. No BatchDone of it ever follows. A
 	// Leave may come before Start's dispatches are answered, and between a
 	// collective or query and its answer (which then comes as issued). The
 	// lost batch's samples count as dispatched towards the run's budget. One
@@ -63,23 +59,17 @@ const (
 )
 
 func (k EventKind) String() string {
-	return [...]string{"start", "batch-done", "collective-done", "norms", "consensus", "leave"}[k]
+	return [...]string{"start", "batch-done", "collective-done", "answer", "leave"}[k]
 }
 
 // Event is the input of a strategy.
 type Event struct {
 	Kind   EventKind
 	Device int
-	Values []float64 // Norms: ‖w_i‖₂ per device; Consensus: the coefficients
-	Dim    int       // Norms: number of parameters of a replica
-	// Consensus: ‖g_i‖₂ per device. With Values it gives every form of the
-	// coefficients (⟨g_i, ḡ⟩/‖g_i‖ = Values[i]·Norms[i]) without a second
-	// query.
-	Norms []float64
-	// Norms: ⟨w_i − w̄, w̄ − w̄_prev⟩ per device (NaN for one that left): a
-	// merge's step Σα_i(w_i − w̄) goes along the centre's momentum when
-	// Σα_i·Along[i] > 0 and against it when < 0.
-	Along []float64
+	// Answer: the two values the query's op measured per device, and the
+	// number of parameters of a replica.
+	Values, Second []float64
+	Dim            int
 }
 
 // ActionKind says what a strategy asks the engine to do.
@@ -95,60 +85,22 @@ const (
 	// device with learning rate LR. All devices must be idle with a gradient
 	// computed in Gradient mode.
 	AllReduce
-	// Merge averages the replicas into the centre model, with momentum:
-	//
-	//	w̄' = Σ Weights[i]·w_i + Gamma·(w̄ − w̄_prev);  w̄_prev ← w̄;  w̄ ← w̄'
-	//
-	// and restarts every replica from w̄. All devices must be idle.
-	Merge
-	// CenterSync is CROSSBOW's synchronous model averaging step with
-	// coefficient A and momentum Gamma:
-	//
-	//	d_i = w_i − z;  w_i ← w_i − A·d_i;  D = Σ A·d_i + Gamma·D_prev;  z ← z + D
-	//
-	// With WithGradient the devices hold a gradient g_i computed in Gradient
-	// mode on w_i and not yet applied, and the step is the paper's, whose
-	// gradient step and correction both start from that iterate:
-	//
-	//	d_i = w_i − z;  w_i ← w_i − LR·g_i − A·d_i;  D, z as above
-	//
-	// with −LR·g_i the step of the device's optimizer. All devices must be
-	// idle.
-	CenterSync
-	// QueryNorms asks for the L2 norm of every replica and how far each went
-	// along the centre's momentum; the engine answers with a Norms event
-	// before anything else happens.
-	QueryNorms
-	// QueryConsensus asks for the AdaCons coefficients of the gradients the
-	// devices computed in Gradient mode; the engine answers with a Consensus
-	// event. It costs an all-reduce of the gradients and an all-gather of one
-	// scalar per device.
-	QueryConsensus
+	// Collective runs Op (a Collector) on every rank with Weights and
+	// Params: an algorithm's own step over the replicas and the centre
+	// (Merge; CROSSBOW's synchronisation). All devices must be idle.
+	Collective
+	// Query runs Op (a Measurer) on every rank; the engine answers with an
+	// Answer event before anything else happens. All devices must be idle.
+	Query
 	// Commit applies Device's update to the centre model (a parameter
-	// server), by Rule, from the gradient it computed in Pull mode on its
-	// copy s of the centre:
-	//
-	//	Downpour:  θ ← θ + Δ,                 Δ = −LR·g
-	//	Staleness: θ ← θ + Δ/(Tau+1)
-	//	GEM:       m ← Mu·m + Δ;  π = clamp((Kappa·|m| − |θ − s|)/(|Δ| + Eps), 0, Clip);  θ ← θ + π⊙Δ
-	//
-	// per parameter, with m the device's own momentum. Other devices may be
-	// busy.
+	// server) by Op (a Committer), from the gradient it computed in Pull
+	// mode on its copy of the centre. Other devices may be busy.
 	Commit
 )
 
 func (k ActionKind) String() string {
-	return [...]string{"dispatch", "all-reduce", "merge", "center-sync", "query-norms", "query-consensus", "commit"}[k]
+	return [...]string{"dispatch", "all-reduce", "collective", "query", "commit"}[k]
 }
-
-// Rule is how a Commit changes the centre model.
-type Rule uint8
-
-const (
-	Downpour Rule = iota
-	Staleness
-	GEM
-)
 
 // Mode says what a device does with a dispatched batch.
 type Mode uint8
@@ -167,39 +119,28 @@ const (
 // Action is the output of a strategy.
 type Action struct {
 	Kind    ActionKind
-	Device  int       // Dispatch
+	Device  int       // Dispatch, Commit
 	Batch   int       // Dispatch
-	LR      float64   // Dispatch, AllReduce, CenterSync with WithGradient
+	LR      float64   // Dispatch, AllReduce; an op's rate
 	Mode    Mode      // Dispatch
-	Weights []float64 // AllReduce, Merge: one per device; valid until the next Step
-	Gamma   float64   // Merge, CenterSync: momentum
-	A       float64   // CenterSync
-	// WithGradient: the CenterSync applies the devices' unapplied gradients
-	// at LR from the iterate its correction starts from (CROSSBOW as
-	// published).
-	WithGradient bool
+	Weights []float64 // AllReduce, Collective: one per device; valid until the next Step
 	// Layered asks for Layered SGD's all-reduce: reduce to each group's
 	// communicator, all-reduce among communicators while the workers prepare
 	// their next batch, broadcast back (AllReduce).
 	Layered bool
-	// Commit's rule and its parameters.
-	Rule                 Rule
-	Tau                  int // Staleness: updates since the device pulled
-	Mu, Kappa, Eps, Clip float64
+	// Op names the registered op (RegisterOp) that carries out a
+	// Collective, Query or Commit, and Params are its parameters, as the op
+	// reads them.
+	Op     string
+	Params [MaxParams]float64
+	// Tau: a Commit's staleness, the centre's updates since the device
+	// pulled it.
+	Tau int
 	// Record, when set, is written to the run log as a "merge" event.
 	Record *MergeRecord
 	// Note, when set, is written to the run log as a "note" event.
 	Note string
 }
-
-// IdentityMerge returns the merge of a single replica into the centre
-// (weight 1, no momentum): the centre becomes the replica as it is. One-device
-// runs of model-averaging strategies take it where n > 1 would merge, so that
-// the engine's barriers and evaluation points stay where they are. Its
-// Weights are shared and must not be written.
-func IdentityMerge() Action { return Action{Kind: Merge, Weights: identityWeights} }
-
-var identityWeights = []float64{1}
 
 // MergeRecord describes one merge for the run log (the paper's Fig. 12): the
 // batch size, learning rate and number of updates of every device during the

@@ -123,8 +123,8 @@ func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Acti
 			// Its batch is lost: the step goes on without it.
 			out = a.arrived(out, ev.Device)
 		}
-	case strategy.Consensus:
-		w, note := a.Weights(ev.Values, ev.Norms)
+	case strategy.Answer:
+		w, note := a.Weights(ev.Values, ev.Second)
 		out = append(out, strategy.Action{Kind: strategy.AllReduce, LR: a.lr, Weights: w, Note: note})
 	}
 	return out
@@ -134,7 +134,7 @@ func (a *AdaCons) Step(ev strategy.Event, out []strategy.Action) []strategy.Acti
 // consensus once no device is left on it.
 func (a *AdaCons) arrived(out []strategy.Action, d int) []strategy.Action {
 	if a.barrier.Arrive(d) {
-		out = append(out, strategy.Action{Kind: strategy.QueryConsensus})
+		out = append(out, strategy.Action{Kind: strategy.Query, Op: ConsensusOp})
 	}
 	return out
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/strategy"
-	_ "github.com/hetsgd/hetsgd/strategy/adacons"
+	"github.com/hetsgd/hetsgd/strategy/adacons"
 	"github.com/hetsgd/hetsgd/strategy/strategytest"
 )
 
@@ -25,14 +25,14 @@ func aggregate(t *testing.T, s strategy.Strategy, gs [][]float64) []float64 {
 			mean[j] += v / float64(n)
 		}
 	}
-	ev := strategy.Event{Kind: strategy.Consensus, Values: make([]float64, n), Norms: make([]float64, n)}
+	ev := strategy.Event{Kind: strategy.Answer, Values: make([]float64, n), Second: make([]float64, n)}
 	for i, g := range gs {
 		var dot, sq float64
 		for j, v := range g {
 			dot += v * mean[j]
 			sq += v * v
 		}
-		ev.Values[i], ev.Norms[i] = dot/sq, math.Sqrt(sq)
+		ev.Values[i], ev.Second[i] = dot/sq, math.Sqrt(sq)
 	}
 	acts := s.Step(ev, nil)
 	if len(acts) != 1 || acts[0].Kind != strategy.AllReduce {
@@ -171,7 +171,7 @@ func TestLeave(t *testing.T) {
 	// Step 1, every device: c = [1 2 3 4], weights c/10.
 	step(strategy.Event{Kind: strategy.Start})
 	done(0, 1, 2, 3)
-	weightsNear(t, "four devices", step(strategy.Event{Kind: strategy.Consensus, Values: []float64{1, 2, 3, 4}}), []float64{0.1, 0.2, 0.3, 0.4})
+	weightsNear(t, "four devices", step(strategy.Event{Kind: strategy.Answer, Values: []float64{1, 2, 3, 4}}), []float64{0.1, 0.2, 0.3, 0.4})
 	// Step 2: device 2, the last one pending, leaves: the query comes at once.
 	if acts := step(strategy.Event{Kind: strategy.CollectiveDone}); len(acts) != 4 {
 		t.Fatalf("step 2 dispatches %+v", acts)
@@ -180,7 +180,7 @@ func TestLeave(t *testing.T) {
 		t.Fatalf("three of four done: %+v", acts)
 	}
 	acts := step(strategy.Event{Kind: strategy.Leave, Device: 2})
-	if len(acts) != 1 || acts[0].Kind != strategy.QueryConsensus {
+	if len(acts) != 1 || acts[0].Op != adacons.ConsensusOp {
 		t.Fatalf("the last pending device left: %+v, want the consensus query", acts)
 	}
 	for _, d := range []int{2, 4, -1} {
@@ -189,7 +189,7 @@ func TestLeave(t *testing.T) {
 		}
 	}
 	// The momentum starts again: c = [1 3 nan 2] gives [1 3 0 2]/6.
-	weightsNear(t, "device 2 gone", step(strategy.Event{Kind: strategy.Consensus, Values: []float64{1, 3, nan, 2}}), []float64{1.0 / 6, 0.5, 0, 1.0 / 3})
+	weightsNear(t, "device 2 gone", step(strategy.Event{Kind: strategy.Answer, Values: []float64{1, 3, nan, 2}}), []float64{1.0 / 6, 0.5, 0, 1.0 / 3})
 	// Step 3: devices 0, 1, 3 only. Sorted c = [2 3 5] with the momentum's
 	// [1 2 3]: m = [1.5 2.5 4], device 0 (rank 0) 1.5, device 3 (rank 1)
 	// 2.5, device 1 (rank 2) 4, over 8.
@@ -197,10 +197,10 @@ func TestLeave(t *testing.T) {
 	if len(acts) != 3 || acts[0].Device != 0 || acts[1].Device != 1 || acts[2].Device != 3 {
 		t.Fatalf("step 3 dispatches %+v, want devices 0, 1, 3", acts)
 	}
-	if acts := done(1, 3, 0); len(acts) != 1 || acts[0].Kind != strategy.QueryConsensus {
+	if acts := done(1, 3, 0); len(acts) != 1 || acts[0].Op != adacons.ConsensusOp {
 		t.Fatalf("the live devices done: %+v", acts)
 	}
-	weightsNear(t, "step 3", step(strategy.Event{Kind: strategy.Consensus, Values: []float64{2, 5, nan, 3}}), []float64{1.5 / 8, 4.0 / 8, 0, 2.5 / 8})
+	weightsNear(t, "step 3", step(strategy.Event{Kind: strategy.Answer, Values: []float64{2, 5, nan, 3}}), []float64{1.5 / 8, 4.0 / 8, 0, 2.5 / 8})
 }
 
 // Eq. 13 with a device gone: its NaN norm and coefficient give weight 0.
@@ -218,7 +218,7 @@ func TestLeaveEq13(t *testing.T) {
 	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 0}, nil)
 	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 2}, nil)
 	// ḡ = (1/2, 3/2): c = [1/2 nan 1/2], ‖g‖ = [1 nan 3].
-	acts := s.Step(strategy.Event{Kind: strategy.Consensus, Values: []float64{0.5, math.NaN(), 0.5}, Norms: []float64{1, math.NaN(), 3}}, nil)
+	acts := s.Step(strategy.Event{Kind: strategy.Answer, Values: []float64{0.5, math.NaN(), 0.5}, Second: []float64{1, math.NaN(), 3}}, nil)
 	weightsNear(t, "eq. 13, device 1 gone", acts, []float64{0.25, 0, 0.25})
 }
 
@@ -234,7 +234,7 @@ func TestLeaveFallback(t *testing.T) {
 	s.Step(strategy.Event{Kind: strategy.Leave, Device: 1}, nil)
 	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 2}, nil)
 	nan := math.NaN()
-	acts := s.Step(strategy.Event{Kind: strategy.Consensus, Values: []float64{nan, nan, nan}}, nil)
+	acts := s.Step(strategy.Event{Kind: strategy.Answer, Values: []float64{nan, nan, nan}}, nil)
 	weightsNear(t, "fallback", acts, []float64{0.5, 0, 0.5})
 	if acts[0].Note == "" {
 		t.Fatal("the fallback to averaging is not noted")

@@ -317,7 +317,7 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 			}
 		}
 		return a.end(out)
-	case strategy.Norms:
+	case strategy.Answer:
 		if a.pertNorm == 2 && a.norm0 == 0 {
 			a.norm0 = a.meanNorm(ev.Values)
 		}
@@ -334,17 +334,19 @@ func (a *Adaptive) Step(ev strategy.Event, out []strategy.Action) []strategy.Act
 		}
 		a.scale()
 		gamma := a.gamm
-		if a.restart && gamma > 0 && a.against(weights, ev.Along) {
+		if a.restart && gamma > 0 && a.against(weights, ev.Second) {
 			gamma, rec.Restarted = 0, true
 		}
-		out = append(out, strategy.Action{Kind: strategy.Merge, Weights: weights, Gamma: gamma, Record: rec})
+		m := strategy.Merge(weights, gamma)
+		m.Record = rec
+		out = append(out, m)
 	}
 	return out
 }
 
 // against reports whether the merge's step Σα_i(w_i − w̄) goes against the
 // centre's momentum w̄ − w̄_prev, from the replicas' way along it (the
-// Norms event's Along; nil: not known, never against).
+// NormsOp's second values; nil: not known, never against).
 func (a *Adaptive) against(weights, along []float64) bool {
 	if along == nil {
 		return false
@@ -382,9 +384,11 @@ func (a *Adaptive) end(out []strategy.Action) []strategy.Action {
 			}
 		}
 		a.scale()
-		return append(out, strategy.Action{Kind: strategy.Merge, Weights: w, Record: rec})
+		m := strategy.Merge(w, 0)
+		m.Record = rec
+		return append(out, m)
 	}
-	return append(out, strategy.Action{Kind: strategy.QueryNorms})
+	return append(out, strategy.Action{Kind: strategy.Query, Op: NormsOp})
 }
 
 func (a *Adaptive) dispatch(out []strategy.Action, d int) []strategy.Action {

@@ -112,7 +112,7 @@ func TestOneDeviceNeverMerges(t *testing.T) {
 	out = a.Step(strategy.Event{Kind: strategy.Start}, out)
 	for i := 0; i < 10; i++ {
 		out = a.Step(strategy.Event{Kind: strategy.BatchDone, Device: 0}, out)
-		if out[len(out)-1].Kind == strategy.Merge {
+		if out[len(out)-1].Op == strategy.MergeOp {
 			out = a.Step(strategy.Event{Kind: strategy.CollectiveDone}, out)
 		}
 	}
@@ -121,7 +121,7 @@ func TestOneDeviceNeverMerges(t *testing.T) {
 	for i, act := range out {
 		switch {
 		case act.Kind == strategy.Dispatch && act.Batch == 64 && act.LR == 0.1:
-		case act.Kind == strategy.Merge && len(act.Weights) == 1 && act.Weights[0] == 1 && act.Gamma == 0:
+		case act.Op == strategy.MergeOp && len(act.Weights) == 1 && act.Weights[0] == 1 && act.Params[0] == 0:
 			merges++
 		default:
 			t.Fatalf("one device, action %d: %+v, want dispatches of 64 at 0.1 and identity merges", i, act)
@@ -197,12 +197,12 @@ func TestLeaveLastWorking(t *testing.T) {
 			t.Fatalf("Leave %d answered %+v, want nothing", d, acts)
 		}
 	}
-	if acts := steps(a, done(0)); len(acts) != 1 || acts[0].Kind != strategy.QueryNorms {
+	if acts := steps(a, done(0)); len(acts) != 1 || acts[0].Op != NormsOp {
 		t.Fatalf("the mega-batch is done: %+v, want the norms query", acts)
 	}
-	acts = steps(a, strategy.Event{Kind: strategy.Norms, Values: []float64{1, 1, math.NaN(), 1}, Dim: 100})
+	acts = steps(a, strategy.Event{Kind: strategy.Answer, Values: []float64{1, 1, math.NaN(), 1}, Dim: 100})
 	want := []float64{0.55, 0.225, 0, 0.25}
-	if len(acts) != 1 || acts[0].Kind != strategy.Merge || acts[0].Record == nil || !acts[0].Record.Perturbed {
+	if len(acts) != 1 || acts[0].Op != strategy.MergeOp || acts[0].Record == nil || !acts[0].Record.Perturbed {
 		t.Fatalf("norms answered with %+v, want a perturbed merge", acts)
 	}
 	for i := range want {
@@ -239,11 +239,11 @@ func TestLeaveWhileBusy(t *testing.T) {
 		if acts := steps(a, done(0)); len(acts) != 1 || acts[0].Device != 0 {
 			t.Fatalf("code %v: device 0 done: %+v, want its third batch", code, acts)
 		}
-		if acts := steps(a, done(2), done(0)); len(acts) != 1 || acts[0].Kind != strategy.QueryNorms {
+		if acts := steps(a, done(2), done(0)); len(acts) != 1 || acts[0].Op != NormsOp {
 			t.Fatalf("code %v: the live devices are idle: %+v, want the norms query", code, acts)
 		}
-		acts := steps(a, strategy.Event{Kind: strategy.Norms, Values: []float64{1, math.NaN(), 1}, Dim: 100})
-		if len(acts) != 1 || acts[0].Kind != strategy.Merge || acts[0].Weights[1] != 0 || math.Abs(acts[0].Weights[0]+acts[0].Weights[2]-1) > 0.1+1e-12 {
+		acts := steps(a, strategy.Event{Kind: strategy.Answer, Values: []float64{1, math.NaN(), 1}, Dim: 100})
+		if len(acts) != 1 || acts[0].Op != strategy.MergeOp || acts[0].Weights[1] != 0 || math.Abs(acts[0].Weights[0]+acts[0].Weights[2]-1) > 0.1+1e-12 {
 			t.Fatalf("code %v: merge %+v, want weight 0 for device 1", code, acts)
 		}
 	}
@@ -259,7 +259,7 @@ func TestLeaveDownToOne(t *testing.T) {
 		t.Fatalf("device 0 left with its batch: %+v, want device 1 to take its samples", acts)
 	}
 	acts = steps(a, done(1))
-	if len(acts) != 1 || acts[0].Kind != strategy.Merge || !slices.Equal(acts[0].Weights, []float64{0, 1}) || acts[0].Gamma != 0 {
+	if len(acts) != 1 || acts[0].Op != strategy.MergeOp || !slices.Equal(acts[0].Weights, []float64{0, 1}) || acts[0].Params[0] != 0 {
 		t.Fatalf("one device left: %+v, want the centre to take replica 1", acts)
 	}
 	if r := acts[0].Record; r == nil || !slices.Equal(r.Updates, []int{0, 2}) {

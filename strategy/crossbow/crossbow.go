@@ -151,7 +151,7 @@ func (c *crossbowSGD) sync(out []strategy.Action) []strategy.Action {
 		return append(out, strategy.IdentityMerge())
 	case live == 1 && !gradient:
 		// The last device left: plain SGD, the centre follows it.
-		return append(out, strategy.Action{Kind: strategy.Merge, Weights: c.members.Uniform(make([]float64, c.n))})
+		return append(out, strategy.Merge(c.members.Uniform(make([]float64, c.n)), 0))
 	}
 	// a weighs each live device's correction: rescaled by n/live it keeps
 	// the total pull Σ_live a that the n devices had (a·n), up to a = 1.
@@ -159,11 +159,7 @@ func (c *crossbowSGD) sync(out []strategy.Action) []strategy.Action {
 	if live < c.n {
 		a = min(1, c.a*float64(c.n)/float64(live))
 	}
-	sync := strategy.Action{Kind: strategy.CenterSync, A: a, Gamma: c.mu}
-	if gradient {
-		sync.LR, sync.WithGradient = c.lr, true
-	}
-	return append(out, sync)
+	return append(out, Sync(a, c.mu, gradient, c.lr))
 }
 
 type crossbowState struct {

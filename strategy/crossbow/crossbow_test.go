@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/strategy"
-	_ "github.com/hetsgd/hetsgd/strategy/crossbow"
+	"github.com/hetsgd/hetsgd/strategy/crossbow"
 	"github.com/hetsgd/hetsgd/strategy/strategytest"
 )
 
@@ -39,7 +39,7 @@ func TestLeave(t *testing.T) {
 		}
 	}
 	acts := step(strategy.Event{Kind: strategy.Leave, Device: 2})
-	if len(acts) != 1 || acts[0].Kind != strategy.CenterSync || math.Abs(acts[0].A-1.0/3) > 1e-15 || !acts[0].WithGradient || acts[0].LR != 0.5 {
+	if len(acts) != 1 || acts[0].Op != crossbow.SyncOp || math.Abs(acts[0].Params[0]-1.0/3) > 1e-15 || acts[0].Params[2] == 0 || acts[0].LR != 0.5 {
 		t.Fatalf("the last device working left: %+v, want a centre sync with a = 1/3 and the gradients", acts)
 	}
 	for _, d := range []int{2, -1, 4} {
@@ -54,7 +54,7 @@ func TestLeave(t *testing.T) {
 	for _, d := range []int{3, 0, 1} {
 		acts = step(strategy.Event{Kind: strategy.BatchDone, Device: d})
 	}
-	if len(acts) != 1 || acts[0].Kind != strategy.CenterSync || math.Abs(acts[0].A-1.0/3) > 1e-15 {
+	if len(acts) != 1 || acts[0].Op != crossbow.SyncOp || math.Abs(acts[0].Params[0]-1.0/3) > 1e-15 {
 		t.Fatalf("next round: %+v, want a centre sync with a = 1/3", acts)
 	}
 	// A second device leaving while the others work: a = 1/2.
@@ -64,7 +64,7 @@ func TestLeave(t *testing.T) {
 	}
 	step(strategy.Event{Kind: strategy.BatchDone, Device: 1})
 	acts = step(strategy.Event{Kind: strategy.BatchDone, Device: 3})
-	if len(acts) != 1 || acts[0].Kind != strategy.CenterSync || acts[0].A != 0.5 {
+	if len(acts) != 1 || acts[0].Op != crossbow.SyncOp || acts[0].Params[0] != 0.5 {
 		t.Fatalf("two devices left: %+v, want a centre sync with a = 1/2", acts)
 	}
 }
@@ -80,13 +80,13 @@ func TestLeaveCapsA(t *testing.T) {
 	s.Step(strategy.Event{Kind: strategy.Leave, Device: 1}, nil)
 	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 2}, nil)
 	acts := s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 3}, nil)
-	if len(acts) != 1 || acts[0].Kind != strategy.CenterSync || acts[0].A != 0.8 {
+	if len(acts) != 1 || acts[0].Op != crossbow.SyncOp || acts[0].Params[0] != 0.8 {
 		t.Fatalf("a = 0.4 on 2 of 4 devices: %+v, want a = 0.8", acts)
 	}
 	s.Step(strategy.Event{Kind: strategy.CollectiveDone}, nil)
 	s.Step(strategy.Event{Kind: strategy.BatchDone, Device: 3}, nil)
 	acts = s.Step(strategy.Event{Kind: strategy.Leave, Device: 2}, nil)
-	if len(acts) != 1 || acts[0].Kind != strategy.CenterSync || acts[0].A != 1 || !acts[0].WithGradient {
+	if len(acts) != 1 || acts[0].Op != crossbow.SyncOp || acts[0].Params[0] != 1 || acts[0].Params[2] == 0 {
 		t.Fatalf("a = 0.4 on 1 of 4 devices, holding a gradient: %+v, want a = 1", acts)
 	}
 }
@@ -110,7 +110,7 @@ func TestLeaveDownToOne(t *testing.T) {
 	}
 	step(strategy.Event{Kind: strategy.Leave, Device: 1}) // with its gradient under way
 	acts = step(strategy.Event{Kind: strategy.BatchDone, Device: 2})
-	if len(acts) != 1 || acts[0].Kind != strategy.CenterSync || acts[0].A != 1 || !acts[0].WithGradient {
+	if len(acts) != 1 || acts[0].Op != crossbow.SyncOp || acts[0].Params[0] != 1 || acts[0].Params[2] == 0 {
 		t.Fatalf("the survivor's gradient: %+v, want a centre sync applying it", acts)
 	}
 	for round := range 2 {
@@ -121,7 +121,7 @@ func TestLeaveDownToOne(t *testing.T) {
 			}
 			acts = step(strategy.Event{Kind: strategy.BatchDone, Device: 2})
 		}
-		if len(acts) != 1 || acts[0].Kind != strategy.Merge || !slices.Equal(acts[0].Weights, []float64{0, 0, 1}) || acts[0].Gamma != 0 {
+		if len(acts) != 1 || acts[0].Op != strategy.MergeOp || !slices.Equal(acts[0].Weights, []float64{0, 0, 1}) || acts[0].Params[0] != 0 {
 			t.Fatalf("round %d ends with %+v, want the centre to take replica 2", round, acts)
 		}
 	}

@@ -95,8 +95,9 @@ func (e *elasticSGD) merge(out []strategy.Action) []strategy.Action {
 			bs[i], lrs[i], updates[i] = e.b, e.lr, e.k
 		}
 	}
-	return append(out, strategy.Action{Kind: strategy.Merge, Weights: e.weights,
-		Record: &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: updates, Weights: e.weights}})
+	m := strategy.Merge(e.weights, 0)
+	m.Record = &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: updates, Weights: e.weights}
+	return append(out, m)
 }
 
 type elasticState struct {

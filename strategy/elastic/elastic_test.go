@@ -68,7 +68,7 @@ func TestLeave(t *testing.T) {
 func checkMerge(t *testing.T, where string, acts []strategy.Action) {
 	t.Helper()
 	w := []float64{1.0 / 3, 1.0 / 3, 0, 1.0 / 3}
-	if len(acts) != 1 || acts[0].Kind != strategy.Merge || !slices.Equal(acts[0].Weights, w) || acts[0].Record == nil {
+	if len(acts) != 1 || acts[0].Op != strategy.MergeOp || !slices.Equal(acts[0].Weights, w) || acts[0].Record == nil {
 		t.Fatalf("%s: %+v, want a merge with weights %v", where, acts, w)
 	}
 	r := acts[0].Record

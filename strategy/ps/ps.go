@@ -13,8 +13,9 @@
 //     kinetic energy of momentum SGD. π is clamped to [0, 5], as in the
 //     authors' code, and a NaN never reaches θ (SPEC §3).
 //
-// The engine applies the commits (strategy.Commit); this package decides
-// when, with which rule, and counts staleness.
+// The rules' arithmetic is this package's ops (DownpourOp, StalenessOp,
+// GEMOp), which the engine runs for each Commit; the strategy decides when,
+// with which rule, and counts staleness.
 //
 // A worker that leaves the run (strategy.Leave) gets no more batches; its
 // batch under way, if any, is lost and never committed. Nobody waits for
@@ -30,13 +31,13 @@ import (
 func init() {
 	for _, r := range []struct {
 		name, summary string
-		rule          strategy.Rule
+		rule          string
 		options       []strategy.Option
 		defaults      strategy.Settings
 	}{
-		{"downpour", "asynchronous parameter server, updates committed as they are (DOWNPOUR)", strategy.Downpour, nil, downpourDefaults},
-		{"staleness", "asynchronous parameter server, updates scaled by 1/(staleness+1)", strategy.Staleness, nil, stalenessDefaults},
-		{"gem", "Gradient Energy Matching: asynchronous updates rescaled per parameter to match momentum SGD's energy", strategy.GEM, []strategy.Option{
+		{"downpour", "asynchronous parameter server, updates committed as they are (DOWNPOUR)", DownpourOp, nil, downpourDefaults},
+		{"staleness", "asynchronous parameter server, updates scaled by 1/(staleness+1)", StalenessOp, nil, stalenessDefaults},
+		{"gem", "Gradient Energy Matching: asynchronous updates rescaled per parameter to match momentum SGD's energy", GEMOp, []strategy.Option{
 			{Name: "mu", Default: 0.9, Range: strategy.Unit, Usage: "momentum μ of the target dynamics"},
 			{Name: "kappa", Default: 1, Range: strategy.Positive, Usage: "energy scale κ"},
 			{Name: "eps", Default: 1e-12, Range: strategy.Positive, Paper: "the paper's Algorithm 1 prints 1e-16; ε matters only where |Δ| ≲ ε, commits below float32's resolution of θ either way (Bibtex: best P@1 0.6068 vs 0.6060, BENCHMARKS.md §8)", Usage: "ε of the denominator"},
@@ -65,24 +66,23 @@ var (
 // Server is the strategy's state: one commit counter and, per worker, the
 // count at its last pull.
 type Server struct {
-	n, b                 int
-	lr                   float64
-	rule                 strategy.Rule
-	mu, kappa, eps, clip float64
-	commits              int
-	pulledAt             []int
-	working              []bool
-	members              strategy.Members
+	n, b     int
+	lr       float64
+	rule     string
+	params   [strategy.MaxParams]float64 // the rule's
+	commits  int
+	pulledAt []int
+	working  []bool
+	members  strategy.Members
 }
 
 // New returns a parameter-server strategy committing by rule.
-func New(cfg strategy.Config, rule strategy.Rule) (*Server, error) {
+func New(cfg strategy.Config, rule string) (*Server, error) {
 	s := &Server{n: cfg.Devices, b: cfg.Batch, lr: cfg.LR, rule: rule,
 		pulledAt: make([]int, cfg.Devices), working: make([]bool, cfg.Devices), members: strategy.NewMembers(cfg.Devices)}
-	if rule != strategy.GEM {
-		return s, nil
+	if rule == GEMOp {
+		s.params = [strategy.MaxParams]float64{cfg.Opt("mu"), cfg.Opt("kappa"), cfg.Opt("eps"), cfg.Opt("clip")}
 	}
-	s.mu, s.kappa, s.eps, s.clip = cfg.Opt("mu"), cfg.Opt("kappa"), cfg.Opt("eps"), cfg.Opt("clip")
 	return s, nil
 }
 
@@ -106,8 +106,8 @@ func (s *Server) Step(ev strategy.Event, out []strategy.Action) []strategy.Actio
 			panic(fmt.Sprintf("ps: BatchDone from device %d, which has no batch", d))
 		}
 		s.working[d] = false
-		out = append(out, strategy.Action{Kind: strategy.Commit, Device: d, Rule: s.rule, LR: s.lr,
-			Tau: s.commits - s.pulledAt[d], Mu: s.mu, Kappa: s.kappa, Eps: s.eps, Clip: s.clip})
+		out = append(out, strategy.Action{Kind: strategy.Commit, Device: d, Op: s.rule, LR: s.lr,
+			Tau: s.commits - s.pulledAt[d], Params: s.params})
 		s.commits++
 		out = s.dispatch(out, d)
 	case strategy.Leave:

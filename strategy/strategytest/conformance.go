@@ -141,9 +141,9 @@ import (
 // With one device, the strategies whose package documentation says they
 // are plain mini-batch SGD then (see plainSGD) must emit exactly that: every
 // Dispatch to device 0 with the config's batch and learning rate in their
-// mode, AllReduce with weights [1] at the config's rate, Merge with weights
-// [1] and no momentum (strategy.IdentityMerge), no CenterSync, and Commit by
-// Downpour or Staleness with Tau 0.
+// mode, AllReduce with weights [1] at the config's rate, merges with weights
+// [1] and no momentum (strategy.IdentityMerge) and no other collective, and
+// commits by the downpour or staleness rule with Tau 0.
 //
 // # Settings
 //
@@ -479,10 +479,8 @@ func eventString(ev strategy.Event) string {
 	switch ev.Kind {
 	case strategy.BatchDone:
 		return fmt.Sprintf("batch-done dev=%d", ev.Device)
-	case strategy.Norms:
-		return fmt.Sprintf("norms %.4g dim=%d", ev.Values, ev.Dim)
-	case strategy.Consensus:
-		return fmt.Sprintf("consensus %.4g norms=%.4g", ev.Values, ev.Norms)
+	case strategy.Answer:
+		return fmt.Sprintf("answer %.4g second=%.4g dim=%d", ev.Values, ev.Second, ev.Dim)
 	case strategy.Leave:
 		return fmt.Sprintf("leave dev=%d", ev.Device)
 	}
@@ -743,7 +741,7 @@ func (s *sim) apply(a strategy.Action) {
 			jitter *= 5 // a straggler
 		}
 		s.finish[d] = s.now + float64(a.Batch)*s.speed[d]*jitter
-	case strategy.AllReduce, strategy.Merge, strategy.CenterSync:
+	case strategy.AllReduce, strategy.Collective:
 		s.collectives++
 		if d, ok := s.allIdle(); !ok {
 			s.failf("%s while device %d is busy: collectives need every device idle", Format(a), d)
@@ -755,8 +753,11 @@ func (s *sim) apply(a strategy.Action) {
 		s.checkCollective(a)
 		s.answer = &strategy.Event{Kind: strategy.CollectiveDone}
 		s.afterAnswer, s.answerKind = true, a.Kind
-	case strategy.QueryNorms, strategy.QueryConsensus:
+	case strategy.Query:
 		s.queries++
+		if _, ok := s.op(a).(strategy.Measurer); !ok {
+			s.failf("%s: op %q does not answer queries", Format(a), a.Op)
+		}
 		if d, ok := s.allIdle(); !ok {
 			s.failf("%s while device %d is busy: the engine reads every device", Format(a), d)
 		}
@@ -764,42 +765,50 @@ func (s *sim) apply(a strategy.Action) {
 			s.failf("%s with no batch completed since the previous query", Format(a))
 		}
 		s.sinceQuery = 0
-		ev := strategy.Event{Kind: strategy.Norms, Values: make([]float64, s.n)}
+		ev := strategy.Event{Kind: strategy.Answer, Values: make([]float64, s.n), Second: make([]float64, s.n), Dim: 1000}
 		last := -1 // the last device in the run
 		for d := range s.gone {
 			if !s.gone[d] {
 				last = d
 			}
 		}
-		if a.Kind == strategy.QueryNorms {
-			ev.Dim = 1000
+		// The answers of the queries the suite knows; any other op's are
+		// positive numbers of either size.
+		switch a.Op {
+		case "query-norms":
 			for i := range ev.Values {
 				ev.Values[i] = 1 + 129*s.rng.Float64() // ‖w‖/|w| in [0.001, 0.13]: around pert-thr 0.1
+				ev.Second[i] = 0
 				if s.gone[i] {
-					ev.Values[i] = math.NaN()
+					ev.Values[i], ev.Second[i] = math.NaN(), math.NaN()
 				}
 			}
-		} else {
+		case "query-consensus":
 			s.needGradients(a)
-			ev.Kind = strategy.Consensus
-			ev.Norms = make([]float64, s.n)
 			for i := range ev.Values {
-				ev.Norms[i] = 0.1 + 10*s.rng.Float64()
+				ev.Second[i] = 0.1 + 10*s.rng.Float64()
 				switch r := s.rng.IntN(20); {
 				case s.gone[i]:
-					ev.Values[i], ev.Norms[i] = math.NaN(), math.NaN()
+					ev.Values[i], ev.Second[i] = math.NaN(), math.NaN()
 				case s.c.negative && !s.negativeSent && i == last:
 					// The first answer of a run with negative coefficients has
 					// one, so that AdaCons's momentum starts below 0.
 					ev.Values[i] = -0.3
 					s.negativeSent = true
 				case r == 0:
-					ev.Values[i], ev.Norms[i] = math.NaN(), 0 // a zero gradient
+					ev.Values[i], ev.Second[i] = math.NaN(), 0 // a zero gradient
 				case r < 3 && s.c.negative:
 					ev.Values[i] = -0.5 * s.rng.Float64()
 					s.negativeSent = true
 				default:
 					ev.Values[i] = 0.5 + s.rng.Float64()
+				}
+			}
+		default:
+			for i := range ev.Values {
+				ev.Values[i], ev.Second[i] = s.rng.Float64()*math.Pow(10, float64(s.rng.IntN(7)-3)), s.rng.Float64()
+				if s.gone[i] {
+					ev.Values[i], ev.Second[i] = math.NaN(), math.NaN()
 				}
 			}
 		}
@@ -820,10 +829,11 @@ func (s *sim) apply(a strategy.Action) {
 			s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
 		case a.Tau != s.commits-s.pulledAt[d]:
 			s.failf("%s: tau %d, but %d commits happened since device %d pulled", Format(a), a.Tau, s.commits-s.pulledAt[d], d)
-		case a.Rule > strategy.GEM:
-			s.failf("%s: unknown rule %d", Format(a), a.Rule)
-		case a.Rule == strategy.GEM && !(a.Mu >= 0 && a.Mu < 1 && a.Kappa > 0 && finite(a.Kappa) && a.Eps > 0 && finite(a.Eps) && a.Clip > 0 && finite(a.Clip)):
-			s.failf("%s: GEM parameters out of range", Format(a))
+		}
+		if op, ok := s.op(a).(strategy.Committer); !ok {
+			s.failf("%s: op %q does not commit", Format(a), a.Op)
+		} else if err := op.Check(&a, s.n); err != nil {
+			s.failf("%s: %v", Format(a), err)
 		}
 		s.committed = true
 		s.pulled[d] = false
@@ -831,6 +841,15 @@ func (s *sim) apply(a strategy.Action) {
 	default:
 		s.failf("unknown action kind %d", a.Kind)
 	}
+}
+
+// op returns the op an action names, failing the run for an unknown one.
+func (s *sim) op(a strategy.Action) strategy.Op {
+	op, err := strategy.NewOp(a.Op)
+	if err != nil {
+		s.failf("%s: %v", Format(a), err)
+	}
+	return op
 }
 
 // needGradients checks that every device holds a Gradient-mode gradient
@@ -844,17 +863,25 @@ func (s *sim) needGradients(a strategy.Action) {
 }
 
 func (s *sim) checkCollective(a strategy.Action) {
-	if a.Kind == strategy.CenterSync {
-		if !(a.A > 0 && a.A <= 1) || !(a.Gamma >= 0 && a.Gamma < 1) {
-			s.failf("%s: want A in (0, 1] and momentum in [0, 1)", Format(a))
+	if a.Kind == strategy.Collective {
+		if op, ok := s.op(a).(strategy.Collector); !ok {
+			s.failf("%s: op %q is not a collective", Format(a), a.Op)
+		} else if err := op.Check(&a, s.n); err != nil {
+			s.failf("%s: %v", Format(a), err)
 		}
-		if a.WithGradient {
+	}
+	if a.Op == "center-sync" {
+		// CROSSBOW's step with the devices' gradients applies them.
+		if a.Params[2] != 0 {
 			s.needGradients(a)
 			clear(s.gradient)
 			if !finite(a.LR) || !(a.LR > 0) {
 				s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
 			}
 		}
+		return
+	}
+	if a.Kind == strategy.Collective && a.Weights == nil {
 		return
 	}
 	w := a.Weights
@@ -876,7 +903,7 @@ func (s *sim) checkCollective(a strategy.Action) {
 		abs += math.Abs(v)
 	}
 	tol := 1e-9 * max(1, abs)
-	if a.Kind == strategy.Merge && s.hasDelta {
+	if a.Op == strategy.MergeOp && s.hasDelta {
 		tol += s.delta // the paper's perturbation: 1 ± δ(α_max − α_min)
 	}
 	if math.Abs(sum-1) > tol {
@@ -889,10 +916,7 @@ func (s *sim) checkCollective(a strategy.Action) {
 		if !finite(a.LR) || !(a.LR > 0) {
 			s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
 		}
-	case strategy.Merge:
-		if !(a.Gamma >= 0 && a.Gamma < 1) {
-			s.failf("%s: momentum %v, want [0, 1)", Format(a), a.Gamma)
-		}
+	case strategy.Collective:
 		if r := a.Record; r != nil {
 			if len(r.BatchSizes) != s.n || len(r.LRs) != s.n || len(r.Updates) != s.n || len(r.Weights) != s.n {
 				s.failf("%s: merge record %+v: want one entry per device", Format(a), *r)
@@ -985,7 +1009,7 @@ func replay(t *testing.T, info strategy.Info, c conformanceConfig, tr []step, s 
 	var out []strategy.Action
 	for i, st := range tr {
 		ev := st.ev
-		ev.Values, ev.Norms = slices.Clone(ev.Values), slices.Clone(ev.Norms)
+		ev.Values, ev.Second = slices.Clone(ev.Values), slices.Clone(ev.Second)
 		out = s.Step(ev, out[:0])
 		// Every field, now and later ones; the floats compare with ==,
 		// the run having checked that they are numbers.
@@ -1024,15 +1048,13 @@ func checkOneDevice(t *testing.T, info strategy.Info) {
 					if len(a.Weights) != 1 || a.Weights[0] != 1 || !sameLR(a.LR) {
 						bad = fmt.Sprintf("want weights [1] and lr %g", b.lr)
 					}
-				case strategy.Merge:
-					if len(a.Weights) != 1 || a.Weights[0] != 1 || a.Gamma != 0 {
-						bad = "want weights [1] and no momentum (strategy.IdentityMerge)"
+				case strategy.Collective:
+					if a.Op != strategy.MergeOp || len(a.Weights) != 1 || a.Weights[0] != 1 || a.Params[0] != 0 {
+						bad = "want only merges, with weights [1] and no momentum (strategy.IdentityMerge)"
 					}
-				case strategy.CenterSync:
-					bad = "want no centre synchronisation on one device"
 				case strategy.Commit:
-					if a.Tau != 0 || (a.Rule != strategy.Downpour && a.Rule != strategy.Staleness) || !sameLR(a.LR) {
-						bad = fmt.Sprintf("want a Downpour or Staleness commit with tau 0 at lr %g", b.lr)
+					if a.Tau != 0 || (a.Op != "downpour" && a.Op != "staleness") || !sameLR(a.LR) {
+						bad = fmt.Sprintf("want a downpour or staleness commit with tau 0 at lr %g", b.lr)
 					}
 				}
 				if bad != "" {

@@ -13,11 +13,13 @@
 //	collective                 CollectiveDone
 //	leave D [D ...]            Leave for each listed device, in order
 //	norms V1 V2 ... dim=N [along=A1,A2,...]
-//	                           Norms with the replicas' L2 norms (and their
-//	                           way along the centre's momentum)
+//	                           the Answer to query-norms: the replicas' L2
+//	                           norms (and their way along the centre's
+//	                           momentum)
 //	consensus C1 C2 ... [norms=N1,N2,...]
-//	                           Consensus with the AdaCons coefficients (nan
-//	                           allowed) and the gradients' norms
+//	                           the Answer to query-consensus: the AdaCons
+//	                           coefficients (nan allowed) and the gradients'
+//	                           norms
 //	# text                     a comment, kept
 package strategytest
 
@@ -102,40 +104,26 @@ func Replay(script string) (string, error) {
 				}
 				events = append(events, strategy.Event{Kind: kind, Device: d})
 			}
-		case "consensus":
-			ev := strategy.Event{Kind: strategy.Consensus}
-			for _, a := range f[1:] {
-				if list, ok := strings.CutPrefix(a, "norms="); ok {
-					var err error
-					if ev.Norms, err = floats(list, "gradient norm", line); err != nil {
-						return "", err
-					}
-					continue
-				}
-				v, err := strconv.ParseFloat(a, 64)
-				if err != nil {
-					return "", fmt.Errorf("line %d: coefficient %q", line, a)
-				}
-				ev.Values = append(ev.Values, v)
-			}
-			events = append(events, ev)
-		case "norms":
-			ev := strategy.Event{Kind: strategy.Norms}
+		case "consensus", "norms":
+			// An Answer: a query's values and its second ones, named as the
+			// transcripts of the two queries do.
+			ev := strategy.Event{Kind: strategy.Answer}
+			second := map[string]string{"consensus": "norms=", "norms": "along="}[f[0]]
 			for _, a := range f[1:] {
 				if v, ok := strings.CutPrefix(a, "dim="); ok {
 					ev.Dim, _ = strconv.Atoi(v)
 					continue
 				}
-				if list, ok := strings.CutPrefix(a, "along="); ok {
+				if list, ok := strings.CutPrefix(a, second); ok {
 					var err error
-					if ev.Along, err = floats(list, "along", line); err != nil {
+					if ev.Second, err = floats(list, strings.TrimSuffix(second, "="), line); err != nil {
 						return "", err
 					}
 					continue
 				}
 				v, err := strconv.ParseFloat(a, 64)
 				if err != nil {
-					return "", fmt.Errorf("line %d: norm %q", line, a)
+					return "", fmt.Errorf("line %d: value %q", line, a)
 				}
 				ev.Values = append(ev.Values, v)
 			}
@@ -209,33 +197,17 @@ func Format(a strategy.Action) string {
 			s += " | note: " + a.Note
 		}
 		return s
-	case strategy.Merge:
-		s := fmt.Sprintf("merge weights=%s gamma=%s", gs(a.Weights), g(a.Gamma))
+	case strategy.Collective, strategy.Query, strategy.Commit:
+		op, err := strategy.NewOp(a.Op)
+		if err != nil {
+			return fmt.Sprintf("%s of an unknown op %q", a.Kind, a.Op)
+		}
+		s := op.Format(&a)
 		if r := a.Record; r != nil {
 			s += fmt.Sprintf(" | batches=%v lrs=%s updates=%v perturbed=%v", r.BatchSizes, gs(r.LRs), r.Updates, r.Perturbed)
 			if r.Restarted {
 				s += " restarted"
 			}
-		}
-		return s
-	case strategy.CenterSync:
-		s := fmt.Sprintf("center-sync a=%s gamma=%s", g(a.A), g(a.Gamma))
-		if a.WithGradient {
-			s += fmt.Sprintf(" with-gradient lr=%s", g(a.LR))
-		}
-		return s
-	case strategy.QueryNorms:
-		return "query-norms"
-	case strategy.QueryConsensus:
-		return "query-consensus"
-	case strategy.Commit:
-		rule := [...]string{"downpour", "staleness", "gem"}[a.Rule]
-		s := fmt.Sprintf("commit dev=%d %s lr=%s", a.Device, rule, g(a.LR))
-		switch a.Rule {
-		case strategy.Staleness:
-			s += fmt.Sprintf(" tau=%d", a.Tau)
-		case strategy.GEM:
-			s += fmt.Sprintf(" mu=%s kappa=%s eps=%s clip=%s", g(a.Mu), g(a.Kappa), g(a.Eps), g(a.Clip))
 		}
 		return s
 	}

@@ -1,0 +1,71 @@
+package adacons
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+// ConsensusOp is AdaCons's query: for each device the coefficient
+// c_i = ⟨g_i, ḡ⟩/‖g_i‖² of its gradient against the devices' mean ḡ (NaN
+// where g_i = 0) and, second, ‖g_i‖₂. It costs an all-reduce of the
+// gradients and an all-gather of two scalars per device. In one process ḡ
+// is never stored; across ranks it is all-reduced first.
+const ConsensusOp = "query-consensus"
+
+func init() { strategy.RegisterOp(ConsensusOp, func() strategy.Op { return &consensusOp{} }) }
+
+type consensusOp struct {
+	mean       []float32
+	grads      [][]float32
+	dots, sums []float64
+}
+
+func (*consensusOp) Format(*strategy.Action) string { return "query-consensus" }
+
+func (*consensusOp) Cost(*strategy.Action) strategy.Cost {
+	return strategy.Cost{AllReduces: 1, Gather: 16}
+}
+
+func (*consensusOp) Check(*strategy.Action, int) error { return nil }
+
+func (c *consensusOp) Measure(h strategy.Host, _ *strategy.Action, coef, norms []float64) error {
+	reps := h.Replicas()
+	if h.Center() == nil {
+		// No vectors: the answer of equal gradients.
+		for i := range reps {
+			coef[i], norms[i] = 1, 1
+		}
+		return nil
+	}
+	c.mean, c.grads = c.mean[:0], c.grads[:0]
+	w := 1 / float32(h.Live())
+	for _, r := range reps {
+		c.mean = append(c.mean, w)
+		c.grads = append(c.grads, r.Grad())
+	}
+	if cap(c.dots) < len(reps) {
+		c.dots, c.sums = make([]float64, len(reps)), make([]float64, len(reps))
+	}
+	dots, sums := c.dots[:len(reps)], c.sums[:len(reps)]
+	if h.Ranks() == 1 {
+		kernel.Consensus(dots, sums, c.grads)
+	} else {
+		mean := h.Scratch()
+		if err := h.WeightedAllReduce(mean, c.mean, c.grads); err != nil {
+			return fmt.Errorf("the mean gradient of the consensus: %w", err)
+		}
+		kernel.DotsNorms(dots, sums, c.grads, mean)
+	}
+	for i, sq := range sums {
+		norms[i] = math.Sqrt(sq)
+		if sq > 0 {
+			coef[i] = dots[i] / sq
+		} else {
+			coef[i] = math.NaN()
+		}
+	}
+	return nil
+}
