@@ -26,6 +26,7 @@ import (
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
 	"github.com/hetsgd/hetsgd/strategy/crossbow"
+	"github.com/hetsgd/hetsgd/strategy/strategytest"
 )
 
 func bibtex(t testing.TB) (*data.Dataset, *data.Dataset) {
@@ -101,12 +102,12 @@ func TestOneDeviceIsPlainSGD(t *testing.T) {
 	for _, info := range strategy.List() {
 		for _, clock := range raceClocks() {
 			cfg := base(info.Name, 1, clock)
-			if info.Async {
-				continue // a parameter server with one worker is not plain SGD
+			opts, plain := strategytest.PlainSGD(info.Name)
+			if info.Async || !plain {
+				continue // a parameter server with one worker is not plain SGD, nor are strategies that do not say so
 			}
-			if info.Name == "adaptive-code" {
-				// Without warm-up and decay its learning rate is constant.
-				cfg.Options = map[string]float64{"warmup": 0, "decay": 0}
+			if opts != nil {
+				cfg.Options = opts // adaptive-code: without warm-up and decay its learning rate is constant
 			}
 			r := start(t, cfg, xml(t, 0.2), nil)
 			steps := int(r.done) / cfg.Batch

@@ -132,12 +132,12 @@ func TestEngineStrategiesLearn(t *testing.T) {
 			continue
 		}
 		p1 := res.Evals[len(res.Evals)-1].P1
-		t.Logf("%s on %d ranks: P@1 %.3f, staleness %v", c.strategy, size, p1, res.Staleness)
+		t.Logf("%s on %d ranks: P@1 %.3f, staleness %v", c.strategy, size, p1, res.Taus)
 		if !(p1 > 0.2) {
 			t.Errorf("%s on %d ranks: P@1 %.3f after 2 epochs", c.strategy, size, p1)
 		}
-		if len(res.Staleness) > 0 && len(res.Staleness) < 2 {
-			t.Errorf("%s: no stale commit: %v", c.strategy, res.Staleness)
+		if len(res.Taus) > 0 && len(res.Taus) < 2 {
+			t.Errorf("%s: no stale commit: %v", c.strategy, res.Taus)
 		}
 	}
 }

@@ -206,6 +206,7 @@ var plainSGD = map[string]struct {
 	"sync":          {strategy.Gradient, nil},
 	"lsgd":          {strategy.Gradient, nil},
 	"sum":           {strategy.Gradient, nil},
+	"slide":         {strategy.Gradient, nil},
 	"adacons":       {strategy.Gradient, nil},
 	"elastic":       {strategy.LocalStep, nil},
 	"crossbow":      {strategy.LocalStep, nil},
@@ -1018,6 +1019,14 @@ func replay(t *testing.T, info strategy.Info, c conformanceConfig, tr []step, s 
 				info.Name, describeConfig(c.cfg), from+i, eventString(st.ev), who, formatActions(out), formatActions(st.acts))
 		}
 	}
+}
+
+// PlainSGD reports whether the named strategy says it is plain mini-batch
+// SGD on one device, and the options that make it so (nil: its defaults),
+// for tests of engines that hold it to that.
+func PlainSGD(name string) (options map[string]float64, ok bool) {
+	want, ok := plainSGD[name]
+	return cloneOptions(want.options), ok
 }
 
 // checkOneDevice asserts plain SGD on one device for the strategies of
