@@ -8,6 +8,7 @@ import (
 	_ "github.com/hetsgd/hetsgd/strategy/adacons"
 	_ "github.com/hetsgd/hetsgd/strategy/adaptive"
 	_ "github.com/hetsgd/hetsgd/strategy/crossbow"
+	_ "github.com/hetsgd/hetsgd/strategy/diloco"
 	_ "github.com/hetsgd/hetsgd/strategy/elastic"
 	_ "github.com/hetsgd/hetsgd/strategy/ps"
 	_ "github.com/hetsgd/hetsgd/strategy/syncsgd"

@@ -1,0 +1,215 @@
+// Package diloco is DiLoCo (Douillard et al., 2023, "DiLoCo: Distributed
+// Low-Communication Training of Language Models"): each device takes H
+// steps of its own (inner) optimizer from the global model θ, then the
+// devices' mean displacement is the outer gradient
+//
+//	Δ = (1/k) Σ_i (θ − θ_i)
+//
+// which an outer Nesterov momentum step applies to θ (PyTorch's SGD with
+// nesterov, as the asynchronous Local-SGD paper's eq. 4 writes it):
+//
+//	v ← μ·v + Δ;  θ ← θ − η·(Δ + μ·v)
+//
+// and every device restarts from θ. The paper's outer rate η = 0.7 and
+// momentum μ = 0.9 are the defaults; its H = 500 inner steps is a run of
+// 88,000 steps, so here H defaults to the mega-batch the other
+// model-averaging strategies share (elastic's k), for a comparison at equal
+// communication. The paper's inner optimizer is AdamW: the default is Adam.
+// Accuracy is that of θ.
+//
+// The arithmetic is this package's op, OuterOp; the strategy is a barrier
+// round like elastic averaging's. With one device Δ is that device's own
+// displacement, and DiLoCo is not plain SGD (the outer step scales and
+// accelerates it). When a device leaves the run (strategy.Leave) the round
+// averages the devices still in it, weight 1/live each.
+package diloco
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/strategy"
+)
+
+func init() {
+	strategy.Register(strategy.Info{
+		Name:      "diloco",
+		Summary:   "DiLoCo: H inner steps per device, then an outer Nesterov step on the mean displacement",
+		Evaluates: strategy.Center,
+		Options: []strategy.Option{
+			{Name: "h", Derive: func(c strategy.Config, _ map[string]float64) float64 {
+				return math.Ceil(strategy.MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
+			}, Formula: "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points",
+				Paper: "the paper's H is 500 inner steps, in runs of 88,000", Range: strategy.Count(1, strategy.MaxCount),
+				Usage: "inner steps per device between outer steps (by default elastic's k: the same communication)"},
+			{Name: "outer-lr", Default: 0.7, Range: strategy.Positive, Usage: "outer learning rate η"},
+			{Name: "outer-momentum", Default: 0.9, Range: strategy.Unit, Usage: "outer Nesterov momentum μ"},
+		},
+		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // elastic's (BENCHMARKS.md §8); see §15
+		Paper:    &strategy.Preset{Source: "DiLoCo, Douillard et al. 2023, §3 (outer η 0.7, μ 0.9, H 500; inner AdamW)", Options: map[string]float64{"h": 500}},
+		New:      New,
+	})
+	strategy.RegisterOp(OuterOp, func() strategy.Op { return &outer{} })
+}
+
+type dilocoSGD struct {
+	n, b, h     int
+	lr, eta, mu float64
+	members     strategy.Members
+	steps       []int
+	done        int  // devices in the run that took their H steps
+	round       bool // a round is under way: its outer step is not yet asked for
+	weights     []float64
+}
+
+// New returns the DiLoCo strategy.
+func New(cfg strategy.Config) (strategy.Strategy, error) {
+	return &dilocoSGD{n: cfg.Devices, b: cfg.Batch, h: int(cfg.Opt("h")), lr: cfg.LR,
+		eta: cfg.Opt("outer-lr"), mu: cfg.Opt("outer-momentum"),
+		members: strategy.NewMembers(cfg.Devices), steps: make([]int, cfg.Devices), weights: strategy.Uniform(cfg.Devices)}, nil
+}
+
+func (s *dilocoSGD) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
+	switch ev.Kind {
+	case strategy.Start, strategy.CollectiveDone:
+		clear(s.steps)
+		s.done, s.round = 0, true
+		return s.members.Dispatch(out, s.b, s.lr, strategy.LocalStep)
+	case strategy.BatchDone:
+		d := ev.Device
+		if !s.members.In(d) {
+			panic(fmt.Sprintf("diloco: BatchDone from device %d, which is not in the run", d))
+		}
+		if s.steps[d]++; s.steps[d] < s.h {
+			return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: s.b, LR: s.lr})
+		}
+		s.done++
+		return s.outer(out)
+	case strategy.Leave:
+		d := ev.Device
+		if !s.members.Leave(d) {
+			return out // already gone, or no device
+		}
+		// A new slice: the records already written keep their weights.
+		s.weights = s.members.Uniform(make([]float64, s.n))
+		if s.steps[d] >= s.h {
+			s.done-- // its replica is not averaged
+		}
+		return s.outer(out)
+	}
+	return out
+}
+
+// outer asks for the outer step once every device in the run took its H
+// steps.
+func (s *dilocoSGD) outer(out []strategy.Action) []strategy.Action {
+	if !s.round || s.done < s.members.Live() {
+		return out
+	}
+	s.round = false
+	bs, lrs, updates := make([]int, s.n), make([]float64, s.n), make([]int, s.n)
+	for i := range bs {
+		if s.members.In(i) {
+			bs[i], lrs[i], updates[i] = s.b, s.lr, s.h
+		}
+	}
+	a := Outer(s.weights, s.eta, s.mu)
+	a.Record = &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: updates, Weights: s.weights}
+	return append(out, a)
+}
+
+type dilocoState struct {
+	Steps   []int
+	Done    int
+	Round   bool
+	Weights []float64
+	Members strategy.Members
+}
+
+// MarshalBinary implements strategy.Strategy.
+func (s *dilocoSGD) MarshalBinary() ([]byte, error) {
+	return strategy.EncodeState(dilocoState{Steps: s.steps, Done: s.done, Round: s.round, Weights: s.weights, Members: s.members})
+}
+
+// UnmarshalBinary implements strategy.Strategy.
+func (s *dilocoSGD) UnmarshalBinary(b []byte) error {
+	var st dilocoState
+	if err := strategy.DecodeState(b, &st); err != nil {
+		return err
+	}
+	if err := strategy.CheckLens(s.n,
+		strategy.Len{What: "steps", N: len(st.Steps)},
+		strategy.Len{What: "weights", N: len(st.Weights)},
+		strategy.Len{What: "members", N: st.Members.Devices()},
+	); err != nil {
+		return err
+	}
+	s.steps, s.done, s.round, s.weights, s.members = st.Steps, st.Done, st.Round, st.Weights, st.Members
+	return nil
+}
+
+// OuterOp is DiLoCo's outer step, a Collective with the devices' Weights
+// (their mean: 1/live each), outer rate η = Params[0] and momentum
+// μ = Params[1]. Its momentum v is the op's vector beside the centre.
+const OuterOp = "diloco-outer"
+
+// Outer returns a Collective of OuterOp.
+func Outer(weights []float64, eta, mu float64) strategy.Action {
+	a := strategy.Action{Kind: strategy.Collective, Op: OuterOp, Weights: weights}
+	a.Params[0], a.Params[1] = eta, mu
+	return a
+}
+
+// outer is OuterOp on one rank: every rank computes the same mean, step and
+// momentum from one all-reduce.
+type outer struct {
+	w    []float32
+	vecs [][]float32
+}
+
+func (*outer) Format(a *strategy.Action) string {
+	return fmt.Sprintf("diloco-outer weights=%s outer-lr=%s momentum=%s", strategy.Gs(a.Weights), strategy.G(a.Params[0]), strategy.G(a.Params[1]))
+}
+
+// Cost: the mean's all-reduce, and a few passes to form Δ, v and θ.
+func (*outer) Cost(*strategy.Action) strategy.Cost { return strategy.Cost{AllReduces: 1, Passes: 3} }
+
+func (*outer) Check(a *strategy.Action, n int) error {
+	if eta, mu := a.Params[0], a.Params[1]; !(eta > 0) || math.IsInf(eta, 0) || !(mu >= 0 && mu < 1) {
+		return fmt.Errorf("outer rate %v and momentum %v, want a rate > 0 and momentum in [0, 1)", eta, mu)
+	}
+	if len(a.Weights) != n {
+		return fmt.Errorf("%d weights for %d devices", len(a.Weights), n)
+	}
+	return nil
+}
+
+func (o *outer) Collect(h strategy.Host, a *strategy.Action) error {
+	theta := h.Center()
+	if theta == nil {
+		return nil
+	}
+	eta, mu := float32(a.Params[0]), float32(a.Params[1])
+	o.w, o.vecs = o.w[:0], o.vecs[:0]
+	for _, r := range h.Replicas() {
+		o.w = append(o.w, float32(a.Weights[r.ID()]))
+		o.vecs = append(o.vecs, r.Params())
+	}
+	delta := h.Scratch()
+	if err := h.WeightedAllReduce(delta, o.w, o.vecs); err != nil {
+		return fmt.Errorf("averaging the replicas: %w", err)
+	}
+	// Δ = θ − mean, in place of the mean.
+	kernel.Scal(-1, delta)
+	kernel.Axpy(1, theta, delta)
+	v := h.CenterState()
+	kernel.Scal(mu, v)
+	kernel.Axpy(1, delta, v)
+	kernel.Axpy(-eta, delta, theta)
+	kernel.Axpy(-eta*mu, v, theta)
+	for _, r := range h.Replicas() {
+		copy(r.Params(), theta)
+	}
+	return nil
+}
