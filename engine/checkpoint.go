@@ -133,7 +133,8 @@ type (
 		T, ServerFree float64
 		Seq           int64
 		Pending       int
-		Queue         []vstate // the heap's array as it is
+		Queue         []vstate  // the heap's array as it is
+		Ready         []float64 // when each device's commit reaches it (nil: none pending)
 	}
 	vstate struct {
 		T      float64
@@ -381,7 +382,7 @@ func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engin
 	}
 	switch c := r.clk.(type) {
 	case *virtualClock:
-		vs := &virtualState{T: c.t, ServerFree: c.serverFree, Seq: c.seq, Pending: c.pending}
+		vs := &virtualState{T: c.t, ServerFree: c.serverFree, Seq: c.seq, Pending: c.pending, Ready: c.ready}
 		for _, e := range c.q {
 			vs.Queue = append(vs.Queue, vstate{T: e.t, Seq: e.seq, Ev: e.ev, Fault: e.fault, GiveUp: e.giveUp})
 		}
@@ -516,6 +517,9 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 			return setting.Errorf("engine", "engine: checkpoint %s is of a real-clock run: resume it with {Config.Clock} real", rd.Path())
 		}
 		c.t, c.serverFree, c.seq, c.pending = vs.T, vs.ServerFree, vs.Seq, vs.Pending
+		if len(vs.Ready) == len(c.ready) {
+			copy(c.ready, vs.Ready)
+		}
 		c.q = c.q[:0]
 		for _, e := range vs.Queue {
 			c.q.push(vevent{t: e.T, seq: e.Seq, ev: e.Ev, fault: e.Fault, giveUp: e.GiveUp})

@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/hetsgd/hetsgd/comm"
-	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -22,6 +21,7 @@ import (
 //	tagPayload  0 → r  θ for a pull, or for a commit whose op needs it
 //	tagDone     r → 0  a device finished its batch (device, loss)
 //	tagUpdate   r → 0  a commit's statistic, then tagUpdateVec its update vector
+//	tagPayload  0 → r  after a commit whose op restarts the worker, θ
 //	tagState    r → 0  a device's books for a checkpoint (gob)
 //	tagVector   r → 0  one of a device's vectors for a checkpoint
 //
@@ -247,8 +247,10 @@ func (cl *cluster) dispatch(w work, theta []float32) error {
 }
 
 // commit asks a device's rank for its update (sending θ when the commit's
-// op needs it), adds it to theta, and returns the op's statistic.
-func (cl *cluster) commit(a *strategy.Action, op strategy.Committer, theta, scratch []float32) (float64, error) {
+// op needs it), has the op apply it to θ (h's centre), sends the worker θ
+// when the op restarts it, and returns the op's statistic.
+func (cl *cluster) commit(a *strategy.Action, op strategy.Committer, h strategy.Host) (float64, error) {
+	theta, scratch := h.Center(), h.Scratch()
 	c := opCommand(cmdCommit, a)
 	from := cl.owner(a.Device)
 	if err := cl.world.Send(from, tagCmd, c.encode(cl.buf)); err != nil {
@@ -265,7 +267,12 @@ func (cl *cluster) commit(a *strategy.Action, op strategy.Committer, theta, scra
 	if _, err := cl.world.Recv(from, tagUpdateVec, comm.Bytes(scratch)); err != nil {
 		return 0, fmt.Errorf("engine: receiving device %d's update: %w", a.Device, err)
 	}
-	kernel.Axpy(1, scratch, theta)
+	op.Apply(h, a, scratch)
+	if _, ok := op.(strategy.Restarter); ok {
+		if err := cl.world.Send(from, tagPayload, comm.Bytes(theta)); err != nil {
+			return 0, fmt.Errorf("engine: sending device %d the centre its commit made: %w", a.Device, err)
+		}
+	}
 	return math.Float64frombits(binary.LittleEndian.Uint64(cl.small)), nil
 }
 
@@ -522,6 +529,12 @@ func (x *executor) commitRemote(c *command, cl *cluster) error {
 	}
 	if err := x.world.Send(0, tagUpdateVec, comm.Bytes(d.g)); err != nil {
 		return fmt.Errorf("engine: rank %d: sending device %d's update: %w", x.world.Rank(), d.id, err)
+	}
+	if rs, ok := op.(strategy.Restarter); ok {
+		if _, err := x.world.Recv(0, tagPayload, comm.Bytes(x.scratch)); err != nil {
+			return fmt.Errorf("engine: rank %d: receiving the centre device %d's commit made: %w", x.world.Rank(), d.id, err)
+		}
+		rs.Restart(x, d, a, x.scratch)
 	}
 	return nil
 }

@@ -246,6 +246,8 @@ type clock interface {
 	// started counts batches the executors started themselves: those
 	// prepared during a layered all-reduce (real clock only).
 	started(n int)
+	// committed prices a commit's messages (Cost.Transfers).
+	committed(a *strategy.Action)
 	// pause runs f with the clock stopped (evaluation).
 	pause(f func() error) error
 	// drain waits for the batches still under way and stops the devices.
@@ -628,6 +630,7 @@ func (r *run) commit(a *strategy.Action) error {
 		r.res.Taus = append(r.res.Taus, 0)
 	}
 	r.res.Taus[a.Tau]++
+	r.clk.committed(a)
 	if r.cfg.TimingOnly {
 		return nil
 	}
@@ -638,7 +641,7 @@ func (r *run) commit(a *strategy.Action) error {
 	} else {
 		var op strategy.Committer
 		if op, err = r.x.committer(a.Op); err == nil {
-			pi, err = r.cl.commit(a, op, r.x.center, r.x.scratch)
+			pi, err = r.cl.commit(a, op, r.x)
 		}
 	}
 	if err != nil {

@@ -569,22 +569,37 @@ func (x *executor) committer(name string) (strategy.Committer, error) {
 }
 
 // commit applies device d's update to θ in this process (the device and θ
-// on the same rank) by the action's op, and returns the op's statistic.
+// on the same rank) by the action's op, restarts the device from θ when
+// the op says so, and returns the op's statistic.
 func (x *executor) commit(d *device, a *strategy.Action) (float64, error) {
 	cm, err := x.committer(a.Op)
 	if err != nil {
 		return 0, err
 	}
-	return cm.Commit(x, d, a, x.center, true), nil
+	var stat float64
+	if lc, ok := cm.(strategy.LocalCommitter); ok {
+		stat = lc.CommitLocal(x, d, a)
+	} else {
+		var theta []float32
+		if cm.NeedsCenter(a) {
+			theta = x.center
+		}
+		stat = cm.Delta(x, d, a, theta)
+		cm.Apply(x, a, d.g)
+	}
+	if rs, ok := cm.(strategy.Restarter); ok {
+		rs.Restart(x, d, a, x.center)
+	}
+	return stat, nil
 }
 
 // update is the worker's half of a commit to a θ held by another rank: it
-// turns d's gradient, in place, into the update the server adds to θ.
+// turns d's gradient, in place, into the update the server applies.
 // theta is the centre as last received, when the op asked for it.
 func (x *executor) update(d *device, a *strategy.Action, theta []float32) (float64, error) {
 	cm, err := x.committer(a.Op)
 	if err != nil {
 		return 0, err
 	}
-	return cm.Commit(x, d, a, theta, false), nil
+	return cm.Delta(x, d, a, theta), nil
 }

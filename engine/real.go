@@ -88,6 +88,9 @@ func (c *realClock) dispatch(w work) error {
 
 func (c *realClock) started(n int) { c.inflight += n }
 
+// committed: a real commit's messages take the time they take.
+func (c *realClock) committed(*strategy.Action) {}
+
 // after queues ev: under the real clock an action is done when the driver
 // has carried it out. The queue is emptied in place, so that its backing
 // array is reused rather than regrown each step.

@@ -79,7 +79,8 @@ type virtualClock struct {
 	t          float64
 	seq        int64
 	q          vqueue
-	serverFree float64 // when the parameter server's link frees up
+	serverFree float64   // when the parameter server's link frees up
+	ready      []float64 // when each device's last commit's messages reach it (Cost.Transfers)
 	// pending counts the queued events that are work or news; strikes of
 	// faults are not, so a run whose work is done ends without waiting for
 	// a fault that would come later.
@@ -89,7 +90,7 @@ type virtualClock struct {
 }
 
 func newVirtualClock(r *run) *virtualClock {
-	v := &virtualClock{r: r, faults: sortedFaults(r.cfg.Faults)}
+	v := &virtualClock{r: r, faults: sortedFaults(r.cfg.Faults), ready: make([]float64, r.cfg.Devices)}
 	for i, f := range v.faults {
 		v.seq++
 		v.q.push(vevent{t: f.At, seq: v.seq, fault: i + 1})
@@ -114,7 +115,7 @@ func (v *virtualClock) dispatch(w work) error {
 	}
 	net := r.cfg.Net
 	n := r.cfg.Devices
-	start := v.t
+	start := max(v.t, v.ready[w.dev])
 	if w.mode == strategy.Pull {
 		// The commit of the previous update and this pull queue on the
 		// parameter server's link.
@@ -136,6 +137,24 @@ func (v *virtualClock) dispatch(w work) error {
 }
 
 func (v *virtualClock) started(int) { panic("engine: the virtual clock starts every batch itself") }
+
+// committed queues a commit's messages (its op's Cost.Transfers) on the
+// server's link: the device's next batch starts when they are through.
+func (v *virtualClock) committed(a *strategy.Action) {
+	r := v.r
+	op, err := r.x.op(a.Op)
+	if err != nil {
+		panic(err) // the commit was carried out with it just before
+	}
+	tr := op.Cost(a).Transfers
+	if tr <= 0 {
+		return
+	}
+	link := r.cfg.Net.Link(r.cfg.Devices)
+	start := max(v.t, v.serverFree)
+	v.serverFree = start + tr*float64(r.bytes)/link.Bandwidth
+	v.ready[a.Device] = v.serverFree + tr*link.Latency
+}
 
 // after schedules ev once a's cost has passed.
 func (v *virtualClock) after(a *strategy.Action, ev strategy.Event) {

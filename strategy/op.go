@@ -33,13 +33,16 @@ type Op interface {
 }
 
 // Cost is what one action of an op costs, in the engine's primitives:
-// all-reduces of a model-sized vector, bytes per device all-gathered, and
+// all-reduces of a model-sized vector, bytes per device all-gathered,
 // element-wise passes over the model, each costing what an optimizer's
-// update of a replica does. Passes run on every device in parallel.
+// update of a replica does (passes run on every device in parallel), and,
+// for a commit, model-sized messages between the worker and θ's rank,
+// queued on that rank's link before the worker's next batch.
 type Cost struct {
 	AllReduces float64
 	Gather     int
 	Passes     float64
+	Transfers  float64
 }
 
 // Collector is an op of a Collective action: every device of the run is
@@ -62,18 +65,35 @@ type Measurer interface {
 	Measure(h Host, a *Action, values, second []float64) error
 }
 
-// Committer is an op of a Commit action: a parameter server's rule. The
-// replica r computed its gradient in Pull mode on a copy s of the centre θ
-// (its parameters). With apply, Commit adds the update to theta, which is
-// the centre itself (the device and θ are on the same rank); without, it
-// turns r's gradient, in place, into the update Δ, which θ's rank adds
-// (θ += Δ), and theta is the centre as last received — when NeedsCenter
-// asked for it, else nil. It returns a statistic of the commit for the run
-// log (its median scaling factor), or NaN.
+// Committer is an op of a Commit action: how a worker's update reaches the
+// centre θ, which one rank holds. The worker's rank turns what the device
+// computed into the update (Delta); θ's rank applies it (Apply). Delta's
+// replica r computed its batch on its copy of the centre (a Pull) or took
+// local steps from it; theta is the centre as it is now when NeedsCenter
+// asks for it, else nil. Delta writes the update over r's gradient and
+// returns a statistic of the commit for the run log (its median scaling
+// factor), or NaN. Apply receives that vector.
+//
+// A Committer may also be a LocalCommitter, for the fast path when the
+// device and θ share a rank, and a Restarter.
 type Committer interface {
 	Op
 	NeedsCenter(a *Action) bool
-	Commit(h Host, r Replica, a *Action, theta []float32, apply bool) float64
+	Delta(h Host, r Replica, a *Action, theta []float32) float64
+	Apply(h Host, a *Action, update []float32)
+}
+
+// LocalCommitter does Delta and Apply in one pass, when the device and θ
+// are on the same rank (θ is h.Center()); it must leave θ as they would.
+type LocalCommitter interface {
+	CommitLocal(h Host, r Replica, a *Action) float64
+}
+
+// Restarter is a commit after which the worker continues from the centre
+// the commit produced: Restart runs on the worker's rank with θ as Apply
+// left it (sent to it when θ is elsewhere).
+type Restarter interface {
+	Restart(h Host, r Replica, a *Action, theta []float32)
 }
 
 // Host is what an engine lends an op on one rank: the rank's replicas, its

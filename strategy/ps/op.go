@@ -51,8 +51,8 @@ func (r *rule) Format(a *strategy.Action) string {
 	return s
 }
 
-// Cost: the commit's traffic is priced with the pull, on the server's
-// link.
+// Cost: the commit's traffic is priced with the pull that follows it, on
+// the server's link.
 func (*rule) Cost(*strategy.Action) strategy.Cost { return strategy.Cost{} }
 
 func (r *rule) Check(a *strategy.Action, _ int) error {
@@ -68,7 +68,22 @@ func (r *rule) Check(a *strategy.Action, _ int) error {
 // NeedsCenter: GEM's π compares the worker's copy with θ as it is now.
 func (r *rule) NeedsCenter(*strategy.Action) bool { return r.name == GEMOp }
 
-func (r *rule) Commit(h strategy.Host, d strategy.Replica, a *strategy.Action, theta []float32, apply bool) float64 {
+// CommitLocal adds the update to θ in the pass that computes it.
+func (r *rule) CommitLocal(h strategy.Host, d strategy.Replica, a *strategy.Action) float64 {
+	return r.commit(h, d, a, h.Center(), true)
+}
+
+// Delta turns the gradient into the update.
+func (r *rule) Delta(h strategy.Host, d strategy.Replica, a *strategy.Action, theta []float32) float64 {
+	return r.commit(h, d, a, theta, false)
+}
+
+// Apply adds the update: θ ← θ + Δ.
+func (*rule) Apply(h strategy.Host, _ *strategy.Action, update []float32) {
+	kernel.Axpy(1, update, h.Center())
+}
+
+func (r *rule) commit(h strategy.Host, d strategy.Replica, a *strategy.Action, theta []float32, apply bool) float64 {
 	lr, g := float32(a.LR), d.Grad()
 	switch r.name {
 	case DownpourOp, StalenessOp:

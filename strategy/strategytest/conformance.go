@@ -507,7 +507,8 @@ type sim struct {
 	mode     []strategy.Mode
 	gradient []bool // a Gradient-mode gradient no AllReduce applied yet
 	pulled   []bool // a Pull-mode gradient no Commit applied yet
-	pulledAt []int  // commits when the device's batch was dispatched
+	local    []bool // local steps since the device last had the centre (a local round a Commit may end)
+	pulledAt []int  // commits when the device last had the centre: its last Pull, or its own last commit
 	commits  int
 	gone     []bool           // left the run
 	left     int              // how many
@@ -555,7 +556,7 @@ func simulate(t *testing.T, info strategy.Info, c conformanceConfig) []step {
 	s := &sim{t: t, info: info, c: c, n: n, maxBatch: info.MaxBatchOf(c.cfg),
 		rng:   rand.New(rand.NewPCG(c.seed, 0x5eed)),
 		speed: make([]float64, n), busy: make([]bool, n), lost: make([]bool, n), finish: make([]float64, n),
-		mode: make([]strategy.Mode, n), gradient: make([]bool, n), pulled: make([]bool, n), pulledAt: make([]int, n),
+		mode: make([]strategy.Mode, n), gradient: make([]bool, n), pulled: make([]bool, n), local: make([]bool, n), pulledAt: make([]int, n),
 		gone: make([]bool, n)}
 	if opts, err := info.Resolve(c.cfg); err == nil {
 		s.delta, s.hasDelta = opts["delta"]
@@ -678,6 +679,8 @@ func (s *sim) next() bool {
 		s.gradient[d] = true
 	case strategy.Pull:
 		s.pulled[d] = true
+	case strategy.LocalStep:
+		s.local[d] = true
 	}
 	s.sinceCollective++
 	s.sinceQuery++
@@ -730,7 +733,9 @@ func (s *sim) apply(a strategy.Action) {
 			s.failf("%s: %d samples asked for, more than the budget %d plus one batch per device, the batch that crossed it and one per lost batch (%d)", Format(a), s.asked, s.c.budget, limit)
 		}
 		s.mode[d] = a.Mode
-		s.pulledAt[d] = s.commits
+		if a.Mode == strategy.Pull {
+			s.pulledAt[d] = s.commits
+		}
 		if s.accepted >= s.c.budget {
 			s.lost[d] = true // dropped, as the engine drops work past its budget
 			return
@@ -747,7 +752,7 @@ func (s *sim) apply(a strategy.Action) {
 		if d, ok := s.allIdle(); !ok {
 			s.failf("%s while device %d is busy: collectives need every device idle", Format(a), d)
 		}
-		if s.sinceCollective == 0 {
+		if s.sinceCollective == 0 && s.collectives > 1 {
 			s.failf("%s with no batch completed since the previous collective", Format(a))
 		}
 		s.sinceCollective = 0
@@ -824,8 +829,8 @@ func (s *sim) apply(a strategy.Action) {
 			s.failf("%s: a device commits in the answer to its own batch-done", Format(a))
 		case s.committed:
 			s.failf("%s: a second commit for one batch", Format(a))
-		case !s.pulled[d]:
-			s.failf("%s: device %d's batch was not in Pull mode", Format(a), d)
+		case !s.pulled[d] && !(s.local[d] && s.mode[d] == strategy.LocalStep):
+			s.failf("%s: device %d's batch was neither a Pull nor the last local step of a round", Format(a), d)
 		case !finite(a.LR) || !(a.LR > 0):
 			s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
 		case a.Tau != s.commits-s.pulledAt[d]:
@@ -837,8 +842,9 @@ func (s *sim) apply(a strategy.Action) {
 			s.failf("%s: %v", Format(a), err)
 		}
 		s.committed = true
-		s.pulled[d] = false
+		s.pulled[d], s.local[d] = false, false
 		s.commits++
+		s.pulledAt[d] = s.commits // the worker goes on from the centre its commit made
 	default:
 		s.failf("unknown action kind %d", a.Kind)
 	}
