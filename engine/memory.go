@@ -56,8 +56,8 @@ func checkMemory(cfg Config, info strategy.Info, w Workload, local, maxBatch int
 	perDevice := int64(0)
 	if !cfg.TimingOnly {
 		perDevice = 2 + int64(optim.StateVectors(cfg.Optimizer.Name)) // replica, gradient, state
-		if info.OwnUpdate {
-			perDevice++ // a commit rule's per-device state vector, which one keeps
+		if info.DeviceState {
+			perDevice++ // its ops' vector per device (Replica.State)
 		}
 	}
 	vectors := memory.Add(memory.Mul(int64(local), perDevice), sharedVectors)

@@ -289,6 +289,10 @@ type Info struct {
 	// servers commit Δ = −lr·g by their rule): the local optimizer, its
 	// momentum and weight decay do not apply.
 	OwnUpdate bool
+	// DeviceState marks strategies whose ops keep a model-sized vector
+	// per device (Replica.State), which an engine counts when it sizes a
+	// run's memory.
+	DeviceState bool
 	// Groups marks strategies that use the grouping of devices into nodes
 	// (--groups, --topology) for more than the network's cost.
 	Groups bool

@@ -45,7 +45,7 @@ func init() {
 		}, gemDefaults},
 	} {
 		strategy.Register(strategy.Info{
-			Name: r.name, Summary: r.summary, Evaluates: strategy.Center, Options: r.options, Async: true, OwnUpdate: true,
+			Name: r.name, Summary: r.summary, Evaluates: strategy.Center, Options: r.options, Async: true, OwnUpdate: true, DeviceState: r.rule == GEMOp,
 			Defaults: r.defaults, Paper: &strategy.Preset{Source: "GEM, Hermans & Louppe, §4 (η 0.05, b 64)", Settings: strategy.Settings{Optimizer: "sgd", LR: 0.05, Batch: 64}},
 			New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, r.rule) },
 		})
