@@ -7,6 +7,7 @@ package all
 import (
 	_ "github.com/hetsgd/hetsgd/strategy/adacons"
 	_ "github.com/hetsgd/hetsgd/strategy/adaptive"
+	_ "github.com/hetsgd/hetsgd/strategy/asynclocal"
 	_ "github.com/hetsgd/hetsgd/strategy/crossbow"
 	_ "github.com/hetsgd/hetsgd/strategy/diloco"
 	_ "github.com/hetsgd/hetsgd/strategy/elastic"
