@@ -39,7 +39,7 @@
 // 1 whatever the gradients' scale: equal gradients g give ψ = g/‖g‖, not g.
 // --eq13 1 runs it as printed (its Algorithm 1 all-gathers these
 // ⟨g_i, ḡ⟩/‖g_i‖ too). The momentum then smooths the sorted
-// a_i = ⟨g_i, ḡ⟩/‖g_i‖ = c_i·‖g_i‖ (the Consensus event carries both c_i and
+// a_i = ⟨g_i, ḡ⟩/‖g_i‖ = c_i·‖g_i‖ (ConsensusOp's answer carries both c_i and
 // ‖g_i‖), and device i, of rank r, gets weight λ·m_r/‖g_i‖ on its raw
 // gradient, λ = 1/Σ_r m_r (0 for a zero gradient).
 //
@@ -145,7 +145,7 @@ func (a *AdaCons) arrived(out []strategy.Action, d int) []strategy.Action {
 // Only the devices in the run take part; the others get weight 0.
 func (a *AdaCons) Weights(c, norms []float64) ([]float64, string) {
 	if a.eq13 && len(norms) < a.n {
-		panic("adacons: eq. 13 needs the gradients' norms in the Consensus event")
+		panic("adacons: eq. 13 needs the gradients' norms in the answer to ConsensusOp")
 	}
 	a.perm = a.perm[:0]
 	for i := range a.n {

@@ -33,7 +33,7 @@
 // has Alg. 1 read the update counts averaged over mega-batches, so that
 // noisy batch timings (goroutines sharing cores) do not move the batch
 // sizes back and forth; --restart 1 drops the global momentum at a merge
-// whose step goes against it (the engine's Norms event says how far each
+// whose step goes against it (the answer to NormsOp says how far each
 // replica went along the momentum); --decay d divides every batch's rate by
 // 1 + d·epoch; --fit 1 replaces Alg. 1's step by the batch sizes that
 // equalize the update counts under a batch time linear in the batch, from

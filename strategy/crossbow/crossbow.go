@@ -9,7 +9,7 @@
 // with a = 1/n and momentum μ = 0.9 by default (SPEC §3). Accuracy is that
 // of z. With τ > 1 the first τ−1 batches of a round are plain local steps and
 // the τ-th is the combined one: its batch is computed in Gradient mode and
-// the CenterSync applies it (through the device's optimizer, −lr·g_j being
+// the synchronisation (SyncOp) applies it (through the device's optimizer, −lr·g_j being
 // that optimizer's step) from the iterate d_j is measured on.
 //
 // --correct-after 1 takes the order this code used before: the τ-th batch is

@@ -25,13 +25,14 @@ import (
 // keeps which devices are idle or busy, completes the batches under way in
 // a seeded pseudo-random order (each device has its own speed and every
 // batch a random jitter, so fast devices finish several batches while slow
-// ones hold one), answers QueryNorms with a Norms event (one norm per
-// device, Dim > 0, small enough now and then for Adaptive SGD's
-// perturbation to fire) and QueryConsensus with a Consensus event
-// (coefficients about 1, in [0.5, 1.5], with the gradients' norms, and now
-// and then a NaN coefficient and a norm of 0 for a zero gradient), and sends
-// CollectiveDone after AllReduce, Merge and CenterSync. An answer comes
-// before any batch completes, as in the engine.
+// ones hold one), answers a Query with an Answer event — for Adaptive SGD's
+// query-norms one norm per device, Dim > 0, small enough now and then for
+// its perturbation to fire; for AdaCons's query-consensus coefficients
+// about 1, in [0.5, 1.5], with the gradients' norms, and now and then a NaN
+// coefficient and a norm of 0 for a zero gradient; for any other op
+// positive numbers of several sizes — and sends CollectiveDone after
+// AllReduce and a Collective. An answer comes before any batch completes,
+// as in the engine.
 //
 // It runs 1, 2, 3 and 4 devices with batches of 8 and 20 and the
 // strategy's default batch and learning rate, and 4 devices with the
@@ -52,8 +53,9 @@ import (
 //   - before the budget is spent the run never stalls: whenever no batch,
 //     collective or query is under way, the strategy's last answer must
 //     have dispatched something (after CollectiveDone too);
-//   - every collective (AllReduce, Merge, CenterSync) and every query comes
-//     after at least one batch completed since the previous one of its kind,
+//   - every collective (AllReduce, a Collective) but the first and every
+//     query comes after at least one batch completed since the previous one
+//     of its kind,
 //     so a strategy cannot loop on collectives, and the drain ends at most
 //     one query and one collective after the last batch;
 //   - a dropped batch never completes, so the device must not be dispatched
@@ -75,26 +77,29 @@ import (
 //   - Dispatch: a device in range that is idle (never one busy, nor one whose
 //     batch was dropped), a batch in [1, Info.MaxBatchOf(cfg)], a finite
 //     learning rate > 0, a known Mode; not to a device holding a Gradient- or
-//     Pull-mode gradient that no AllReduce, CenterSync WithGradient or Commit
-//     applied yet.
-//   - AllReduce, Merge, CenterSync, QueryConsensus and QueryNorms only when
-//     every device is idle (QueryNorms too: the engine reads every replica),
-//     and nothing after them in the same step: their answer is the next
-//     event. AllReduce, QueryConsensus and CenterSync WithGradient need a
-//     gradient computed in Gradient mode on every device and not yet applied.
+//     Pull-mode gradient that no AllReduce, CROSSBOW's synchronisation with
+//     the gradient or Commit applied yet.
+//   - AllReduce, Collective and Query only when every device is idle (a
+//     query too: the engine reads every replica), and nothing after them in
+//     the same step: their answer is the next event. AllReduce,
+//     query-consensus and center-sync with the gradient need a gradient
+//     computed in Gradient mode on every device and not yet applied. The op
+//     an action names is registered and of the right kind (Collector,
+//     Measurer, Committer), and its Check accepts the action.
 //   - Commit only from Info.Async strategies, while other devices may be
-//     busy, but only in the answer to BatchDone of the committing device, once
-//     for it, after a batch in Pull mode, with Tau the number of commits since
-//     that device's batch was dispatched and finite rule parameters.
-//   - Weights of AllReduce and Merge: one per device, finite, ≥ 0, summing to
+//     busy, but only in the answer to BatchDone of the committing device,
+//     once for it, after a batch in Pull mode or a local step (the end of a
+//     local round), with Tau the number of commits since the device last had
+//     the centre (its Pull, or its own previous commit).
+//   - Weights of AllReduce and of a Collective that has them: one per
+//     device, finite, ≥ 0, summing to
 //     1 within 1e-9 (relative to Σ|w|). A strategy with a "delta" option
 //     and "renorm" 0 (Adaptive SGD as printed, whose perturbation multiplies
 //     the most- and least-updated replicas' weights by 1±δ) may have Merge
 //     weights summing to 1 within δ. (AllReduce weights need not sum to 1 under AdaCons's --eq13
 //     1, the paper's eq. 13 as printed; the suite runs default options and
 //     paper presets only, where they must.) Learning rates finite and > 0;
-//     Merge and CenterSync momentum in [0, 1), CenterSync's A in (0, 1]; a
-//     MergeRecord has one entry per device.
+//     a MergeRecord has one entry per device.
 //   - AdaCons's weights are its consensus coefficients normalized to sum 1:
 //     a negative coefficient (a gradient pointing away from the mean, which
 //     the real engine can report) gives a negative weight, as in the paper.
@@ -724,7 +729,7 @@ func (s *sim) apply(a strategy.Action) {
 		case a.Mode > strategy.Pull:
 			s.failf("%s: unknown mode %d", Format(a), a.Mode)
 		case s.gradient[d]:
-			s.failf("%s: device %d holds a Gradient-mode gradient that no AllReduce or CenterSync WithGradient applied", Format(a), d)
+			s.failf("%s: device %d holds a Gradient-mode gradient that no AllReduce or synchronisation with the gradient applied", Format(a), d)
 		case s.pulled[d]:
 			s.failf("%s: device %d holds a Pull-mode gradient that no Commit applied", Format(a), d)
 		}
