@@ -130,6 +130,7 @@ func TestDistributedLearns(t *testing.T) {
 	w := workload(t)
 	cfg := config("async-local", 4, engine.Real)
 	cfg.Epochs = 2
+	cfg.Options = map[string]float64{"h": 4, "outer-lr": 0.7, "outer-momentum": 0.5}
 	var got *engine.Result
 	errs := commtest.OnMem(4, func(c comm.Comm) error {
 		cfg := cfg
@@ -150,6 +151,7 @@ func TestDistributedLearns(t *testing.T) {
 	for _, n := range got.Taus {
 		pushes += n
 	}
+	t.Logf("P@1 %.3f → %.3f after %d pushes", first, last, pushes)
 	if !(last > 0.25) || pushes == 0 {
 		t.Fatalf("P@1 %.3f → %.3f after %d pushes", first, last, pushes)
 	}
