@@ -184,11 +184,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	// The strategy's options, before any data is loaded, each against its
-	// range and against each other (the constructor's checks: --binit
-	// within [b_min, b_max]). The training set's size only changes derived
-	// defaults, never whether a given value is accepted; a strategy with
-	// epoch-based rules is built here for a set of one point.
-	_, _, err := strategy.New(c.Strategy, c.strategyConfig(1))
+	// range and against each other (--binit within [b_min, b_max]), without
+	// building it: a run builds its strategy once, in Prepare. The
+	// training set's size only changes derived defaults, never whether a
+	// given value is accepted; epoch-based rules are checked for a set of
+	// one point.
+	_, _, err := strategy.Validate(c.Strategy, c.strategyConfig(1))
 	return err
 }
 

@@ -851,3 +851,23 @@ func raceSubset(names []string, few ...string) []string {
 	}
 	return names
 }
+
+// A run builds its strategy once: settings are validated without building
+// it, and Prepare builds the one the run steps.
+func TestRunBuildsItsStrategyOnce(t *testing.T) {
+	w := xml(t, 0)
+	for _, name := range []string{"sync", "adaptive", "diloco"} {
+		cfg := base(name, 2, Virtual)
+		cfg.Epochs = 0.1
+		before := strategy.Builds()
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := strategy.Builds() - before; n != 1 {
+			t.Errorf("%s: validating and running built the strategy %d times, want once", name, n)
+		}
+	}
+}

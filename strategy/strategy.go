@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Strategy is a parallel SGD algorithm as a state machine. Step consumes one
@@ -278,6 +279,12 @@ type Info struct {
 	Paper   *Preset
 	Options []Option
 	New     func(Config) (Strategy, error)
+	// Check, when set, reports what New would refuse of a Config whose
+	// options Resolve has filled in — the constraints between options —
+	// without building anything, so that a front end validates a run's
+	// settings before the data is loaded and the run builds its strategy
+	// once. New may assume it passed.
+	Check func(Config) error
 	// MaxBatch returns the largest batch the strategy can dispatch, so that
 	// devices size their buffers once; nil means Config.Batch. Its Config
 	// holds every option.
@@ -468,26 +475,50 @@ func Lookup(name string) (Info, error) {
 	return info, nil
 }
 
-// New builds the named strategy after checking cfg: common settings, and
-// that every option given is one the strategy takes.
-func New(name string, cfg Config) (Strategy, Info, error) {
+// Validate checks cfg for the named strategy without building it: common
+// settings, every option given is one the strategy takes and in its range,
+// and the constraints between them (Info.Check). It returns cfg with every
+// option resolved.
+func Validate(name string, cfg Config) (Info, Config, error) {
 	info, err := Lookup(name)
 	if err != nil {
-		return nil, Info{}, err
+		return Info{}, cfg, err
 	}
 	switch {
 	case cfg.Devices < 1:
-		return nil, info, fmt.Errorf("strategy: devices %d: need at least 1", cfg.Devices)
+		return info, cfg, fmt.Errorf("strategy: devices %d: need at least 1", cfg.Devices)
 	case cfg.Batch < 1:
-		return nil, info, fmt.Errorf("strategy: batch %d: need at least 1", cfg.Batch)
+		return info, cfg, fmt.Errorf("strategy: batch %d: need at least 1", cfg.Batch)
 	case !(cfg.LR > 0) || math.IsInf(cfg.LR, 0):
-		return nil, info, fmt.Errorf("strategy: lr %v: need a positive learning rate", cfg.LR)
+		return info, cfg, fmt.Errorf("strategy: lr %v: need a positive learning rate", cfg.LR)
 	}
 	opts, err := info.Resolve(cfg)
 	if err != nil {
-		return nil, info, err
+		return info, cfg, err
 	}
 	cfg.Options = opts
+	if info.Check != nil {
+		if err := info.Check(cfg); err != nil {
+			return info, cfg, err
+		}
+	}
+	return info, cfg, nil
+}
+
+// builds counts the strategies New has built (Builds).
+var builds atomic.Int64
+
+// Builds returns how many strategies New has built in this process: a test
+// that a run builds its strategy once reads it before and after.
+func Builds() int64 { return builds.Load() }
+
+// New builds the named strategy after checking cfg (Validate).
+func New(name string, cfg Config) (Strategy, Info, error) {
+	info, cfg, err := Validate(name, cfg)
+	if err != nil {
+		return nil, info, err
+	}
+	builds.Add(1)
 	s, err := info.New(cfg)
 	if err != nil {
 		return nil, info, err

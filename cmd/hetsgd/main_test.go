@@ -454,3 +454,23 @@ func TestTrainOutputLSH(t *testing.T) {
 		}
 	}
 }
+
+// hetsgd train builds the run's strategy once: its settings are checked,
+// printed and logged without building it, and the engine builds the one it
+// steps — with a config file and a checkpoint folder too.
+func TestTrainBuildsItsStrategyOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"train", "--epochs", "1", "--strategy", "adaptive", "--devices", "2"},
+		{"train", "--epochs", "1", "--strategy", "diloco", "--devices", "2", "--time", "virtual",
+			"--log", filepath.Join(dir, "run.jsonl"), "--checkpoint", filepath.Join(dir, "ck")},
+	} {
+		before := strategy.Builds()
+		if code, _, errs := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		if n := strategy.Builds() - before; n != 1 {
+			t.Errorf("%v built the strategy %d times, want once", args, n)
+		}
+	}
+}

@@ -157,6 +157,7 @@ func init() {
 				Usage: "learning-rate decay: every batch's rate is divided by 1 + decay·epoch, so that the steps shrink as the model nears its best (0: none, as in the paper)"},
 		}, common(defaultGamma)...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		Check:    func(cfg strategy.Config) error { return check(cfg, false) },
 		MaxBatch: maxBatch,
 	})
 	strategy.Register(strategy.Info{
@@ -173,6 +174,7 @@ func init() {
 			{Name: "decay", Default: 0.1, Range: strategy.NonNegative, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"},
 		}, common(codeGamma)...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+		Check:    func(cfg strategy.Config) error { return check(cfg, true) },
 		MaxBatch: maxBatch,
 	})
 }
@@ -218,8 +220,33 @@ type codeRules struct {
 	warm          bool // still warming up
 }
 
+// check reports the constraints between the options (each option's own
+// range was checked by strategy.Resolve).
+func check(cfg strategy.Config, code bool) error {
+	bmax, bmin, mega := cfg.Opt("bmax"), cfg.Opt("bmin"), cfg.Opt("mega-batch")
+	switch {
+	case bmin > bmax:
+		return fmt.Errorf("adaptive: bmin %v: need at most b_max=%d", bmin, int(bmax))
+	case mega*bmax > strategy.MaxCount:
+		return fmt.Errorf("adaptive: mega-batch %v: at most %d samples in all (b_max=%d)", mega, strategy.MaxCount, int(bmax))
+	case code && cfg.DatasetSize < 1:
+		return fmt.Errorf("adaptive-code: needs the training set size for its epoch-based rules")
+	case code:
+		return nil
+	case cfg.Opt("decay") > 0 && cfg.DatasetSize < 1:
+		return fmt.Errorf("adaptive: decay %v: needs the training set size, for epochs", cfg.Opt("decay"))
+	}
+	if binit := cfg.Opt("binit"); binit < bmin || binit > bmax {
+		return fmt.Errorf("adaptive: binit %v: need a whole batch size in [b_min=%d, b_max=%d]", binit, int(bmin), int(bmax))
+	}
+	return nil
+}
+
 // New returns Adaptive SGD, with the authors'-code rules when code is set.
 func New(cfg strategy.Config, code bool) (*Adaptive, error) {
+	if err := check(cfg, code); err != nil {
+		return nil, err
+	}
 	bmax, bmin := cfg.Opt("bmax"), cfg.Opt("bmin")
 	a := &Adaptive{
 		n: cfg.Devices, bmax: int(bmax), bmin: int(bmin),
@@ -233,34 +260,17 @@ func New(cfg strategy.Config, code bool) (*Adaptive, error) {
 		a.fit = cfg.Opt("fit") == 1
 	}
 	mega := cfg.Opt("mega-batch")
-	switch {
-	// Each option's own range was checked by strategy.Resolve; here are the
-	// constraints between them.
-	case bmin > bmax:
-		return nil, fmt.Errorf("adaptive: bmin %v: need at most b_max=%d", bmin, int(bmax))
-	case mega*bmax > strategy.MaxCount:
-		return nil, fmt.Errorf("adaptive: mega-batch %v: at most %d samples in all (b_max=%d)", mega, strategy.MaxCount, int(bmax))
-	case a.decay > 0 && cfg.DatasetSize < 1:
-		return nil, fmt.Errorf("adaptive: decay %v: needs the training set size, for epochs", a.decay)
-	}
 	a.mega = max(1, int(math.Round(mega*bmax)))
 	a.B, a.LR, a.U = make([]int, a.n), make([]float64, a.n), make([]int, a.n)
 	a.working = make([]bool, a.n)
 	a.members = strategy.NewMembers(a.n)
 	// --lr is the rate for b_max; a smaller initial batch starts at the rate
 	// the linear scaling rule gives it.
-	if binit < bmin || binit > bmax {
-		return nil, fmt.Errorf("adaptive: binit %v: need a whole batch size in [b_min=%d, b_max=%d]", binit, int(bmin), int(bmax))
-	}
 	for i := range a.B {
 		a.B[i], a.LR[i] = int(binit), a.lr*binit/bmax
 	}
 	if code {
 		c := &codeRules{step: int(cfg.Opt("step")), warmup: cfg.Opt("warmup"), decay: cfg.Opt("decay")}
-		switch {
-		case cfg.DatasetSize < 1:
-			return nil, fmt.Errorf("adaptive-code: needs the training set size for its epoch-based rules")
-		}
 		c.warm = c.warmup > 0
 		if c.warm {
 			for i := range a.B {

@@ -71,26 +71,30 @@ func init() {
 		Name:      "sync",
 		Summary:   "synchronous gradient aggregation every step (TensorFlow mirrored, PyTorch DDP, CSGD)",
 		Evaluates: strategy.Replica0, Options: options, Defaults: defaults,
-		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		New:   func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		Check: check,
 	})
 	strategy.Register(strategy.Info{
 		Name:      "lsgd",
 		Summary:   "Layered SGD: sync's maths, reduce to group communicators, all-reduce among them overlapped with data preparation",
 		Evaluates: strategy.Replica0, Options: options, Defaults: defaults, Paper: paper, Groups: true,
-		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+		New:   func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
+		Check: check,
 	})
 	strategy.Register(strategy.Info{
 		Name: "slide",
 		Summary: "SLIDE (Chen et al.): sync's maths on a sampled output layer as SLIDE's code trains it (labels, hash-table retrieval, " +
 			"each point padded with random labels, Adam over every weight each batch)",
 		Evaluates: strategy.Replica0, Options: options, Defaults: slideDefaults, Output: "slide",
-		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		New:   func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		Check: check,
 	})
 	strategy.Register(strategy.Info{
 		Name:      "sum",
 		Summary:   "gradient averaging, the AdaCons paper's Sum baseline (the same as sync)",
 		Evaluates: strategy.Replica0, Options: options, Defaults: defaults,
-		New: func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		New:   func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
+		Check: check,
 	})
 }
 
@@ -117,10 +121,18 @@ func New(cfg strategy.Config, layered bool) (*Sync, error) {
 		warmup: cfg.Opt("warmup"), start: cfg.Opt("warmup-start"),
 		every: cfg.Opt("decay-every"), factor: cfg.Opt("decay-factor"), weights: strategy.Uniform(cfg.Devices),
 		members: strategy.NewMembers(cfg.Devices), barrier: strategy.NewBarrier(cfg.Devices)}
-	if (s.warmup > 0 || s.every > 0) && s.size < 1 {
-		return nil, fmt.Errorf("sync: warmup and decay-every need the training set size")
+	if err := check(cfg); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// check reports the schedules that need the training set's size without it.
+func check(cfg strategy.Config) error {
+	if (cfg.Opt("warmup") > 0 || cfg.Opt("decay-every") > 0) && cfg.DatasetSize < 1 {
+		return fmt.Errorf("sync: warmup and decay-every need the training set size")
+	}
+	return nil
 }
 
 // rate is the learning rate of the step about to be dispatched: the warm-up
