@@ -94,9 +94,16 @@ func scenarioList() string {
 }
 
 // HeterogeneityParts are the sections of the heterogeneity study, in the
-// order they run: the three spreads of speed, the two protocols, and 1 to 16
-// devices.
-var HeterogeneityParts = []string{"spreads", "protocols", "devices"}
+// order they run: the three spreads of speed, the two protocols, 1 to 16
+// devices, and the Local-SGD strategies beyond the papers against Adaptive
+// SGD on 4 and 16 devices.
+var HeterogeneityParts = []string{"spreads", "protocols", "devices", "local"}
+
+// localStrategies are the section "local"'s: DiLoCo and asynchronous
+// Local-SGD (whose dynamic local updates scale each device's work to its
+// speed, as Adaptive SGD scales its batch) against the model-averaging and
+// synchronous baselines.
+var localStrategies = []string{"adaptive", "elastic", "sync", "diloco", "async-local"}
 
 func (s *heteroStudy) run(ctx context.Context) error {
 	s.rep.Printf("## %s\n\n%s\n\n", s.set.Name, s.set.Note)
@@ -108,7 +115,7 @@ func (s *heteroStudy) run(ctx context.Context) error {
 		}
 		return nil
 	}
-	for i, step := range []func(context.Context) error{spreads, s.protocols, s.devices} {
+	for i, step := range []func(context.Context) error{spreads, s.protocols, s.devices, s.local} {
 		if len(s.opt.Parts) > 0 && !slices.Contains(s.opt.Parts, HeterogeneityParts[i]) {
 			continue
 		}
@@ -229,10 +236,15 @@ func meanCurve(runs []*engine.Result) []runlog.Eval {
 // compareTable is the scenario's table and figure series: each strategy's
 // best mean P@1, its spread over seeds, and its time to elastic's best.
 func compareTable(runs map[string][]*engine.Result, points int) (*report.Table, []report.Series) {
+	return compareTableOf(mainStrategies, runs, points)
+}
+
+// compareTableOf is compareTable over the given strategies, in their order.
+func compareTableOf(strategies []string, runs map[string][]*engine.Result, points int) (*report.Table, []report.Series) {
 	t := &report.Table{Header: []string{"strategy", "best P@1 (mean)", "seeds' bests", "at s", "epochs run", "s to elastic's best", "× elastic's time"}}
 	eb, _ := runlog.Best(meanCurve(runs["elastic"]))
 	var series []report.Series
-	for _, strat := range mainStrategies {
+	for _, strat := range strategies {
 		rs := runs[strat]
 		if len(rs) == 0 {
 			continue
@@ -481,4 +493,61 @@ func (s *heteroStudy) devices(ctx context.Context) error {
 	}
 	return s.rep.Figure(s.name("devices"), report.Plot{Title: fmt.Sprintf("%s: adaptive on 1 to 16 devices, P@1 against time, seed %d", s.set.Name, s.seeds[0]),
 		X: "training time (virtual seconds, log scale)", Y: "P@1", Series: series, LogX: true})
+}
+
+// local runs localStrategies at their defaults on 4 and 16 devices at the
+// paper's spread (cycled), each for the time sync needs for the study's
+// epochs on the same devices, over the seeds: do DiLoCo or asynchronous
+// Local-SGD beat Adaptive SGD where devices differ in speed?
+func (s *heteroStudy) local(ctx context.Context) error {
+	counts := []int{4, 16}
+	if s.opt.Quick {
+		counts = []int{4}
+	}
+	for _, n := range counts {
+		sp := speeds(n)
+		runs := map[string][]*engine.Result{}
+		for _, seed := range s.seeds {
+			b, err := s.budget(ctx, fmt.Sprintf("local%d", n), sp, seed)
+			if err != nil {
+				return err
+			}
+			runs["sync"] = append(runs["sync"], b)
+			for _, strat := range localStrategies {
+				if strat == "sync" {
+					continue
+				}
+				c := s.cfg(strat, sp, seed)
+				c.TimeBudget = b.TrainSeconds
+				res, err := s.do(ctx, s.name("local", n, strat, "s", seed), c)
+				if err != nil {
+					return err
+				}
+				runs[strat] = append(runs[strat], res)
+			}
+		}
+		s.rep.Printf("### Local-SGD strategies, %d devices at the paper's spread\n\n"+
+			"DiLoCo and asynchronous Local-SGD at their defaults against Adaptive SGD, elastic and sync, speeds %v, "+
+			"each for sync's time for %g epochs, seeds %v.\n\n", n, sp, s.epochs, s.seeds)
+		t, series := compareTableOf(localStrategies, runs, s.set.Train.Len())
+		s.rep.Table(t)
+		ab, _ := runlog.Best(meanCurve(runs["adaptive"]))
+		for _, strat := range []string{"diloco", "async-local"} {
+			b, _ := runlog.Best(meanCurve(runs[strat]))
+			verdict := "level with"
+			switch {
+			case b.P1 > ab.P1:
+				verdict = "above"
+			case b.P1 < ab.P1:
+				verdict = "below"
+			}
+			s.rep.Printf("- %s: best mean P@1 %.4f, %s Adaptive SGD's %.4f (%+.4f).\n", strat, b.P1, verdict, ab.P1, b.P1-ab.P1)
+		}
+		s.rep.Printf("\n")
+		if err := s.rep.Figure(s.name("local", n, "time"), report.Plot{Title: fmt.Sprintf("%s, %d devices at the paper's spread: P@1 against time, mean of %d seeds", s.set.Name, n, len(s.seeds)),
+			X: "training time (virtual seconds)", Y: "P@1", Series: series}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

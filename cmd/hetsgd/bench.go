@@ -37,7 +37,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
-	parts := fs.String("parts", "", "heterogeneity study: only these of its sections, comma-separated: spreads, protocols, devices (default: all)")
+	parts := fs.String("parts", "", "heterogeneity study: only these of its sections, comma-separated: spreads, protocols, devices, local (default: all)")
 	network := fs.String("network", "", "lsgd study: the links within and between nodes from `file` (hetsgd calibrate --network) instead of PCIe and 25 Gb/s Ethernet")
 	if err := parseFlags(fs, args); err != nil {
 		return err
