@@ -46,9 +46,11 @@ var notSettings = []string{"config", "print-config", "resume", "force", "progres
 
 // settings returns the run's effective settings, as --print-config prints
 // them and the config record holds them: every flag that decides the run
-// and applies to it (inapplicable), with its value after the strategy's
-// defaults were filled in (engineConfig), in the flags' order; then the
-// strategy's options that are numbers (given, or defaults), under its name.
+// and applies to it (inapplicable), in the flags' order, with its value —
+// for the settings the strategy's defaults fill in (batch, lr, optimizer,
+// momentum, weight-decay) the run's, read from cfg, where engineConfig put
+// them; then the strategy's options that are numbers (given, or defaults),
+// under its name.
 // Derived defaults (formulas of the run's data and settings) are left out,
 // so that they are derived again when a setting they depend on changes.
 func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.Config) runlog.Settings {
@@ -58,6 +60,8 @@ func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.C
 	}
 	skip := inapplicable(info, cfg.Optimizer.Name, f, ranks)
 	set := visited(fs)
+	effective := map[string]any{"batch": cfg.Batch, "lr": cfg.LR, "optimizer": cfg.Optimizer.Name,
+		"momentum": cfg.Optimizer.Momentum, "weight-decay": cfg.Optimizer.WeightDecay}
 	var out runlog.Settings
 	fs.VisitAll(func(fl *flag.Flag) {
 		name := fl.Name
@@ -70,9 +74,13 @@ func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.C
 		if !set[name] && slices.Contains([]string{"data", "train", "test", "cost", "network", "speeds", "fault"}, name) {
 			return // empty: the bundled data, the built-in models, equal speeds, no faults
 		}
-		out = append(out, runlog.Setting{Name: name, Value: settingValue(fl)})
+		v, ok := effective[name]
+		if !ok {
+			v = settingValue(fl)
+		}
+		out = append(out, runlog.Setting{Name: name, Value: v})
 	})
-	vals, err := info.Describe(strategy.Config{Devices: f.devices, Batch: f.batch, LR: f.lr, DatasetSize: 1, Options: cfg.Options})
+	vals, err := info.Describe(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: 1, Options: cfg.Options})
 	if err != nil || len(vals) == 0 {
 		return out
 	}

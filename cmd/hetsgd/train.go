@@ -404,7 +404,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	}
 
 	loadStart := time.Now()
-	w, source, err := f.buildWorkload(ctx, format, in, stderr)
+	w, source, err := f.buildWorkload(ctx, format, cfg.Batch, in, stderr)
 	if err != nil {
 		return err
 	}
@@ -717,9 +717,6 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	if _, err := optim.New(cfg.Optimizer, 0); err != nil {
 		return cfg, err
 	}
-	// The flags now hold the run's effective settings, for the run log.
-	f.batch, f.lr, f.optimizer = cfg.Batch, cfg.LR, cfg.Optimizer.Name
-	f.momentum, f.weightDecay = cfg.Optimizer.Momentum, cfg.Optimizer.WeightDecay
 	cfg.Cost = engine.DefaultCost()
 	if f.costPath != "" {
 		c, err := engine.LoadCost(f.costPath)
@@ -899,7 +896,7 @@ func visited(fs *flag.FlagSet) map[string]bool {
 }
 
 // buildWorkload loads the data and builds what the devices train.
-func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, in *atomicfile.Inputs, stderr io.Writer) (engine.Workload, string, error) {
+func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, batch int, in *atomicfile.Inputs, stderr io.Writer) (engine.Workload, string, error) {
 	switch f.workload {
 	case "regression":
 		if f.dim < 1 {
@@ -926,7 +923,7 @@ func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, in *
 	if err != nil {
 		return nil, "", err
 	}
-	w, err := engine.NewXML(trainSet, testSet, f.hidden, f.dropout, f.evalPoints, max(f.batch, 256))
+	w, err := engine.NewXML(trainSet, testSet, f.hidden, f.dropout, f.evalPoints, max(batch, 256))
 	if err == nil && f.output == "lsh" {
 		err = w.SetSampling(f.lsh)
 	}
