@@ -36,14 +36,6 @@ import (
 // values. Paths in the file are taken as the command line takes them:
 // relative to the current folder.
 
-// notSettings are the flags that say where a run's outputs go, how it is
-// shown, or how this invocation behaves, not what the run is: --print-config
-// leaves them out and the config record's settings do not hold them, so
-// that a run repeated from its settings writes the same log. A config file
-// may still give them.
-var notSettings = []string{"config", "print-config", "resume", "force", "progress", "log", "dashboard",
-	"checkpoint", "checkpoint-every", "checkpoint-keep", "keep-best", "topology", "devices-per-rank"}
-
 // settings returns the run's effective settings, as --print-config prints
 // them and the config record holds them: every flag that decides the run
 // and applies to it (inapplicable), in the flags' order, with its value —
@@ -71,7 +63,7 @@ func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.C
 		if _, no := skip[name]; no {
 			return
 		}
-		if !set[name] && slices.Contains([]string{"data", "train", "test", "cost", "network", "speeds", "fault"}, name) {
+		if !set[name] && slices.Contains(omitUnset, name) {
 			return // empty: the bundled data, the built-in models, equal speeds, no faults
 		}
 		v, ok := effective[name]

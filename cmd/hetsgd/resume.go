@@ -36,17 +36,6 @@ type savedSettings struct {
 	LogID  *checkpoint.FileID `json:"log_id,omitempty"`
 }
 
-// mayChange are the flags a resumed run may give other values than the run
-// it continues: how long it runs, how often it evaluates and saves, where it
-// writes, how it shows progress and how many threads compute — and where
-// the data is, when it moved (the data itself must be the same).
-var mayChange = []string{"epochs", "time-budget", "eval-every", "eval-points", "patience", "log", "force", "progress", "threads", "dashboard",
-	"devices", "devices-per-rank", "speeds",
-	"checkpoint", "checkpoint-every", "checkpoint-keep", "keep-best", "resume", "cache", "data", "train", "test", "format"}
-
-// notSaved are flags a checkpoint does not carry over to a resumed run.
-var notSaved = []string{"resume", "force", "progress", "config", "print-config", "dashboard"}
-
 // givenFlags lists the flags set on fs, in order, as Set takes them back
 // (a repeated flag once per value).
 func givenFlags(fs *flag.FlagSet, f *trainFlags) [][2]string {
@@ -76,9 +65,6 @@ func givenFlags(fs *flag.FlagSet, f *trainFlags) [][2]string {
 	})
 	return out
 }
-
-// inputPathFlags are the flags that name a run's input files.
-var inputPathFlags = []string{"train", "test", "data", "cost", "network"}
 
 // resumed is a run to continue: its checkpoint, opened, and where it got to.
 type resumed struct {
