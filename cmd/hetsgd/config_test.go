@@ -55,7 +55,7 @@ func TestPrintConfigRepeatsTheRun(t *testing.T) {
 			t.Fatalf("config record: schema %d, settings %v", run.Config.Schema, run.Config.Settings)
 		}
 		var printed bytes.Buffer
-		if err := writeYAML(&printed, "x", run.Config.Settings); err != nil {
+		if err := run.Config.Settings.WriteYAML(&printed, "x"); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.SplitN(printed.String(), "\n", 2)[1]; !strings.HasSuffix(yaml, got) {

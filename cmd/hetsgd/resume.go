@@ -169,7 +169,7 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 			// record holds it (a default, or derived from others).
 			used := "its default"
 			if v, ok := rec.Settings.Lookup(fl.Name); ok {
-				used = fmt.Sprintf("its default, %s", yamlScalar(v))
+				used = fmt.Sprintf("its default, %s", runlog.YAMLScalar(v))
 			} else if was != "" {
 				used = fmt.Sprintf("its default, %s", was)
 			}

@@ -359,9 +359,9 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		if !root {
 			return nil
 		}
-		return writeYAML(stdout, fmt.Sprintf("Settings of a hetsgd train run (hetsgd %s); hetsgd train --config FILE runs it again.\n"+
+		return settings.WriteYAML(stdout, fmt.Sprintf("Settings of a hetsgd train run (hetsgd %s); hetsgd train --config FILE runs it again.\n"+
 			"Flags given with --config override these. Outputs (--log, --checkpoint) are not settings: give them as flags.\n"+
-			"Options derived from other settings are left out, to be derived again; --help shows their values.", version), settings)
+			"Options derived from other settings are left out, to be derived again; --help shows their values.", version))
 	}
 	format, err := data.ParseFormat(f.format)
 	if err != nil {
