@@ -5,22 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
+	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
 )
-
-// stepShapes are the shapes `hetsgd step --like` knows: the papers' sets.
-var stepShapes = map[string]struct{ inputs, labels, nnz int }{
-	"amazon-670k":    {135909, 670091, 76},
-	"delicious-200k": {782585, 205443, 301},
-	"delicious":      {500, 983, 18},
-	"bibtex":         {1836, 159, 68},
-}
 
 // stepResult is the last line `hetsgd step` prints, for scripts.
 type stepResult struct {
@@ -41,7 +36,7 @@ type stepResult struct {
 
 func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("step", "step [--like SHAPE] [--batch N] [--hidden N] [--optimizer NAME] [--steps N]", stderr)
-	like := fs.String("like", "amazon-670k", "shape: amazon-670k, delicious-200k, delicious or bibtex")
+	like := fs.String("like", "amazon-670k", "shape: the statistics of a set the generator imitates: "+profileNames())
 	batch := fs.Int("batch", 256, "batch size")
 	hidden := fs.Int("hidden", 128, "hidden units")
 	optName := fs.String("optimizer", "sgd", "sgd, momentum or adam")
@@ -53,10 +48,13 @@ func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
-	s, ok := stepShapes[*like]
-	if !ok {
-		return fmt.Errorf("--like %q: want amazon-670k, delicious-200k, delicious or bibtex", *like)
+	prof, err := data.LookupProfile(*like)
+	if err != nil {
+		return fmt.Errorf("--like: %w", err)
 	}
+	// A batch of the set's shape: its features, its labels, and its mean
+	// non-zeros per point, rounded.
+	s := struct{ inputs, labels, nnz int }{prof.Features, prof.Labels, int(math.Round(prof.AvgNNZ))}
 	if *batch < 1 || *hidden < 1 || *steps < 1 {
 		return fmt.Errorf("--batch, --hidden and --steps must be at least 1")
 	}
@@ -172,4 +170,13 @@ func minTime(f func(), reps int) float64 {
 		}
 	}
 	return best
+}
+
+// profileNames lists the generator's profiles, for help texts.
+func profileNames() string {
+	var names []string
+	for _, p := range data.Profiles {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
 }
