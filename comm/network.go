@@ -17,6 +17,10 @@ type Network struct {
 // NVLink. It is a documented default, not a measurement of this machine.
 var DefaultNetwork = Network{Latency: 10e-6, Bandwidth: 10e9}
 
+// DefaultInter is the default link between nodes: 25 Gb/s Ethernet with
+// 20 µs per message, slower than the PCIe between devices of a node.
+var DefaultInter = Network{Latency: 20e-6, Bandwidth: 25e9 / 8}
+
 // Validate reports a model that cannot be used.
 func (n Network) Validate() error {
 	if !(n.Latency >= 0) || !(n.Bandwidth > 0) || math.IsInf(n.Latency, 0) || math.IsInf(n.Bandwidth, 0) {

@@ -69,7 +69,7 @@ type Config struct {
 	// Virtual clock only.
 	Cost  CostModel
 	Net   comm.Model
-	Noise float64 // σ of the log-normal noise on every batch's cost
+	Noise float64 // σ of the log-normal noise on every batch's cost (DefaultNoise, the tool's)
 	// TimingOnly charges time but computes nothing: no gradients, updates,
 	// merges or evaluations. It studies throughput at scales where computing
 	// every replica would not fit (Layered SGD's 256 workers).
@@ -94,6 +94,11 @@ type Config struct {
 	// r·K … r·K+K−1 with K = Devices/World.Size(). Real clock only.
 	World comm.Comm `json:"-"`
 }
+
+// DefaultNoise is the virtual clock's σ of the noise on each batch's cost
+// that the tool and the studies run with: 5 %, about what one device's
+// batches vary by on this machine.
+const DefaultNoise = 0.05
 
 // WithDefaults returns c with the strategy's defaults (strategy.Info's
 // Defaults) in the common settings left at zero: the optimizer (an empty

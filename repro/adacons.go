@@ -116,7 +116,7 @@ func adaconsDelicious(ctx context.Context, r *runner, set Set) error {
 		var series []report.Series
 		for _, s := range []string{"sum", "adacons"} {
 			c := engine.Config{Strategy: s, Devices: n, Batch: 128 / n, LR: 1, Optimizer: optim.Config{Name: "sgd"},
-				Clock: engine.Virtual, Epochs: epochs, EvalEvery: 0.5, Seed: r.opt.Seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: 0.05}
+				Clock: engine.Virtual, Epochs: epochs, EvalEvery: 0.5, Seed: r.opt.Seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
 			res, err := r.run(ctx, fmt.Sprintf("adacons-delicious-%s-%d", s, n), set, c)
 			if err != nil {
 				return err

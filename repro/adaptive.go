@@ -51,7 +51,7 @@ type adaptiveStudy struct {
 func (s *adaptiveStudy) cfg(strat string, n int, lr float64) engine.Config {
 	c := engine.Config{Strategy: strat, Devices: n, Batch: bmax, LR: lr,
 		Optimizer: optim.Config{Name: "sgd"}, Speeds: speeds(n), Clock: engine.Virtual,
-		EvalEvery: 0.5, Seed: s.opt.Seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: 0.05}
+		EvalEvery: 0.5, Seed: s.opt.Seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
 	switch strat {
 	case "sync":
 		// The papers' gradient aggregation keeps the global batch at b_max:

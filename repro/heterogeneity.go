@@ -129,7 +129,7 @@ func (s *heteroStudy) run(ctx context.Context) error {
 // cfg is strategy strat at its defaults on the given speeds.
 func (s *heteroStudy) cfg(strat string, speeds []float64, seed uint64) engine.Config {
 	return engine.Config{Strategy: strat, Devices: len(speeds), Speeds: speeds, Clock: engine.Virtual,
-		EvalEvery: 0.5, Seed: seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: 0.05}
+		EvalEvery: 0.5, Seed: seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
 }
 
 // do runs cfg on the study's workload, once per name.

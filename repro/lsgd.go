@@ -13,10 +13,11 @@ import (
 
 // The Layered SGD study's cluster: nodes of 4 devices; PCIe inside a node
 // (comm.DefaultNetwork: 10 µs, 10 GB/s) and 25 Gb/s Ethernet between nodes
-// (20 µs, 3.125 GB/s), the "slower inter-node link" of the paper's setting.
+// (comm.DefaultInter: 20 µs, 3.125 GB/s), the "slower inter-node link" of
+// the paper's setting.
 var (
 	lsgdIntra = comm.DefaultNetwork
-	lsgdInter = comm.Network{Latency: 20e-6, Bandwidth: 25e9 / 8}
+	lsgdInter = comm.DefaultInter
 )
 
 const (
@@ -119,7 +120,7 @@ the base as in the paper's Fig. 6.
 		for i, v := range variants {
 			c := engine.Config{Strategy: v.strat, Devices: n, Batch: lsgdBatch, LR: 1, Optimizer: optim.Config{Name: "sgd"},
 				Clock: engine.Virtual, Epochs: steps * float64(n*lsgdBatch) / float64(set.Workload.Size()), EvalEvery: 1e9,
-				Seed: r.opt.Seed, Cost: cost, Noise: 0.05, Prep: prep, TimingOnly: true,
+				Seed: r.opt.Seed, Cost: cost, Noise: engine.DefaultNoise, Prep: prep, TimingOnly: true,
 				Net: comm.Model{GroupSize: lsgdGroup, Intra: intra, Inter: inter, AllReduce: v.alg}}
 			res, err := r.run(ctx, fmt.Sprintf("lsgd-scaling-%s-%d", slug(v.name), n), set, c)
 			if err != nil {
@@ -173,7 +174,7 @@ sooner.
 		c := engine.Config{Strategy: s, Devices: 16, Batch: 8, LR: 0.1,
 			Options:   map[string]float64{"warmup": 2, "warmup-start": 0.1},
 			Optimizer: optim.Config{Name: "momentum", Momentum: 0.9, WeightDecay: 1e-4},
-			Clock:     engine.Virtual, Epochs: epochs, EvalEvery: 0.5, Seed: r.opt.Seed, Cost: cost, Noise: 0.05, Prep: prep,
+			Clock:     engine.Virtual, Epochs: epochs, EvalEvery: 0.5, Seed: r.opt.Seed, Cost: cost, Noise: engine.DefaultNoise, Prep: prep,
 			Net: comm.Model{GroupSize: lsgdGroup, Intra: lsgdIntra, Inter: lsgdInter, AllReduce: comm.Ring}}
 		res, err := r.run(ctx, "lsgd-accuracy-"+s, set, c)
 		if err != nil {

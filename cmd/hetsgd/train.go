@@ -247,13 +247,13 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.speeds, "speeds", "relative `speed` of each device, comma-separated (default all 1)")
 	fs.Var(&f.faults, "fault", "inject a fault, e.g. device=2,at=30s,kind=crash (kinds: crash; stall, given up after timeout=SECONDS, default 2s; slow=FACTOR); rank=R in place of device=N strikes a whole process of a job (under mpirun, or rank 0 alone); repeat the flag for more; seconds of the run's clock")
 	fs.StringVar(&f.clock, "time", "real", "clock: real (goroutines, wall time) or virtual (deterministic simulation)")
-	fs.Float64Var(&f.noise, "noise", 0.05, "virtual clock: σ of the log-normal noise on each batch's cost")
+	fs.Float64Var(&f.noise, "noise", engine.DefaultNoise, "virtual clock: σ of the log-normal noise on each batch's cost")
 	fs.StringVar(&f.costPath, "cost", "", "virtual clock: cost model `file` from hetsgd calibrate (default: the built-in one)")
 	fs.StringVar(&f.networkPath, "network", "", "virtual clock: network model `file` from hetsgd calibrate --network (links within and between nodes; --topology, --groups and --allreduce still apply)")
 	fs.Float64Var(&f.netLatency, "net-latency", comm.DefaultNetwork.Latency, "virtual clock: `seconds` per message between devices of a node")
 	fs.Float64Var(&f.netBW, "net-bandwidth", comm.DefaultNetwork.Bandwidth, "virtual clock: `bytes` per second between devices of a node")
-	fs.Float64Var(&f.interLatency, "inter-latency", defaultInter.Latency, "virtual clock: `seconds` per message between nodes (with --topology or --groups)")
-	fs.Float64Var(&f.interBW, "inter-bandwidth", defaultInter.Bandwidth, "virtual clock: `bytes` per second between nodes")
+	fs.Float64Var(&f.interLatency, "inter-latency", comm.DefaultInter.Latency, "virtual clock: `seconds` per message between nodes (with --topology or --groups)")
+	fs.Float64Var(&f.interBW, "inter-bandwidth", comm.DefaultInter.Bandwidth, "virtual clock: `bytes` per second between nodes")
 	fs.StringVar(&f.topology, "topology", "", "nodes × devices per node, e.g. 4x4 (sets --devices and --groups)")
 	fs.IntVar(&f.groups, "groups", 0, "split the devices into this many nodes (groups) of equal size")
 	fs.StringVar(&f.allReduce, "allreduce", "ring", "virtual clock: algorithm of plain all-reduces: ring, tree or hierarchical")
@@ -877,10 +877,6 @@ func loadNetwork(path string) (comm.Model, error) {
 	}
 	return m, nil
 }
-
-// defaultInter is the default link between nodes: 25 Gb/s Ethernet with
-// 20 µs per message, slower than the PCIe between devices of a node.
-var defaultInter = comm.Network{Latency: 20e-6, Bandwidth: 25e9 / 8}
 
 func parseTopology(s string) (nodes, per int, ok bool) {
 	a, b, found := strings.Cut(strings.ToLower(s), "x")

@@ -79,7 +79,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	base := engine.Config{Devices: *devices, Clock: engine.Clock(*clock), Epochs: *epochs, TimeBudget: *budget,
-		EvalEvery: *evalEvery, Noise: 0.05, Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+		EvalEvery: *evalEvery, Noise: engine.DefaultNoise, Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	if len(speeds) > 0 {
 		base.Speeds = speeds
 	}
