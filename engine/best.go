@@ -8,6 +8,7 @@ import (
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // The best evaluation of a run, and what follows from it: the model kept
@@ -26,8 +27,8 @@ func (r *run) better(e, best runlog.Eval) bool {
 // byLoss reports whether evaluations are compared by their loss: a
 // workload without P@k.
 func (r *run) byLoss() bool {
-	_, ok := r.w.(*XML)
-	return !ok
+	_, ok := r.w.(workload.LossScored)
+	return ok
 }
 
 // sinceBest returns how many evaluations followed the best one.

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/internal/bounded"
+	"github.com/hetsgd/hetsgd/workload"
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
-	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // Calibrate measures gradient and update times on this machine over a grid
@@ -64,13 +64,13 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (CostModel, 
 		}
 		par, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 		m.Init(par, 1)
-		x, y := RandomBatch(r, p.rows, p.inputs, p.outputs, p.nnz)
+		x, y := workload.RandomBatch(r, p.rows, p.inputs, p.outputs, p.nnz)
 		ws := m.NewWorkspace(p.rows)
 		sec, err := timeIt(ctx, func() { ws.Gradient(par, g, &x, &y) }, quick)
 		if err != nil {
 			return CostModel{}, fmt.Errorf("engine: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
 		}
-		xs = append(xs, mlpShape(m).features(p.rows, x.NNZ()))
+		xs = append(xs, features(workload.MLPShape(m), p.rows, x.NNZ()))
 		ys = append(ys, sec)
 	}
 	coef, err := fitCost(xs, ys)
@@ -143,36 +143,6 @@ func medianSeconds(ctx context.Context, f func(), reps int) (float64, error) {
 	}
 	slices.Sort(t)
 	return t[len(t)/2], nil
-}
-
-// RandomBatch draws a batch of bs rows of nnz distinct features (values in
-// [0, 1)) and 5 distinct labels each: the input of kernel and step timings.
-func RandomBatch(r *rand.Rand, bs, inputs, outputs, nnz int) (x, y sparse.CSR) {
-	xb := sparse.NewBuilder(inputs, false, bs, bs*nnz)
-	yb := sparse.NewBuilder(outputs, true, bs, bs*5)
-	for i := 0; i < bs; i++ {
-		for _, j := range distinct(r, nnz, inputs) {
-			xb.Append(int32(j), float32(r.Float64()))
-		}
-		xb.EndRow()
-		for _, j := range distinct(r, min(5, outputs), outputs) {
-			yb.Append(int32(j), 0)
-		}
-		yb.EndRow()
-	}
-	return xb.Build(), yb.Build()
-}
-
-func distinct(r *rand.Rand, k, n int) []int {
-	seen := map[int]bool{}
-	var out []int
-	for len(out) < k {
-		if j := r.IntN(n); !seen[j] {
-			seen[j] = true
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // cpuName returns the processor's model name where the system says it

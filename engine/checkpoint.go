@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/hetsgd/hetsgd/internal/memory"
+	"github.com/hetsgd/hetsgd/workload"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/model"
@@ -173,23 +174,30 @@ func (r *run) identity() []fixed {
 		{"cost", js(cfg.Cost), "{Config.Cost}"}, {"network", js(cfg.Net), "{Config.Net}"},
 		{"prep", f(cfg.Prep), "{Config.Prep}"}, {"line-search", strconv.FormatBool(cfg.LineSearch), "{Config.LineSearch}"},
 	}
-	if x, ok := r.w.(*XML); ok && x.sampling != nil {
+	if s := sampledLayer(r.w); s != nil {
 		// Only a sampled run lists it, so that older checkpoints (all of a
 		// dense layer) keep their identity.
-		out = append(out, fixed{"output layer", js(*x.sampling), "the sampled output layer (its settings)"})
+		out = append(out, fixed{"output layer", js(*s), "the sampled output layer (its settings)"})
 	}
 	return out
 }
 
-// workloadKind names what a run trains for its identity: "xml" (the sparse
-// MLP, whatever the path its data was loaded from: the data is the same by
-// its counts here and by its content in the caller's checks) or the
-// workload's own name.
+// workloadKind names what a run trains for its identity: its kind
+// (workload.Describer), else its name.
 func workloadKind(w Workload) string {
-	if _, ok := w.(*XML); ok {
-		return "xml"
+	if d, ok := w.(workload.Describer); ok {
+		return d.Kind()
 	}
 	return w.Name()
+}
+
+// sampledLayer returns the settings of w's sampled output layer, nil for a
+// dense one.
+func sampledLayer(w Workload) *workload.Sampling {
+	if s, ok := w.(workload.SampledOutput); ok {
+		return s.Sampling()
+	}
+	return nil
 }
 
 // fixed is a setting a resumed run keeps: its name and value as checkpoints

@@ -74,7 +74,7 @@ func (c CostModel) Validate() error {
 // Batch returns the cost of computing a gradient on rows points with nnz
 // non-zeros.
 func (c CostModel) Batch(s Shape, rows, nnz int) float64 {
-	f := s.features(rows, nnz)
+	f := features(s, rows, nnz)
 	return c.PerBatch*f[0] + c.PerSparse*f[1] + c.PerDense*f[2] + c.PerLogit*f[3] + c.PerWeight*f[4]
 }
 
@@ -85,7 +85,7 @@ func (c CostModel) Update(s Shape) float64 { return c.PerParam * s.Params }
 const nFeatures = 5
 
 // features are the regressors of a batch's cost, in CostModel field order.
-func (s Shape) features(rows, nnz int) [nFeatures]float64 {
+func features(s Shape, rows, nnz int) [nFeatures]float64 {
 	return [nFeatures]float64{1, float64(nnz) * s.H1, float64(rows) * s.Dense, float64(rows) * s.Labels, s.Params}
 }
 

@@ -85,12 +85,11 @@ type Prepared struct {
 // Prepare sets a run of cfg on w up (see Prepared).
 func Prepare(cfg Config, w Workload) (*Prepared, error) {
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && info.Output == "slide" {
-		x, ok := w.(*XML)
-		if !ok || x.sampling == nil || *x.sampling != x.sampling.SLIDE() {
-			return nil, setting.Errorf("engine", "engine: {Config.Strategy} %s trains a sampled output layer as SLIDE's code does: give the workload one in Sampling.SLIDE's mode (XML.SetSampling)", cfg.Strategy)
+		if s := sampledLayer(w); s == nil || *s != s.SLIDE() {
+			return nil, setting.Errorf("engine", "engine: {Config.Strategy} %s trains a sampled output layer as SLIDE's code does: give the workload one in Sampling.SLIDE's mode (workload.XML.SetSampling)", cfg.Strategy)
 		}
 	}
-	if x, ok := w.(*XML); ok && x.sampling != nil && cfg.Clock == Virtual {
+	if sampledLayer(w) != nil && cfg.Clock == Virtual {
 		// The cost model prices a dense output layer.
 		return nil, setting.Errorf("engine", "engine: {Config.Clock} %s: a sampled output layer runs under the real clock only (the virtual clock's cost model has no term for it)", cfg.Clock)
 	}

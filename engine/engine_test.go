@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/workload"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
@@ -45,10 +46,10 @@ func base(strat string, devices int, clock Clock) Config {
 }
 
 // xml is the Bibtex workload of the tests: one hidden layer of 16.
-func xml(t testing.TB, dropout float64) *XML {
+func xml(t testing.TB, dropout float64) *workload.XML {
 	t.Helper()
 	train, test := bibtex(t)
-	w, err := NewXML(train, test, []int{16}, dropout, 0, 256)
+	w, err := workload.NewXML(train, test, []int{16}, dropout, 0, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +480,7 @@ func TestDefaultsLearnBibtex(t *testing.T) {
 	cfg.Batch, cfg.LR = 128, 1e-3
 	cfg.Optimizer = optim.Config{Name: "adam"}
 	cfg.Epochs, cfg.EvalEvery = 3, 1
-	w, err := NewXML(train, test, []int{64}, 0.2, 0, 256)
+	w, err := workload.NewXML(train, test, []int{64}, 0.2, 0, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -634,8 +635,8 @@ func TestTimingOnly(t *testing.T) {
 // elsewhere than the default); each rule's step is the minimum of its own
 // objective along the direction.
 func TestRegressionWorkload(t *testing.T) {
-	for _, rule := range []string{RuleDistance, RuleLoss} {
-		w := &Regression{D: 50, Points: 1000, Rule: rule}
+	for _, rule := range []string{workload.RuleDistance, workload.RuleLoss} {
+		w := &workload.Regression{D: 50, Points: 1000, Rule: rule}
 		p := make([]float32, 50)
 		w.Init(p, 3)
 		start0 := w.Evaluate(p).Loss
@@ -666,18 +667,18 @@ func TestRegressionWorkload(t *testing.T) {
 			t.Fatalf("rule %s: eq. 13 and the default end at the same loss %v", rule, adacons[0])
 		}
 	}
-	if err := (&Regression{Rule: "newton"}).CheckRule(); err == nil {
+	if err := (&workload.Regression{Rule: "newton"}).CheckRule(); err == nil {
 		t.Fatal("unknown rule accepted")
 	}
 	// The step is optimal for plain SGD only.
 	cfg := base("sum", 2, Virtual)
 	cfg.LineSearch, cfg.Optimizer = true, optim.Config{Name: "adam"}
-	if _, err := Run(context.Background(), cfg, &Regression{D: 10, Points: 100}, nil, nil); err == nil || !strings.Contains(err.Error(), "Config.Optimizer.Name sgd") {
+	if _, err := Run(context.Background(), cfg, &workload.Regression{D: 10, Points: 100}, nil, nil); err == nil || !strings.Contains(err.Error(), "Config.Optimizer.Name sgd") {
 		t.Fatalf("line search with adam: %v", err)
 	}
 	// Known answer: f(w) = wᵀAw/2 with A = I/12 + 11ᵀ/4; for w = 1 in 50
 	// dimensions: (50/12 + 2500/4)/2.
-	w := &Regression{D: 50, Points: 1000}
+	w := &workload.Regression{D: 50, Points: 1000}
 	ones := make([]float32, 50)
 	for i := range ones {
 		ones[i] = 1
@@ -685,7 +686,7 @@ func TestRegressionWorkload(t *testing.T) {
 	if got, want := w.Evaluate(ones).Loss, (50.0/12+2500.0/4)/2; math.Abs(got-want) > 1e-3 {
 		t.Fatalf("f(1) = %v, want %v", got, want)
 	}
-	// Along a direction dir from p = 1: RuleLoss minimises f, RuleDistance
+	// Along a direction dir from p = 1: workload.RuleLoss minimises f, workload.RuleDistance
 	// minimises ‖p − η·dir‖ (the optimum is 0).
 	dir := make([]float32, 50)
 	for i := range dir {
@@ -699,8 +700,8 @@ func TestRegressionWorkload(t *testing.T) {
 		return q
 	}
 	objective := map[string]func([]float32) float64{
-		RuleLoss:     func(q []float32) float64 { return w.Evaluate(q).Loss },
-		RuleDistance: func(q []float32) float64 { return kernel.Dot(q, q) },
+		workload.RuleLoss:     func(q []float32) float64 { return w.Evaluate(q).Loss },
+		workload.RuleDistance: func(q []float32) float64 { return kernel.Dot(q, q) },
 	}
 	for rule, f := range objective {
 		w.Rule = rule
@@ -764,7 +765,7 @@ func TestWorkloadReusedAcrossBatchSizes(t *testing.T) {
 // nanInit is a workload whose initial model holds a NaN in a weight no batch
 // touches: the first-layer row of a feature absent from the data.
 type nanInit struct {
-	*XML
+	*workload.XML
 	at int
 }
 
@@ -786,7 +787,7 @@ func TestNaNWeightsEndTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := NewXML(set, set, []int{4}, 0, 0, 16)
+	x, err := workload.NewXML(set, set, []int{4}, 0, 0, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -802,7 +803,7 @@ func TestNaNWeightsEndTheRun(t *testing.T) {
 }
 
 // slowEval is a workload whose evaluations take a while.
-type slowEval struct{ *XML }
+type slowEval struct{ *workload.XML }
 
 func (s slowEval) Evaluate(p []float32) metric.Scores {
 	time.Sleep(150 * time.Millisecond)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/workload"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/comm/commtest"
@@ -135,7 +136,7 @@ func TestCrossbowOrdersKnownAnswers(t *testing.T) {
 // with the engine's seeds: every device draws its batches from its own
 // stream, τ steps a round, the τ-th combined with the correction (after:
 // the τ-th a local step, the correction measured after it).
-func crossbowReference(w *Regression, cfg Config, tau, rounds int, after bool) (z []float32, ps [][]float32) {
+func crossbowReference(w *workload.Regression, cfg Config, tau, rounds int, after bool) (z []float32, ps [][]float32) {
 	n, dim := cfg.Devices, w.D
 	a, mu, lr := 1/float64(n), 0.9, float32(cfg.LR)
 	init := make([]float32, dim)
@@ -183,7 +184,7 @@ func crossbowReference(w *Regression, cfg Config, tau, rounds int, after bool) (
 // The engine's CROSSBOW is the reference loop, in both orders, with τ = 1
 // and 2, under both clocks: the centre and every replica to float rounding.
 func TestCrossbowMatchesReference(t *testing.T) {
-	w := &Regression{D: 20, Points: 480}
+	w := &workload.Regression{D: 20, Points: 480}
 	for _, tau := range []int{1, 2} {
 		for _, after := range []bool{false, true} {
 			for _, clock := range []Clock{Virtual, Real} {

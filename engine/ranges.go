@@ -5,6 +5,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // MaxDevices bounds the number of devices: each is a goroutine and a model
@@ -41,18 +42,15 @@ var Ranges = map[string]strategy.Range{
 	"net-bandwidth":    {Min: 0, MinOpen: true, Max: 1e15},
 	"inter-bandwidth":  {Min: 0, MinOpen: true, Max: 1e15},
 	"groups":           strategy.Count(0, MaxDevices),
-	"dim":              strategy.Count(1, 1<<24),
-	"hidden":           strategy.Count(1, 1<<20),
-	"dropout":          {Min: 0, Max: 1, MaxOpen: true},
 	"threads":          strategy.Count(0, 4096),
-	// The sampled output layer (Sampling).
-	"lsh-k":        strategy.Count(1, 30),
-	"lsh-l":        strategy.Count(1, 1000),
-	"lsh-capacity": strategy.Count(1, strategy.MaxCount),
-	"lsh-active":   {Min: 0, MinOpen: true, Max: 1},
-	"lsh-rehash":   strategy.Count(1, strategy.MaxCount),
-	"lsh-rebuild":  strategy.Count(1, strategy.MaxCount),
-	"lsh-growth":   strategy.Between(0, 10),
+}
+
+func init() {
+	// The workloads' settings, stated in their package: the one table
+	// holds them too.
+	for k, r := range workload.Ranges {
+		Ranges[k] = r
+	}
 }
 
 // checkRange checks the value v of field (a Config field in braces, as

@@ -8,6 +8,7 @@ import (
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // Record returns the run log's config record of a run of cfg (with its
@@ -51,19 +52,8 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 	if cfg.World != nil && cfg.World.Size() > 1 {
 		rec.Ranks, rec.PerRank = cfg.World.Size(), cfg.Devices/cfg.World.Size()
 	}
-	switch x := w.(type) {
-	case *XML:
-		rec.Workload = "xml"
-		rec.TrainPoints, rec.TestPoints, rec.Features, rec.Labels = x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels()
-		rec.Hidden, rec.Dropout = append([]int{}, x.m.Config().Hidden...), x.dropout
-	case *Regression:
-		rec.Workload = "regression"
-		if cfg.LineSearch {
-			rec.StepRule = x.Rule
-			if rec.StepRule == "" {
-				rec.StepRule = RuleDistance
-			}
-		}
+	if d, ok := w.(workload.Describer); ok {
+		d.Describe(&rec, cfg.LineSearch)
 	}
 	if rec.Hidden == nil {
 		rec.Hidden = []int{}

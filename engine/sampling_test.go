@@ -2,22 +2,21 @@ package engine
 
 import (
 	"context"
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/optim"
-	"github.com/hetsgd/hetsgd/sparse"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // sampledBibtex is the tests' Bibtex workload with a sampled output layer:
 // of its 159 labels, each point retrieves up to 16 and a batch shares 16
 // more; tables rebuilt every 200 samples.
-func sampledBibtex(t *testing.T, background bool) *XML {
+func sampledBibtex(t *testing.T, background bool) *workload.XML {
 	t.Helper()
 	w := xml(t, 0)
-	s := DefaultSampling()
+	s := workload.DefaultSampling()
 	s.K, s.L, s.Active, s.Rehash, s.Rebuild, s.Background = 2, 10, 0.1, 200, 1000, background
 	if err := w.SetSampling(s); err != nil {
 		t.Fatal(err)
@@ -44,12 +43,12 @@ func TestSampledRunLearns(t *testing.T) {
 		cfg.Epochs, cfg.EvalEvery = 3, 3
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
 		w := sampledBibtex(t, tc.background)
-		w.sampling.Fill, w.sampling.Correct = tc.fill, false
+		w.Sampling().Fill, w.Sampling().Correct = tc.fill, false
 		if tc.fill == "labels+correct" {
-			w.sampling.Fill, w.sampling.Correct = "labels", true
+			w.Sampling().Fill, w.Sampling().Correct = "labels", true
 		}
 		if tc.fill == "point" {
-			w.sampling.Update = "dense" // SLIDE's code
+			w.Sampling().Update = "dense" // SLIDE's code
 		}
 		res, err := Run(context.Background(), cfg, w, nil, nil)
 		if err != nil {
@@ -66,25 +65,25 @@ func TestSampledRunLearns(t *testing.T) {
 // The settings are checked, each error naming its field; the virtual clock
 // is refused.
 func TestSamplingSettings(t *testing.T) {
-	for field, mod := range map[string]func(*Sampling){
-		"Sampling.Hash":     func(s *Sampling) { s.Hash = "minhash" },
-		"Sampling.K":        func(s *Sampling) { s.K = 11 },
-		"Sampling.L":        func(s *Sampling) { s.L = 0 },
-		"Sampling.Capacity": func(s *Sampling) { s.Capacity = 0 },
-		"Sampling.Active":   func(s *Sampling) { s.Active = 0 },
-		"Sampling.Fill":     func(s *Sampling) { s.Fill = "none" },
-		"Sampling.Update":   func(s *Sampling) { s.Update = "eager" },
-		"Sampling.Rehash":   func(s *Sampling) { s.Rehash = 0 },
-		"Sampling.Rebuild":  func(s *Sampling) { s.Rebuild = -1 },
-		"Sampling.Growth":   func(s *Sampling) { s.Growth = -1 },
+	for field, mod := range map[string]func(*workload.Sampling){
+		"Sampling.Hash":     func(s *workload.Sampling) { s.Hash = "minhash" },
+		"Sampling.K":        func(s *workload.Sampling) { s.K = 11 },
+		"Sampling.L":        func(s *workload.Sampling) { s.L = 0 },
+		"Sampling.Capacity": func(s *workload.Sampling) { s.Capacity = 0 },
+		"Sampling.Active":   func(s *workload.Sampling) { s.Active = 0 },
+		"Sampling.Fill":     func(s *workload.Sampling) { s.Fill = "none" },
+		"Sampling.Update":   func(s *workload.Sampling) { s.Update = "eager" },
+		"Sampling.Rehash":   func(s *workload.Sampling) { s.Rehash = 0 },
+		"Sampling.Rebuild":  func(s *workload.Sampling) { s.Rebuild = -1 },
+		"Sampling.Growth":   func(s *workload.Sampling) { s.Growth = -1 },
 	} {
-		s := DefaultSampling()
+		s := workload.DefaultSampling()
 		mod(&s)
 		if err := s.Check(); err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: %v", field, err)
 		}
 	}
-	if err := DefaultSampling().Check(); err != nil {
+	if err := workload.DefaultSampling().Check(); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Run(context.Background(), base("sync", 1, Virtual), sampledBibtex(t, false), nil, nil)
@@ -97,14 +96,14 @@ func TestSamplingSettings(t *testing.T) {
 func TestSlideNeedsItsLayer(t *testing.T) {
 	cfg := base("slide", 1, Real)
 	corrected := sampledBibtex(t, false)
-	corrected.sampling.Fill, corrected.sampling.Update = "point", "dense" // and the default correction
-	for name, w := range map[string]*XML{"dense": xml(t, 0), "default sampled": sampledBibtex(t, false), "corrected": corrected} {
+	corrected.Sampling().Fill, corrected.Sampling().Update = "point", "dense" // and the default correction
+	for name, w := range map[string]*workload.XML{"dense": xml(t, 0), "default sampled": sampledBibtex(t, false), "corrected": corrected} {
 		if _, err := Run(context.Background(), cfg, w, nil, nil); err == nil || !strings.Contains(err.Error(), "Config.Strategy") {
 			t.Errorf("slide on a %s output layer: %v", name, err)
 		}
 	}
 	w := sampledBibtex(t, false)
-	w.sampling.Fill, w.sampling.Update, w.sampling.Correct = "point", "dense", false
+	w.Sampling().Fill, w.Sampling().Update, w.Sampling().Correct = "point", "dense", false
 	if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +123,7 @@ func TestSampledCheckpoint(t *testing.T) {
 	if len(list) != 1 {
 		t.Fatalf("checkpoints %v", list)
 	}
-	for name, w := range map[string]*XML{"sampled": sampledBibtex(t, true), "dense": xml(t, 0)} {
+	for name, w := range map[string]*workload.XML{"sampled": sampledBibtex(t, true), "dense": xml(t, 0)} {
 		rd, err := checkpoint.Open(list[0])
 		if err != nil {
 			t.Fatal(err)
@@ -138,19 +137,6 @@ func TestSampledCheckpoint(t *testing.T) {
 		}
 		if name == "dense" && (err == nil || !strings.Contains(err.Error(), "sampled output layer")) {
 			t.Fatalf("a sampled run's checkpoint on a dense layer: %v", err)
-		}
-	}
-}
-
-// A label on every point is always shared; one on none only when drawn
-// at random; one on half the points unless the other batch−1 points all
-// miss it and the draw does too.
-func TestInclusionKnownAnswers(t *testing.T) {
-	y := &sparse.CSR{Rows: 4, Cols: 10, Indptr: []int64{0, 2, 3, 5, 6}, Indices: []int32{0, 2, 0, 0, 2, 0}}
-	pi := inclusion(y, 3, 2, 10)
-	for k, want := range map[int]float64{0: 1, 1: 0.2, 2: 1 - 0.25*0.8} {
-		if math.Abs(float64(pi[k])-want) > 1e-6 {
-			t.Errorf("label %d: π %v, want %v", k, pi[k], want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/report"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // AdaCons reproduces the AdaCons paper's experiments: the stochastic linear
@@ -56,8 +57,8 @@ AdaCons" above 1 means AdaCons ends lower. Plots show the first seed.
 `, d, d, steps, seeds)
 	wins := map[string]int{}
 	total := 0
-	for _, rule := range []string{engine.RuleDistance, engine.RuleLoss} {
-		set := Set{Name: "regression", Workload: &engine.Regression{D: d, Points: 10000, Rule: rule}}
+	for _, rule := range []string{workload.RuleDistance, workload.RuleLoss} {
+		set := Set{Name: "regression", Workload: &workload.Regression{D: d, Points: 10000, Rule: rule}}
 		t := &report.Table{Header: []string{"workers", "effective batch", "Sum final f", "AdaCons final f", "Sum / AdaCons"}}
 		var series []report.Series
 		total = 0

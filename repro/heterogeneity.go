@@ -12,6 +12,7 @@ import (
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // A scenario is how the devices differ in speed.
@@ -67,13 +68,13 @@ curve reaches elastic's, over elastic's own time to it.
 
 Speeds:
 %s
-`, engine.DefaultHidden(), engine.DefaultDropout, engine.DefaultCost().Source, epochsFor(opt), seeds, scenarioList())
+`, workload.DefaultHidden(), workload.DefaultDropout, engine.DefaultCost().Source, epochsFor(opt), seeds, scenarioList())
 	for _, set := range sets {
-		x, ok := set.Workload.(*engine.XML)
+		x, ok := set.Workload.(*workload.XML)
 		if !ok {
 			return fmt.Errorf("repro: heterogeneity: %s is not an XML set", set.Name)
 		}
-		w, err := engine.NewXML(x.Train, x.Test, engine.DefaultHidden(), engine.DefaultDropout, 0, 256)
+		w, err := workload.NewXML(x.Train, x.Test, workload.DefaultHidden(), workload.DefaultDropout, 0, 256)
 		if err != nil {
 			return err
 		}

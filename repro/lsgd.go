@@ -9,6 +9,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/report"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // The Layered SGD study's cluster: nodes of 4 devices; PCIe inside a node
@@ -56,7 +57,7 @@ func amazonShape(seed uint64) (Set, error) {
 	if err != nil {
 		return Set{}, err
 	}
-	w, err := engine.NewXML(tr, te, []int{128}, 0, 1, 1)
+	w, err := workload.NewXML(tr, te, []int{128}, 0, 1, 1)
 	return Set{Name: p.Name, Train: tr, Workload: w}, err
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/runlog"
 	_ "github.com/hetsgd/hetsgd/strategy/all" // the studies name every strategy
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // Set is a dataset prepared for a study: the papers' MLP (one hidden layer
@@ -31,7 +32,7 @@ type Set struct {
 
 // NewSet builds the study workload of a train/test pair.
 func NewSet(name string, train, test *data.Dataset, note string) (Set, error) {
-	w, err := engine.NewXML(train, test, []int{128}, 0, 0, 256)
+	w, err := workload.NewXML(train, test, []int{128}, 0, 0, 256)
 	return Set{Name: name, Train: train, Workload: w, Note: note}, err
 }
 

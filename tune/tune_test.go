@@ -15,6 +15,7 @@ import (
 	"github.com/hetsgd/hetsgd/runlog"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
 	"github.com/hetsgd/hetsgd/tune"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 func evals(p1s ...float64) []runlog.Eval {
@@ -92,13 +93,13 @@ func TestParseRates(t *testing.T) {
 
 // bibtex16 is the grid tests' workload: Bibtex, one hidden layer of 16,
 // 200 test points.
-func bibtex16(t *testing.T) *engine.XML {
+func bibtex16(t *testing.T) *workload.XML {
 	t.Helper()
 	tr, te, err := data.Bundled("bibtex")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := engine.NewXML(tr, te, []int{16}, 0, 200, 256)
+	w, err := workload.NewXML(tr, te, []int{16}, 0, 200, 256)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // loadModel reads a trained model: a checkpoint folder (its newest
@@ -154,7 +155,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	points := fs.Int("eval-points", 0, "score only the first `n` points (0: all)")
 	asJSON := fs.Bool("json", false, "print the scores as one JSON object (named as the run log's eval record names them: p1 … ndcg5, loss, test_points)")
 	rank := fs.String("rank", "exact", "exact (every label ranked) or tables (SLIDE's inference: a point's labels ranked among those its hash tables over the output layer retrieve, at most --lsh-active of them; no loss)")
-	tab := engine.DefaultSampling()
+	tab := workload.DefaultSampling()
 	seed := fs.Uint64("seed", 1, "--rank tables: seed of the tables' hash functions")
 	fs.StringVar(&tab.Hash, "lsh-hash", tab.Hash, "--rank tables: hash family, dwta or srp")
 	fs.IntVar(&tab.K, "lsh-k", tab.K, "--rank tables: hash values per table (`K`; dwta: 3 bits each, srp: 1)")

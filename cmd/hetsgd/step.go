@@ -15,6 +15,7 @@ import (
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // stepResult is the last line `hetsgd step` prints, for scripts.
@@ -105,7 +106,7 @@ func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	p, g := make([]float32, n), make([]float32, n)
 	m.Init(p, 1)
-	x, y := engine.RandomBatch(rand.New(rand.NewPCG(3, 4)), *batch, s.inputs, s.labels, s.nnz)
+	x, y := workload.RandomBatch(rand.New(rand.NewPCG(3, 4)), *batch, s.inputs, s.labels, s.nnz)
 	ws := m.NewWorkspace(*batch)
 	for _, mode := range []string{"fused", "split"} {
 		opt, err := optim.New(optim.Config{Name: *optName}, n)

@@ -25,13 +25,14 @@ import (
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // Defaults of "hetsgd train". They were chosen on the bundled Bibtex and on
 // Delicious (see BENCHMARKS.md) and give a complete, fast first run. The
 // optimizer, learning rate and batch size are the strategy's own
-// (strategy.Info.Defaults); the network is engine.DefaultHidden with
-// engine.DefaultDropout.
+// (strategy.Info.Defaults); the network is workload.DefaultHidden with
+// workload.DefaultDropout.
 const (
 	defaultEpochs    = 20
 	defaultEvalEvery = 1
@@ -141,7 +142,7 @@ type trainFlags struct {
 	hidden                               intList
 	dropout                              float64
 	output                               string
-	lsh                                  engine.Sampling
+	lsh                                  workload.Sampling
 	batch                                int
 	lr                                   float64
 	optimizer                            string
@@ -198,11 +199,11 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dataDir, "data", "", "dataset `dir` holding train.txt and test.txt (or MNIST idx files); with no data flag, the bundled "+bundledDefault)
 	fs.StringVar(&f.format, "format", "auto", "input format of --train/--test: xc, libsvm or auto")
 	fs.StringVar(&f.cache, "cache", "auto", "binary cache of text files of 8 MB or more: auto (use or write it; $HETSGD_CACHE or the user cache folder), refresh or off")
-	f.hidden = engine.DefaultHidden()
+	f.hidden = workload.DefaultHidden()
 	fs.Var(&f.hidden, "hidden", "hidden layer `widths`, comma-separated (\"none\" for a linear model)")
-	fs.Float64Var(&f.dropout, "dropout", engine.DefaultDropout, "probability of dropping a hidden unit in training (0: off)")
+	fs.Float64Var(&f.dropout, "dropout", workload.DefaultDropout, "probability of dropping a hidden unit in training (0: off)")
 	fs.StringVar(&f.output, "output", "dense", "output layer: dense (every label, every step) or lsh (SLIDE's: each point's labels, the labels its hash tables retrieve, and random labels its batch shares; real clock only; evaluation stays exact)")
-	d := engine.DefaultSampling()
+	d := workload.DefaultSampling()
 	f.lsh.Background = true
 	fs.StringVar(&f.lsh.Hash, "lsh-hash", d.Hash, "--output lsh: hash family, dwta (densified winner-take-all) or srp (signed random projections)")
 	fs.IntVar(&f.lsh.K, "lsh-k", d.K, "--output lsh: hash values per table (`K`; dwta: 3 bits each, srp: 1)")
@@ -263,7 +264,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.workload, "workload", "xml", "what to train: xml (the sparse MLP on --data) or regression (the AdaCons paper's linear regression)")
 	fs.IntVar(&f.dim, "dim", 1000, "dimension of --workload regression")
 	fs.BoolVar(&f.lineSearch, "line-search", false, "use the optimal step of --workload regression (see --step-rule) instead of --lr")
-	fs.StringVar(&f.stepRule, "step-rule", engine.RuleDistance, "with --line-search: distance (the step closest to the optimum, as the AdaCons authors' code) or loss (exact line search of the loss)")
+	fs.StringVar(&f.stepRule, "step-rule", workload.RuleDistance, "with --line-search: distance (the step closest to the optimum, as the AdaCons authors' code) or loss (exact line search of the loss)")
 
 	fs.StringVar(&f.configPath, "config", "", "read settings from `file` (YAML or JSON, keys named as these flags, a strategy's options under its name; or a run log, whose config record holds them); flags given override the file's")
 	fs.BoolVar(&f.printConfig, "print-config", false, "print the run's effective settings as a --config file and exit")
@@ -486,7 +487,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 	if world.Size() > 1 {
 		where += fmt.Sprintf(" across %d ranks", world.Size())
 	}
-	if x, ok := w.(*engine.XML); ok {
+	if x, ok := w.(*workload.XML); ok {
 		fmt.Fprintf(stdout, "hetsgd train: %s — %d train / %d test points, %d features, %d labels; %s, %s time; seed %d\n",
 			source, x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels(), where, cfg.Clock, f.seed)
 	} else {
@@ -497,7 +498,7 @@ func train(ctx context.Context, f *trainFlags, fs *flag.FlagSet, from *resumed, 
 		fmt.Fprintf(stdout, "hetsgd train: resuming %s at %d samples (%.2f epochs, %.2f train seconds)\n",
 			from.rd.Path(), from.saved.Samples, float64(from.saved.Samples)/float64(w.Size()), from.saved.TrainSeconds)
 	}
-	_, isXML := w.(*engine.XML)
+	_, isXML := w.(*workload.XML)
 	var obs engine.Observer = &evalPrinter{w: stdout, warn: stderr, lossOnly: !isXML}
 	var bar *multiObserver
 	if showProgress && root {
@@ -811,7 +812,7 @@ func inapplicable(info strategy.Info, optimizer string, f *trainFlags, ranks int
 
 // strategyOutput gives a strategy that trains one output layer only
 // (strategy.Info.Output) that layer: slide gets --output lsh in
-// engine.Sampling.SLIDE's mode (--lsh-fill point, --lsh-update dense,
+// workload.Sampling.SLIDE's mode (--lsh-fill point, --lsh-update dense,
 // --lsh-correct=false), as SLIDE's code trains. A flag given against it is
 // an error.
 func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
@@ -823,7 +824,7 @@ func strategyOutput(f *trainFlags, fs *flag.FlagSet) error {
 		return fmt.Errorf("--workload %s: %s trains the sparse MLP (--workload xml)", f.workload, f.strategy)
 	}
 	given := visited(fs)
-	m := engine.DefaultSampling().SLIDE()
+	m := workload.DefaultSampling().SLIDE()
 	for _, s := range []struct{ flag, want string }{{"output", "lsh"}, {"lsh-fill", m.Fill}, {"lsh-update", m.Update}, {"lsh-correct", strconv.FormatBool(m.Correct)}} {
 		if fl := fs.Lookup(s.flag); given[s.flag] && fl.Value.String() != s.want {
 			return fmt.Errorf("--%s %s: %s trains the sampled output layer as SLIDE's code does (--%s %s)", s.flag, fl.Value, f.strategy, s.flag, s.want)
@@ -898,9 +899,9 @@ func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, batc
 		if f.dim < 1 {
 			return nil, "", fmt.Errorf("--dim %d: need at least 1", f.dim)
 		}
-		w := &engine.Regression{D: f.dim, Points: 10000, Rule: f.stepRule}
+		w := &workload.Regression{D: f.dim, Points: 10000, Rule: f.stepRule}
 		if err := w.CheckRule(); err != nil {
-			return nil, "", fmt.Errorf("--step-rule %q: want %s or %s", f.stepRule, engine.RuleDistance, engine.RuleLoss)
+			return nil, "", fmt.Errorf("--step-rule %q: want %s or %s", f.stepRule, workload.RuleDistance, workload.RuleLoss)
 		}
 		return w, fmt.Sprintf("linear regression in %d dimensions", f.dim), nil
 	case "xml":
@@ -919,7 +920,7 @@ func (f *trainFlags) buildWorkload(ctx context.Context, format data.Format, batc
 	if err != nil {
 		return nil, "", err
 	}
-	w, err := engine.NewXML(trainSet, testSet, f.hidden, f.dropout, f.evalPoints, max(batch, 256))
+	w, err := workload.NewXML(trainSet, testSet, f.hidden, f.dropout, f.evalPoints, max(batch, 256))
 	if err == nil && f.output == "lsh" {
 		err = w.SetSampling(f.lsh)
 	}
@@ -952,7 +953,7 @@ func configRecord(f trainFlags, cfg engine.Config, source string, w engine.Workl
 	}
 	rec.Version, rec.Command, rec.Settings = version, "train", settings
 	rec.Data, rec.Train, rec.Test = source, f.trainPath, f.testPath
-	if x, ok := w.(*engine.XML); ok {
+	if x, ok := w.(*workload.XML); ok {
 		rec.EvalPoints = f.evalPoints
 		rec.DataDigest = dataDigest(x)
 	}

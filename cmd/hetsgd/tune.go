@@ -18,6 +18,7 @@ import (
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/tune"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -39,9 +40,9 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	budget := fs.Float64("time-budget", 0, "training budget of every run, in the clock's `seconds` (0: none)")
 	evalEvery := fs.Float64("eval-every", 0.5, "`epochs` between evaluations (time-to-accuracy is measured at them)")
 	target := fs.Float64("target", 0, "P@1 of time-to-accuracy (0: 90% of the best mean P@1 of the grid)")
-	hidden := intList(engine.DefaultHidden())
+	hidden := intList(workload.DefaultHidden())
 	fs.Var(&hidden, "hidden", "hidden layer `widths`")
-	dropout := fs.Float64("dropout", engine.DefaultDropout, "dropout of the hidden units")
+	dropout := fs.Float64("dropout", workload.DefaultDropout, "dropout of the hidden units")
 	logPath := fs.String("log", "", "write every run and the summary as JSON Lines to `file`")
 	force := fs.Bool("force", false, "overwrite an existing --log file")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto, on, off")
@@ -130,7 +131,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	for _, b := range g.Batches {
 		maxBatch = max(maxBatch, b)
 	}
-	w, err := engine.NewXML(trainSet, testSet, hidden, *dropout, 0, maxBatch)
+	w, err := workload.NewXML(trainSet, testSet, hidden, *dropout, 0, maxBatch)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // multiRank lists the commands that run as one job across the ranks mpirun
@@ -86,7 +87,7 @@ func agreeRanks(world comm.Comm, rec runlog.Config, w engine.Workload) error {
 // dataDigest is the digest of a workload's data as the run log's config
 // record holds it: SHA-256 over the training and test sets' fingerprints,
 // in hex.
-func dataDigest(x *engine.XML) string {
+func dataDigest(x *workload.XML) string {
 	a, b := x.Train.Fingerprint(), x.Test.Fingerprint()
 	sum := sha256.Sum256(append(a[:], b[:]...))
 	return hex.EncodeToString(sum[:])

@@ -13,18 +13,19 @@ import (
 	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/optim"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // The engine across MPI ranks, on every rank of jobs of 1 to 4: the same
 // checks as its tests over comm.Mem, on the real transport.
 
-func bibtex(t *testing.T, dropout float64) *engine.XML {
+func bibtex(t *testing.T, dropout float64) *workload.XML {
 	t.Helper()
 	train, test, err := data.Bundled("bibtex")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := engine.NewXML(train, test, []int{16}, dropout, 0, 256)
+	w, err := workload.NewXML(train, test, []int{16}, dropout, 0, 256)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,18 +12,19 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	_ "github.com/hetsgd/hetsgd/strategy/elastic"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // Asynchronous Local-SGD runs in the engine as any strategy does, through
 // its ops alone: these tests hold it to the engine's equivalences.
 
-func workload(t *testing.T) *engine.XML {
+func bibtex(t *testing.T) *workload.XML {
 	t.Helper()
 	train, test, err := data.Bundled("bibtex")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := engine.NewXML(train, test, []int{16}, 0.2, 0, 256)
+	w, err := workload.NewXML(train, test, []int{16}, 0.2, 0, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func equalBits(a, b []float32) bool {
 // a device crashing on the way: the server's momentum and each device's
 // starting point travel in the checkpoints.
 func TestResumeIsTheSameRun(t *testing.T) {
-	w := workload(t)
+	w := bibtex(t)
 	cfg := config("async-local", 4, engine.Virtual)
 	cfg.Speeds, cfg.Noise = []float64{1, 0.9, 0.5, 0.25}, 0.1
 	probe, err := engine.Run(context.Background(), cfg, w, nil, nil)
@@ -101,7 +102,7 @@ func TestResumeIsTheSameRun(t *testing.T) {
 // the replica, which goes on from there: plain local SGD, as elastic
 // averaging is on one device (up to the rounding of θ − (θ − w)).
 func TestOneDeviceWithoutMomentumIsLocalSGD(t *testing.T) {
-	w := workload(t)
+	w := bibtex(t)
 	cfg := config("async-local", 1, engine.Virtual)
 	cfg.Options = map[string]float64{"h": 4, "outer-lr": 1, "outer-momentum": 0, "delay": 1}
 	got, err := engine.Run(context.Background(), cfg, w, nil, nil)
@@ -127,7 +128,7 @@ func TestOneDeviceWithoutMomentumIsLocalSGD(t *testing.T) {
 // Across four ranks (goroutines over comm.Mem) each push crosses to rank 0
 // and θ comes back; the run learns as in one process.
 func TestDistributedLearns(t *testing.T) {
-	w := workload(t)
+	w := bibtex(t)
 	cfg := config("async-local", 4, engine.Real)
 	cfg.Epochs = 2
 	cfg.Options = map[string]float64{"h": 4, "outer-lr": 0.7, "outer-momentum": 0.5}

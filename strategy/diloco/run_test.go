@@ -13,18 +13,19 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // DiLoCo runs in the engine as any strategy does, through its op alone:
 // these tests hold it to the engine's equivalences.
 
-func workload(t *testing.T) *engine.XML {
+func bibtex(t *testing.T) *workload.XML {
 	t.Helper()
 	train, test, err := data.Bundled("bibtex")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := engine.NewXML(train, test, []int{16}, 0.2, 0, 256)
+	w, err := workload.NewXML(train, test, []int{16}, 0.2, 0, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func equalBits(a, b []float32) bool {
 // a device crashing on the way, and the outer momentum carried by the
 // checkpoints.
 func TestResumeIsTheSameRun(t *testing.T) {
-	w := workload(t)
+	w := bibtex(t)
 	cfg := config(4, engine.Virtual)
 	cfg.Speeds, cfg.Noise = []float64{1, 0.9, 0.8, 0.68}, 0.1
 	probe, err := engine.Run(context.Background(), cfg, w, nil, nil)
@@ -102,7 +103,7 @@ func TestResumeIsTheSameRun(t *testing.T) {
 // device at once, so the positions in the stream are fixed, and a run on
 // four ranks (goroutines over comm.Mem) equals the run in one process.
 func TestDistributedEqualsInProcess(t *testing.T) {
-	w := workload(t)
+	w := bibtex(t)
 	cfg := config(4, engine.Real)
 	cfg.Options = map[string]float64{"h": 1}
 	cfg.Epochs = 0.5

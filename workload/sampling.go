@@ -1,4 +1,4 @@
-package engine
+package workload
 
 import (
 	"fmt"
@@ -81,13 +81,13 @@ func (s Sampling) Check() error {
 		bits = 3 * s.K
 	case "srp":
 	default:
-		return setting.Errorf("engine", "engine: {Sampling.Hash} %q: want dwta or srp", s.Hash)
+		return setting.Errorf("workload", "workload: {Sampling.Hash} %q: want dwta or srp", s.Hash)
 	}
 	if s.Fill != "batch" && s.Fill != "labels" && s.Fill != "point" {
-		return setting.Errorf("engine", "engine: {Sampling.Fill} %q: want batch, labels or point", s.Fill)
+		return setting.Errorf("workload", "workload: {Sampling.Fill} %q: want batch, labels or point", s.Fill)
 	}
 	if s.Update != "lazy" && s.Update != "dense" {
-		return setting.Errorf("engine", "engine: {Sampling.Update} %q: want lazy or dense", s.Update)
+		return setting.Errorf("workload", "workload: {Sampling.Update} %q: want lazy or dense", s.Update)
 	}
 	for _, n := range []struct {
 		key, field string
@@ -101,12 +101,12 @@ func (s Sampling) Check() error {
 		{"lsh-rebuild", "{Sampling.Rebuild}", float64(s.Rebuild)},
 		{"lsh-growth", "{Sampling.Growth}", s.Growth},
 	} {
-		if err := checkRange(n.key, n.field, n.v); err != nil {
-			return err
+		if r := Ranges[n.key]; !r.Contains(n.v) {
+			return setting.Errorf("workload", "workload: "+n.field+" %s", r.Need(n.v))
 		}
 	}
 	if bits > 30 {
-		return setting.Errorf("engine", "engine: {Sampling.K} %d: dwta packs 3 bits a value, at most 30 in all: need at most 10", s.K)
+		return setting.Errorf("workload", "workload: {Sampling.K} %d: dwta packs 3 bits a value, at most 30 in all: need at most 10", s.K)
 	}
 	return nil
 }
@@ -128,12 +128,12 @@ func (s Sampling) Tables(m *model.MLP, seed uint64) (metric.Tables, error) {
 	}
 	layers := m.Layers()
 	if len(layers) < 2 {
-		return metric.Tables{}, setting.Errorf("engine", "engine: {model.Config.Hidden} none: approximate top-k hashes the last hidden layer")
+		return metric.Tables{}, setting.Errorf("workload", "workload: {model.Config.Hidden} none: approximate top-k hashes the last hidden layer")
 	}
 	l := layers[len(layers)-1]
 	fam, err := s.family(l.In, seed)
 	if err != nil {
-		return metric.Tables{}, setting.Errorf("engine", "engine: {Sampling.Hash} %s over a hidden layer of %d: %w", s.Hash, l.In, err)
+		return metric.Tables{}, setting.Errorf("workload", "workload: {Sampling.Hash} %s over a hidden layer of %d: %w", s.Hash, l.In, err)
 	}
 	return metric.Tables{Family: fam, Capacity: s.Capacity, Budget: s.active(l.Out), Seed: seed}, nil
 }
@@ -151,10 +151,10 @@ func (w *XML) SetSampling(s Sampling) error {
 	}
 	cfg := w.m.Config()
 	if len(cfg.Hidden) == 0 {
-		return setting.Errorf("engine", "engine: {model.Config.Hidden} none: a sampled output layer needs a hidden layer before it")
+		return setting.Errorf("workload", "workload: {model.Config.Hidden} none: a sampled output layer needs a hidden layer before it")
 	}
 	if _, err := s.family(cfg.Hidden[len(cfg.Hidden)-1], 0); err != nil {
-		return setting.Errorf("engine", "engine: {Sampling.Hash} %s over a hidden layer of %d: %w", s.Hash, cfg.Hidden[len(cfg.Hidden)-1], err)
+		return setting.Errorf("workload", "workload: {Sampling.Hash} %s over a hidden layer of %d: %w", s.Hash, cfg.Hidden[len(cfg.Hidden)-1], err)
 	}
 	cfg.LabelMajor = true
 	m, err := model.New(cfg)
@@ -215,7 +215,7 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 	}
 	bytes := memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, active, shared), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
 	if err := memory.Check(bytes, fmt.Sprintf("a device's sampled output layer (%d hash tables over %d labels, %s)", s.L, l.Out, memory.Format(bytes))); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, fmt.Errorf("workload: %w", err)
 	}
 	ix, err := lsh.NewIndex(fam, l.Out, s.Capacity)
 	if err != nil {

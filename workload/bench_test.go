@@ -1,4 +1,4 @@
-package engine
+package workload
 
 import (
 	"math/rand/v2"
@@ -36,7 +36,7 @@ var stepShapes = []struct {
 // its own random rows to 0.5% and Adam over every weight). The amazon-670k
 // case needs about 2 GiB and half a second per iteration:
 //
-//	go test ./engine -run NONE -bench 'Step/amazon' -benchtime 5x
+//	go test ./workload -run NONE -bench 'Step/amazon' -benchtime 5x
 func BenchmarkStep(b *testing.B) {
 	for _, s := range stepShapes {
 		for _, opt := range []string{"sgd", "adam"} {

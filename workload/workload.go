@@ -1,4 +1,4 @@
-package engine
+package workload
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/setting"
+	"github.com/hetsgd/hetsgd/strategy"
 )
 
 // Workload is what the devices train: a model over a flat parameter vector,
@@ -104,6 +106,23 @@ type XML struct {
 // BENCHMARKS.md §1): one hidden layer of 128 ReLU units, dropout 0.2.
 const DefaultDropout = 0.2
 
+// Ranges are the accepted values of the workloads' numeric settings, by
+// the name of the setting (its flag): engine.Ranges holds them with the
+// run's, for the tool's checks and help.
+var Ranges = map[string]strategy.Range{
+	"dim":     strategy.Count(1, 1<<24),
+	"hidden":  strategy.Count(1, 1<<20),
+	"dropout": {Min: 0, Max: 1, MaxOpen: true},
+	// The sampled output layer (Sampling).
+	"lsh-k":        strategy.Count(1, 30),
+	"lsh-l":        strategy.Count(1, 1000),
+	"lsh-capacity": strategy.Count(1, strategy.MaxCount),
+	"lsh-active":   {Min: 0, MinOpen: true, Max: 1},
+	"lsh-rehash":   strategy.Count(1, strategy.MaxCount),
+	"lsh-rebuild":  strategy.Count(1, strategy.MaxCount),
+	"lsh-growth":   strategy.Between(0, 10),
+}
+
 // DefaultHidden returns the default hidden layer widths.
 func DefaultHidden() []int { return []int{128} }
 
@@ -119,7 +138,7 @@ func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints
 		return nil, err
 	}
 	if !(dropout >= 0 && dropout < 1) {
-		return nil, setting.Errorf("engine", "engine: {NewXML.dropout} %v: need a probability in [0, 1)", dropout)
+		return nil, setting.Errorf("workload", "workload: {NewXML.dropout} %v: need a probability in [0, 1)", dropout)
 	}
 	// The evaluator's workspace is the first large allocation: the model's
 	// size comes from the data's header, which may claim anything.
@@ -128,7 +147,7 @@ func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints
 	params := memory.Mul(4, int64(m.NumParams()))
 	if err := memory.Check(memory.Add(evalBytes, params), fmt.Sprintf("the model of %d features, hidden layers %v and %d labels (%d parameters, %s; evaluation workspace %s)",
 		train.Features(), hidden, train.Labels(), m.NumParams(), memory.Format(params), memory.Format(evalBytes))); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, fmt.Errorf("workload: %w", err)
 	}
 	return &XML{Train: train, Test: test, m: m, dropout: dropout, evalBytes: evalBytes, evalBatch: evalBatch, evalPoints: evalPoints,
 		eval: metric.NewEvaluator(m, test, evalBatch, evalPoints)}, nil
@@ -145,12 +164,12 @@ func (w *XML) EvaluateContext(ctx context.Context, p []float32) (metric.Scores, 
 	return w.eval.EvaluateContext(ctx, p)
 }
 
-func (w *XML) Shape() Shape { return mlpShape(w.m) }
+func (w *XML) Shape() Shape { return MLPShape(w.m) }
 
 // MLP returns the network the workload trains.
 func (w *XML) MLP() *model.MLP { return w.m }
 
-func mlpShape(m *model.MLP) Shape {
+func MLPShape(m *model.MLP) Shape {
 	ls := m.Layers()
 	s := Shape{H1: float64(ls[0].Out), Labels: float64(m.Config().Outputs), Params: float64(m.NumParams())}
 	for _, l := range ls[1:] {
@@ -207,3 +226,39 @@ func (x *xmlWorker) Loaded() (int, int) { return x.batch.Len(), x.batch.X.NNZ() 
 
 func (x *xmlWorker) RandomState() ([]byte, error)  { return x.ws.DropoutState() }
 func (x *xmlWorker) SetRandomState(b []byte) error { return x.ws.SetDropoutState(b) }
+
+// Describer is implemented by workloads that say what they are, for a
+// run's identity and its log's config record.
+type Describer interface {
+	// Kind names the workload for a run's identity: the same for runs
+	// that train the same model on the same data, wherever it was loaded
+	// from.
+	Kind() string
+	// Describe fills in the workload's part of a run log's config record;
+	// lineSearch says whether the run takes the workload's line search.
+	Describe(rec *runlog.Config, lineSearch bool)
+}
+
+// SampledOutput is implemented by workloads whose output layer may be
+// sampled: Sampling returns its settings, nil for a dense layer.
+type SampledOutput interface {
+	Sampling() *Sampling
+}
+
+// LossScored marks workloads without P@k, whose evaluations are compared
+// by their loss.
+type LossScored interface {
+	ScoredByLoss()
+}
+
+// Kind implements Describer: "xml", whatever the path its data came from
+// (the data is the same by its counts in the run's identity and by its
+// content in the tool's checks).
+func (w *XML) Kind() string { return "xml" }
+
+// Describe implements Describer.
+func (w *XML) Describe(rec *runlog.Config, _ bool) {
+	rec.Workload = "xml"
+	rec.TrainPoints, rec.TestPoints, rec.Features, rec.Labels = w.Train.Len(), w.Test.Len(), w.Train.Features(), w.Train.Labels()
+	rec.Hidden, rec.Dropout = append([]int{}, w.m.Config().Hidden...), w.dropout
+}

@@ -1,4 +1,4 @@
-package engine
+package workload
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // Regression is the stochastic linear regression task of the aggregation
@@ -75,7 +76,7 @@ func (r *Regression) CheckRule() error {
 	case "", RuleDistance, RuleLoss:
 		return nil
 	}
-	return fmt.Errorf("engine: regression step rule %q: want %s or %s", r.Rule, RuleDistance, RuleLoss)
+	return fmt.Errorf("workload: regression step rule %q: want %s or %s", r.Rule, RuleDistance, RuleLoss)
 }
 
 // Step returns the step along −dir from p: under RuleDistance
@@ -137,3 +138,20 @@ func (w *regressionWorker) Gradient(p, g []float32) float64 {
 }
 
 func (w *regressionWorker) Loaded() (int, int) { return w.n, 0 }
+
+// Kind implements Describer.
+func (r *Regression) Kind() string { return r.Name() }
+
+// Describe implements Describer.
+func (r *Regression) Describe(rec *runlog.Config, lineSearch bool) {
+	rec.Workload = "regression"
+	if lineSearch {
+		rec.StepRule = r.Rule
+		if rec.StepRule == "" {
+			rec.StepRule = RuleDistance
+		}
+	}
+}
+
+// ScoredByLoss implements LossScored: the regression has no P@k.
+func (r *Regression) ScoredByLoss() {}
