@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -67,7 +68,7 @@ type Config struct {
 	NoOverlap bool
 
 	// Virtual clock only.
-	Cost  CostModel
+	Cost  cost.Model
 	Net   comm.Model
 	Noise float64 // σ of the log-normal noise on every batch's cost (DefaultNoise, the tool's)
 	// TimingOnly charges time but computes nothing: no gradients, updates,

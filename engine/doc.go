@@ -9,7 +9,7 @@
 //   - Virtual time: a deterministic discrete-event simulation. Gradients,
 //     updates and merges are computed for real, but each device's clock
 //     advances by a cost model calibrated from measured kernel times
-//     (CostModel), divided by its speed and multiplied by seeded noise, and
+//     (cost.Model), divided by its speed and multiplied by seeded noise, and
 //     each collective by a network model (comm.Model). Same seed, same
 //     log, byte for byte; 64 and more devices fit on a laptop.
 //

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/report"
@@ -71,7 +72,7 @@ AdaCons" above 1 means AdaCons ends lower. Plots show the first seed.
 					for k := range seeds {
 						c := engine.Config{Strategy: s, Devices: n, Batch: b, LR: 1, Optimizer: optim.Config{Name: "sgd"},
 							Clock: engine.Virtual, Epochs: float64(steps*n*b) / 10000, EvalEvery: float64(10*n*b) / 10000,
-							Seed: r.opt.Seed + uint64(k), Cost: engine.DefaultCost(), Net: comm.DefaultModel, LineSearch: true}
+							Seed: r.opt.Seed + uint64(k), Cost: cost.Default(), Net: comm.DefaultModel, LineSearch: true}
 						res, err := r.run(ctx, fmt.Sprintf("adacons-regression-%s-%s-n%d-b%d-s%d", rule, s, n, b, k), set, c)
 						if err != nil {
 							return err
@@ -117,7 +118,7 @@ func adaconsDelicious(ctx context.Context, r *runner, set Set) error {
 		var series []report.Series
 		for _, s := range []string{"sum", "adacons"} {
 			c := engine.Config{Strategy: s, Devices: n, Batch: 128 / n, LR: 1, Optimizer: optim.Config{Name: "sgd"},
-				Clock: engine.Virtual, Epochs: epochs, EvalEvery: 0.5, Seed: r.opt.Seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
+				Clock: engine.Virtual, Epochs: epochs, EvalEvery: 0.5, Seed: r.opt.Seed, Cost: cost.Default(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
 			res, err := r.run(ctx, fmt.Sprintf("adacons-delicious-%s-%d", s, n), set, c)
 			if err != nil {
 				return err
@@ -167,7 +168,7 @@ final all-reduce).
 		var sum, ada, ratios []float64
 		conf := func(s string, clock engine.Clock) engine.Config {
 			return engine.Config{Strategy: s, Devices: cfg.n, Batch: cfg.b, LR: 1, Optimizer: optim.Config{Name: "sgd"},
-				Clock: clock, Epochs: epochs, EvalEvery: 1e9, Seed: r.opt.Seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel}
+				Clock: clock, Epochs: epochs, EvalEvery: 1e9, Seed: r.opt.Seed, Cost: cost.Default(), Net: comm.DefaultModel}
 		}
 		for i := 0; i < reps; i++ {
 			per := map[string]float64{}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/report"
@@ -51,7 +52,7 @@ type adaptiveStudy struct {
 func (s *adaptiveStudy) cfg(strat string, n int, lr float64) engine.Config {
 	c := engine.Config{Strategy: strat, Devices: n, Batch: bmax, LR: lr,
 		Optimizer: optim.Config{Name: "sgd"}, Speeds: speeds(n), Clock: engine.Virtual,
-		EvalEvery: 0.5, Seed: s.opt.Seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
+		EvalEvery: 0.5, Seed: s.opt.Seed, Cost: cost.Default(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
 	switch strat {
 	case "sync":
 		// The papers' gradient aggregation keeps the global batch at b_max:
@@ -112,7 +113,7 @@ algorithm gets the same time (§5.1): the time sync needs for %g epochs on the
 same devices. Accuracy (P@1) is measured on the whole test set every half
 epoch, at the next synchronisation, and its time is excluded.
 
-`, heterogeneity, engine.DefaultCost().Source, bmax, bmin, beta, megaSmall, megaSmall, epochsFor(opt))
+`, heterogeneity, cost.Default().Source, bmax, bmin, beta, megaSmall, megaSmall, epochsFor(opt))
 	for _, set := range sets {
 		s := &adaptiveStudy{runner: r, set: set, epochs: epochsFor(opt), budget: map[int]float64{}, main: map[string]*engine.Result{}}
 		if err := s.run(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/report"
@@ -42,7 +43,7 @@ plots at the master; test loss and accuracy are the centre model's.
 	base := func(strat string, n, batch int, lr float64) engine.Config {
 		return engine.Config{Strategy: strat, Devices: n, Batch: batch, LR: lr, Optimizer: optim.Config{Name: "sgd"},
 			Clock: engine.Virtual, Epochs: float64(n), EvalEvery: max(0.25, float64(n)/20), Seed: opt.Seed,
-			Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
+			Cost: cost.Default(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
 	}
 	if opt.Quick {
 		base0 := base

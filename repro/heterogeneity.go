@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/report"
@@ -68,7 +69,7 @@ curve reaches elastic's, over elastic's own time to it.
 
 Speeds:
 %s
-`, workload.DefaultHidden(), workload.DefaultDropout, engine.DefaultCost().Source, epochsFor(opt), seeds, scenarioList())
+`, workload.DefaultHidden(), workload.DefaultDropout, cost.Default().Source, epochsFor(opt), seeds, scenarioList())
 	for _, set := range sets {
 		x, ok := set.Workload.(*workload.XML)
 		if !ok {
@@ -130,7 +131,7 @@ func (s *heteroStudy) run(ctx context.Context) error {
 // cfg is strategy strat at its defaults on the given speeds.
 func (s *heteroStudy) cfg(strat string, speeds []float64, seed uint64) engine.Config {
 	return engine.Config{Strategy: strat, Devices: len(speeds), Speeds: speeds, Clock: engine.Virtual,
-		EvalEvery: 0.5, Seed: seed, Cost: engine.DefaultCost(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
+		EvalEvery: 0.5, Seed: seed, Cost: cost.Default(), Net: comm.DefaultModel, Noise: engine.DefaultNoise}
 }
 
 // do runs cfg on the study's workload, once per name.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
@@ -66,7 +67,7 @@ func lsgdScaling(ctx context.Context, r *runner) error {
 	if err != nil {
 		return err
 	}
-	cost := engine.DefaultCost()
+	cost := cost.Default()
 	sh := set.Workload.Shape()
 	// Compute of one batch of 64 on the Amazon-670k model, from the cost
 	// model; data preparation is set equal to it (see the report).
@@ -154,7 +155,7 @@ func lsgdAccuracy(ctx context.Context, r *runner, set Set) error {
 	if r.opt.Quick {
 		epochs = 1
 	}
-	cost := engine.DefaultCost()
+	cost := cost.Default()
 	sh := set.Workload.Shape()
 	// Data preparation as long as computation, as above.
 	prep := cost.Batch(sh, 8, 8*19) / 8

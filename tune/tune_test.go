@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
@@ -111,7 +112,7 @@ func bibtex16(t *testing.T) *workload.XML {
 func TestRunGrid(t *testing.T) {
 	w := bibtex16(t)
 	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25, Optimizer: optim.Config{Name: "momentum"},
-		Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+		Cost: cost.Default(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	g := tune.Grid{Strategies: []string{"sync", "gem"}, LRs: []float64{0.1, 1}, Batches: []int{64}, Seeds: []uint64{1}}
 	var seen []string
 	res, err := tune.Run(context.Background(), base, w, g, func(r tune.Result) error {
@@ -175,7 +176,7 @@ func TestParseVariant(t *testing.T) {
 func TestRunVariantsAtDefaultRates(t *testing.T) {
 	w := bibtex16(t)
 	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25,
-		Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+		Cost: cost.Default(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	g := tune.Grid{Strategies: []string{"elastic", "elastic[k=1]", "elastic[optimizer=sgd,lr=0.5]"}, LRs: []float64{0}, Batches: []int{64}, Seeds: []uint64{1}}
 	res, err := tune.Run(context.Background(), base, w, g, nil)
 	if err != nil {

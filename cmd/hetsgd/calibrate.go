@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/hetsgd/hetsgd/comm"
-	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 )
 
@@ -34,7 +34,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// The fit's table is printed at the end of the measurement: buffered,
 	// its write is checked once.
 	var table bytes.Buffer
-	c, err := engine.CalibrateContext(ctx, *quick, &table)
+	c, err := cost.CalibrateContext(ctx, *quick, &table)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func TestEverySettingDeclaredOnce(t *testing.T) {
 	if err := os.WriteFile(network, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cost, _ := filepath.Abs("../../engine/default_cost.json")
+	cost, _ := filepath.Abs("../../cost/default_cost.json")
 	base := []string{"train", "--progress", "off"}
 	// Runs between them apply every setting (a setting that does not apply
 	// to a run is left out of its settings).

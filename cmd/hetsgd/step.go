@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/kernel"
@@ -126,7 +127,7 @@ func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			ws.Gradient(p, g, &x, &y)
 			opt.Step(p, g, 1e-3)
 		}
-		sec := engine.MedianSeconds(step, *steps)
+		sec := cost.MedianSeconds(step, *steps)
 		if err := ctx.Err(); err != nil {
 			return err
 		}

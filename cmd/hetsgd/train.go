@@ -16,6 +16,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
@@ -718,9 +719,9 @@ func (f *trainFlags) engineConfig(fs *flag.FlagSet, world comm.Comm, stderr io.W
 	if _, err := optim.New(cfg.Optimizer, 0); err != nil {
 		return cfg, err
 	}
-	cfg.Cost = engine.DefaultCost()
+	cfg.Cost = cost.Default()
 	if f.costPath != "" {
-		c, err := engine.LoadCost(f.costPath)
+		c, err := cost.Load(f.costPath)
 		if err != nil {
 			return cfg, err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
@@ -80,7 +81,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	base := engine.Config{Devices: *devices, Clock: engine.Clock(*clock), Epochs: *epochs, TimeBudget: *budget,
-		EvalEvery: *evalEvery, Noise: engine.DefaultNoise, Cost: engine.DefaultCost(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+		EvalEvery: *evalEvery, Noise: engine.DefaultNoise, Cost: cost.Default(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	if len(speeds) > 0 {
 		base.Speeds = speeds
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/testdata"
@@ -35,7 +36,7 @@ func bibtex(t *testing.T, dropout float64) *workload.XML {
 func config(strategy string, devices int) engine.Config {
 	return engine.Config{Strategy: strategy, Devices: devices, Batch: 32, LR: 0.5,
 		Optimizer: optim.Config{Name: "sgd"}, Clock: engine.Real, Epochs: 0.5, EvalEvery: 0.25, Seed: 3,
-		Cost: engine.DefaultCost(), Net: comm.DefaultModel}
+		Cost: cost.Default(), Net: comm.DefaultModel}
 }
 
 // onWorld runs cfg on every rank; rank 0 returns its result.

@@ -8,6 +8,7 @@ import (
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/comm/commtest"
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
@@ -34,7 +35,7 @@ func bibtex(t *testing.T) *workload.XML {
 func config(strat string, devices int, clock engine.Clock) engine.Config {
 	return engine.Config{Strategy: strat, Devices: devices, Batch: 32, LR: 0.004,
 		Optimizer: optim.Config{Name: "adam"}, Clock: clock, Epochs: 1, EvalEvery: 0.25, Seed: 3,
-		Cost: engine.DefaultCost(), Net: comm.DefaultModel, Options: map[string]float64{"h": 4}}
+		Cost: cost.Default(), Net: comm.DefaultModel, Options: map[string]float64{"h": 4}}
 }
 
 func equalBits(a, b []float32) bool {

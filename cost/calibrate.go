@@ -1,4 +1,4 @@
-package engine
+package cost
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 )
 
 // Calibrate measures gradient and update times on this machine over a grid
-// of model shapes, batch sizes and densities, and fits a CostModel to them.
+// of model shapes, batch sizes and densities, and fits a Model to them.
 // quick measures fewer shapes (for tests). Progress goes to w (may be nil).
-func Calibrate(quick bool, w io.Writer) (CostModel, error) {
+func Calibrate(quick bool, w io.Writer) (Model, error) {
 	return CalibrateContext(context.Background(), quick, w)
 }
 
@@ -30,7 +30,7 @@ func Calibrate(quick bool, w io.Writer) (CostModel, error) {
 // timed runs (a fraction of a second at the largest shape), with an error
 // wrapping ctx.Err(), so that an interrupted calibration ends at once
 // rather than after the whole grid.
-func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (CostModel, error) {
+func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, error) {
 	type point struct{ inputs, hidden, outputs, rows, nnz int }
 	var grid []point
 	r := rand.New(rand.NewPCG(1, 2))
@@ -56,11 +56,11 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (CostModel, 
 	var ys []float64
 	for i, p := range grid {
 		if err := ctx.Err(); err != nil {
-			return CostModel{}, fmt.Errorf("engine: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
+			return Model{}, fmt.Errorf("cost: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
 		}
 		m, err := model.New(model.Config{Inputs: p.inputs, Hidden: []int{p.hidden}, Outputs: p.outputs})
 		if err != nil {
-			return CostModel{}, err
+			return Model{}, err
 		}
 		par, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 		m.Init(par, 1)
@@ -68,14 +68,14 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (CostModel, 
 		ws := m.NewWorkspace(p.rows)
 		sec, err := timeIt(ctx, func() { ws.Gradient(par, g, &x, &y) }, quick)
 		if err != nil {
-			return CostModel{}, fmt.Errorf("engine: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
+			return Model{}, fmt.Errorf("cost: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
 		}
 		xs = append(xs, features(workload.MLPShape(m), p.rows, x.NNZ()))
 		ys = append(ys, sec)
 	}
 	coef, err := fitCost(xs, ys)
 	if err != nil {
-		return CostModel{}, err
+		return Model{}, err
 	}
 	// The optimizer's pass over the parameters: plain SGD on a vector large
 	// enough to leave the caches, as the papers' models do.
@@ -87,10 +87,10 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (CostModel, 
 	opt, _ := optim.New(optim.Config{Name: "sgd"}, n)
 	sec, err := timeIt(ctx, func() { opt.Step(p, g, 1e-3) }, quick)
 	if err != nil {
-		return CostModel{}, fmt.Errorf("engine: calibration stopped timing the update: %w", err)
+		return Model{}, fmt.Errorf("cost: calibration stopped timing the update: %w", err)
 	}
 	perParam := sec / float64(n)
-	c := CostModel{PerBatch: coef[0], PerSparse: coef[1], PerDense: coef[2], PerLogit: coef[3], PerWeight: coef[4], PerParam: perParam,
+	c := Model{PerBatch: coef[0], PerSparse: coef[1], PerDense: coef[2], PerLogit: coef[3], PerWeight: coef[4], PerParam: perParam,
 		Source: fmt.Sprintf("hetsgd calibrate, %d shapes, %s, kernel %s, %d threads, %s",
 			len(grid), cpuName(), kernel.Impl(), kernel.Default().Workers(), time.Now().UTC().Format("2006-01-02"))}
 	if w != nil {

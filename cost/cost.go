@@ -1,4 +1,4 @@
-package engine
+package cost
 
 import (
 	_ "embed"
@@ -7,9 +7,10 @@ import (
 	"math"
 
 	"github.com/hetsgd/hetsgd/internal/bounded"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
-// CostModel gives the virtual-time cost, in seconds, of a device's work as a
+// Model gives the virtual-time cost, in seconds, of a device's work as a
 // linear function of what the kernels do (SPEC §2):
 //
 //	batch  = PerBatch + PerSparse·nnz·h₁ + PerDense·rows·Σ in·out + PerLogit·rows·L + PerWeight·|w|
@@ -23,7 +24,7 @@ import (
 // layer's gradient, packing the weights for the products, writing their
 // gradient), and the optimizer's pass over the parameters.
 // `hetsgd calibrate` measures them on the machine at hand.
-type CostModel struct {
+type Model struct {
 	PerBatch  float64 `json:"per_batch"`
 	PerSparse float64 `json:"per_sparse"`
 	PerDense  float64 `json:"per_dense"`
@@ -37,55 +38,55 @@ type CostModel struct {
 var defaultCostJSON []byte
 
 // DefaultCost returns the cost model shipped with hetsgd (see its Source).
-func DefaultCost() CostModel {
-	var c CostModel
+func Default() Model {
+	var c Model
 	if err := json.Unmarshal(defaultCostJSON, &c); err != nil {
-		panic("engine: bad embedded default_cost.json: " + err.Error())
+		panic("cost: bad embedded default_cost.json: " + err.Error())
 	}
 	return c
 }
 
 // LoadCost reads a cost model written by `hetsgd calibrate`.
-func LoadCost(path string) (CostModel, error) {
+func Load(path string) (Model, error) {
 	b, err := bounded.ReadFile(path, 1<<20, "a cost model (hetsgd calibrate writes one)")
 	if err != nil {
-		return CostModel{}, fmt.Errorf("engine: %w", err)
+		return Model{}, fmt.Errorf("cost: %w", err)
 	}
-	var c CostModel
+	var c Model
 	if err := json.Unmarshal(b, &c); err != nil {
-		return CostModel{}, fmt.Errorf("engine: cost model %s: %w", path, err)
+		return Model{}, fmt.Errorf("cost: cost model %s: %w", path, err)
 	}
 	return c, c.Validate()
 }
 
 // Validate reports a model that cannot be used.
-func (c CostModel) Validate() error {
+func (c Model) Validate() error {
 	for _, v := range []float64{c.PerBatch, c.PerSparse, c.PerDense, c.PerLogit, c.PerWeight, c.PerParam} {
 		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("engine: cost model %+v: every coefficient must be finite and ≥ 0", c)
+			return fmt.Errorf("cost: cost model %+v: every coefficient must be finite and ≥ 0", c)
 		}
 	}
 	if c.PerBatch+c.PerSparse+c.PerDense+c.PerLogit == 0 {
-		return fmt.Errorf("engine: cost model %+v charges nothing for a batch", c)
+		return fmt.Errorf("cost: cost model %+v charges nothing for a batch", c)
 	}
 	return nil
 }
 
 // Batch returns the cost of computing a gradient on rows points with nnz
 // non-zeros.
-func (c CostModel) Batch(s Shape, rows, nnz int) float64 {
+func (c Model) Batch(s workload.Shape, rows, nnz int) float64 {
 	f := features(s, rows, nnz)
 	return c.PerBatch*f[0] + c.PerSparse*f[1] + c.PerDense*f[2] + c.PerLogit*f[3] + c.PerWeight*f[4]
 }
 
 // Update returns the cost of one optimizer pass over the parameters.
-func (c CostModel) Update(s Shape) float64 { return c.PerParam * s.Params }
+func (c Model) Update(s workload.Shape) float64 { return c.PerParam * s.Params }
 
 // nFeatures is the number of regressors of a batch's cost.
 const nFeatures = 5
 
-// features are the regressors of a batch's cost, in CostModel field order.
-func features(s Shape, rows, nnz int) [nFeatures]float64 {
+// features are the regressors of a batch's cost, in Model field order.
+func features(s workload.Shape, rows, nnz int) [nFeatures]float64 {
 	return [nFeatures]float64{1, float64(nnz) * s.H1, float64(rows) * s.Dense, float64(rows) * s.Labels, s.Params}
 }
 
@@ -123,7 +124,7 @@ func fitCost(x [][nFeatures]float64, y []float64) ([nFeatures]float64, error) {
 		}
 		active[worst] = false
 	}
-	return [nFeatures]float64{}, fmt.Errorf("engine: calibration fit found no non-negative solution")
+	return [nFeatures]float64{}, fmt.Errorf("cost: calibration fit found no non-negative solution")
 }
 
 // leastSquares solves the normal equations over the active columns with
@@ -165,7 +166,7 @@ func leastSquares(x [][nFeatures]float64, y []float64, active [nFeatures]bool) (
 			}
 		}
 		if math.Abs(m[piv][col]) < 1e-12 {
-			return [nFeatures]float64{}, fmt.Errorf("engine: calibration measurements do not determine the cost model (singular system)")
+			return [nFeatures]float64{}, fmt.Errorf("cost: calibration measurements do not determine the cost model (singular system)")
 		}
 		m[col], m[piv] = m[piv], m[col]
 		for r := 0; r < k; r++ {

@@ -1,0 +1,55 @@
+package cost
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/workload"
+)
+
+// The fit recovers a known linear model exactly, clamps a coefficient the
+// data make negative, and a quick calibration on this machine gives a usable
+// model.
+func TestCalibration(t *testing.T) {
+	truth := [nFeatures]float64{1e-4, 2e-10, 3e-11, 4e-9, 1e-10}
+	var xs [][nFeatures]float64
+	var ys []float64
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 20 {
+		x := [nFeatures]float64{1, float64(r.IntN(100000)), float64(r.IntN(10000000)), float64(r.IntN(100000)), float64(r.IntN(1000000))}
+		xs = append(xs, x)
+		ys = append(ys, truth[0]+truth[1]*x[1]+truth[2]*x[2]+truth[3]*x[3]+truth[4]*x[4])
+	}
+	got, err := fitCost(xs, ys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range truth {
+		if math.Abs(got[j]-truth[j]) > 1e-6*truth[j] {
+			t.Fatalf("fit %v, want %v", got, truth)
+		}
+	}
+	// A pure per-batch cost: every other coefficient must be 0, not negative.
+	for i := range ys {
+		ys[i] = 5e-5 + 1e-12*float64(i) - 1e-14*xs[i][1]
+	}
+	got, _ = fitCost(xs, ys)
+	for j, c := range got {
+		if c < 0 {
+			t.Fatalf("coefficient %d negative: %v", j, got)
+		}
+	}
+	c, err := Calibrate(true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six noisy shapes nearly determine the five coefficients, so the fit
+	// may give the dense products' cost to the correlated per-logit and
+	// per-weight terms; what must hold is that wider layers cost more, and
+	// the update something.
+	narrow, wide := workload.Shape{H1: 64, Dense: 64 * 983, Labels: 983, Params: 2000*64 + 64*983}, workload.Shape{H1: 256, Dense: 256 * 983, Labels: 983, Params: 2000*256 + 256*983}
+	if !(c.Batch(wide, 64, 4096) > c.Batch(narrow, 64, 4096)) || !(c.PerParam > 0) {
+		t.Fatalf("calibrated model %+v: a hidden layer of 256 must cost more than one of 64, and the update something", c)
+	}
+}
