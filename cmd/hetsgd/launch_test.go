@@ -23,7 +23,11 @@ func TestLaunchRestartsACrashedJob(t *testing.T) {
 	if code, _, stderr := runCLI(t, append(append([]string{"train"}, common...), "--log", whole)...); code != 0 {
 		t.Fatalf("the uninterrupted job: exit %d: %s", code, stderr)
 	}
-	// How long the job trains, to strike it in the middle.
+	// How long the job trains, to strike it early: a tenth of it, so that
+	// the strike still comes before the end when the launched job runs
+	// several times faster than this one did (a run's time follows the
+	// machine's load), with checkpoints close enough that one precedes it
+	// when it runs slower.
 	var done struct {
 		TrainSeconds float64 `json:"train_seconds"`
 	}
@@ -32,7 +36,7 @@ func TestLaunchRestartsACrashedJob(t *testing.T) {
 	}
 	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl")
 	job := append([]string{os.Args[0], "train"}, common...)
-	job = append(job, "--checkpoint", ck, "--checkpoint-every", "0.25", "--log", log, "--fault", fmt.Sprintf("rank=0,at=%gs,kind=crash", done.TrainSeconds/3))
+	job = append(job, "--checkpoint", ck, "--checkpoint-every", "0.05", "--log", log, "--fault", fmt.Sprintf("rank=0,at=%gs,kind=crash", done.TrainSeconds/10))
 	t.Setenv(asTool, "1")
 	code, _, stderr := runCLI(t, append([]string{"launch", "--max-restarts", "2", "--"}, job...)...)
 	if code != 0 {
