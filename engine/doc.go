@@ -1,5 +1,6 @@
-// Package engine runs a training strategy on a set of devices, each holding
-// one model replica, under one of two clocks:
+// Package engine runs a training strategy (package strategy) on a workload
+// (package workload) over a set of devices, each holding one model replica,
+// under one of two clocks:
 //
 //   - Real time: one goroutine per device doing real work, with an injected
 //     slowdown (speeds are relative: a device of speed s, the fastest being
