@@ -240,6 +240,18 @@ func MegaBatch(size, batch int) float64 {
 // MegaBatchFormula describes MegaBatch in help texts.
 const MegaBatchFormula = "min(100, ⌈N/(2·b)⌉), N training points"
 
+// RoundSteps is the default number of local steps each device takes in a
+// round of the local-step strategies (elastic's k, DiLoCo's and
+// asynchronous Local-SGD's H): a mega-batch shared by the devices, so that
+// they communicate as often as Adaptive SGD merges. It is an Option's
+// Derive; RoundStepsFormula says it for help texts.
+func RoundSteps(c Config, _ map[string]float64) float64 {
+	return math.Ceil(MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
+}
+
+// RoundStepsFormula describes RoundSteps in help texts.
+const RoundStepsFormula = "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points"
+
 // Preset is a complete set of values from a paper, for "--paper".
 type Preset struct {
 	Source   string             // the paper and where in it

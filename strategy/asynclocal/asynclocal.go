@@ -47,7 +47,6 @@ package asynclocal
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -60,9 +59,7 @@ func init() {
 		Async:       true,
 		DeviceState: true,
 		Options: []strategy.Option{
-			{Name: "h", Derive: func(c strategy.Config, _ map[string]float64) float64 {
-				return math.Ceil(strategy.MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
-			}, Formula: "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points",
+			{Name: "h", Derive: strategy.RoundSteps, Formula: strategy.RoundStepsFormula,
 				Paper: "the paper's H is 50 inner steps", Range: strategy.Count(1, strategy.MaxCount),
 				Usage: "local steps of the fastest device between its pushes"},
 			{Name: "outer-lr", Default: 0.7, Range: strategy.Positive, Usage: "the server's learning rate η"},

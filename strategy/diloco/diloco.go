@@ -19,8 +19,8 @@
 // AdamW: the default is Adam. --paper takes μ 0.9 and H 500.
 // Accuracy is that of θ.
 //
-// The arithmetic is this package's op, OuterOp; the strategy is a barrier
-// round like elastic averaging's. With one device Δ is that device's own
+// The arithmetic is this package's op, OuterOp; the strategy is the round
+// of elastic averaging (strategy.Rounds), ended by the outer step. With one device Δ is that device's own
 // displacement, and DiLoCo is not plain SGD (the outer step scales and
 // accelerates it). When a device leaves the run (strategy.Leave) the round
 // averages the devices still in it, weight 1/live each.
@@ -40,9 +40,7 @@ func init() {
 		Summary:   "DiLoCo: H inner steps per device, then an outer Nesterov step on the mean displacement",
 		Evaluates: strategy.Center,
 		Options: []strategy.Option{
-			{Name: "h", Derive: func(c strategy.Config, _ map[string]float64) float64 {
-				return math.Ceil(strategy.MegaBatch(c.DatasetSize, c.Batch) / float64(c.Devices))
-			}, Formula: "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points",
+			{Name: "h", Derive: strategy.RoundSteps, Formula: strategy.RoundStepsFormula,
 				Paper: "the paper's H is 500 inner steps, in runs of 88,000", Range: strategy.Count(1, strategy.MaxCount),
 				Usage: "inner steps per device between outer steps (by default elastic's k: the same communication)"},
 			{Name: "outer-lr", Default: 0.7, Range: strategy.Positive, Usage: "outer learning rate η"},
@@ -57,100 +55,12 @@ func init() {
 	strategy.RegisterOp(OuterOp, func() strategy.Op { return &outer{} })
 }
 
-type dilocoSGD struct {
-	n, b, h     int
-	lr, eta, mu float64
-	members     strategy.Members
-	steps       []int
-	done        int  // devices in the run that took their H steps
-	round       bool // a round is under way: its outer step is not yet asked for
-	weights     []float64
-}
-
-// New returns the DiLoCo strategy.
+// New returns the DiLoCo strategy: rounds of H inner steps, each ended by
+// the outer step (OuterOp) over the replicas' mean.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
-	return &dilocoSGD{n: cfg.Devices, b: cfg.Batch, h: int(cfg.Opt("h")), lr: cfg.LR,
-		eta: cfg.Opt("outer-lr"), mu: cfg.Opt("outer-momentum"),
-		members: strategy.NewMembers(cfg.Devices), steps: make([]int, cfg.Devices), weights: strategy.Uniform(cfg.Devices)}, nil
-}
-
-func (s *dilocoSGD) Step(ev strategy.Event, out []strategy.Action) []strategy.Action {
-	switch ev.Kind {
-	case strategy.Start, strategy.CollectiveDone:
-		clear(s.steps)
-		s.done, s.round = 0, true
-		return s.members.Dispatch(out, s.b, s.lr, strategy.LocalStep)
-	case strategy.BatchDone:
-		d := ev.Device
-		if !s.members.In(d) {
-			panic(fmt.Sprintf("diloco: BatchDone from device %d, which is not in the run", d))
-		}
-		if s.steps[d]++; s.steps[d] < s.h {
-			return append(out, strategy.Action{Kind: strategy.Dispatch, Device: d, Batch: s.b, LR: s.lr})
-		}
-		s.done++
-		return s.outer(out)
-	case strategy.Leave:
-		d := ev.Device
-		if !s.members.Leave(d) {
-			return out // already gone, or no device
-		}
-		// A new slice: the records already written keep their weights.
-		s.weights = s.members.Uniform(make([]float64, s.n))
-		if s.steps[d] >= s.h {
-			s.done-- // its replica is not averaged
-		}
-		return s.outer(out)
-	}
-	return out
-}
-
-// outer asks for the outer step once every device in the run took its H
-// steps.
-func (s *dilocoSGD) outer(out []strategy.Action) []strategy.Action {
-	if !s.round || s.done < s.members.Live() {
-		return out
-	}
-	s.round = false
-	bs, lrs, updates := make([]int, s.n), make([]float64, s.n), make([]int, s.n)
-	for i := range bs {
-		if s.members.In(i) {
-			bs[i], lrs[i], updates[i] = s.b, s.lr, s.h
-		}
-	}
-	a := Outer(s.weights, s.eta, s.mu)
-	a.Record = &strategy.MergeRecord{BatchSizes: bs, LRs: lrs, Updates: updates, Weights: s.weights}
-	return append(out, a)
-}
-
-type dilocoState struct {
-	Steps   []int
-	Done    int
-	Round   bool
-	Weights []float64
-	Members strategy.Members
-}
-
-// MarshalBinary implements strategy.Strategy.
-func (s *dilocoSGD) MarshalBinary() ([]byte, error) {
-	return strategy.EncodeState(dilocoState{Steps: s.steps, Done: s.done, Round: s.round, Weights: s.weights, Members: s.members})
-}
-
-// UnmarshalBinary implements strategy.Strategy.
-func (s *dilocoSGD) UnmarshalBinary(b []byte) error {
-	var st dilocoState
-	if err := strategy.DecodeState(b, &st); err != nil {
-		return err
-	}
-	if err := strategy.CheckLens(s.n,
-		strategy.Len{What: "steps", N: len(st.Steps)},
-		strategy.Len{What: "weights", N: len(st.Weights)},
-		strategy.Len{What: "members", N: st.Members.Devices()},
-	); err != nil {
-		return err
-	}
-	s.steps, s.done, s.round, s.weights, s.members = st.Steps, st.Done, st.Round, st.Weights, st.Members
-	return nil
+	eta, mu := cfg.Opt("outer-lr"), cfg.Opt("outer-momentum")
+	return strategy.NewRounds("diloco", cfg.Devices, cfg.Batch, int(cfg.Opt("h")), cfg.LR,
+		func(w []float64) strategy.Action { return Outer(w, eta, mu) }), nil
 }
 
 // OuterOp is DiLoCo's outer step, a Collective with the devices' Weights
