@@ -112,8 +112,9 @@ func TestEngineLSGDEqualsSync(t *testing.T) {
 	}
 }
 
-// Model averaging and the parameter servers learn across ranks; the
-// servers' commits are really stale.
+// Model averaging, the parameter servers and the Local-SGD strategies
+// learn across ranks; the servers' commits and the asynchronous pushes are
+// really stale.
 func TestEngineStrategiesLearn(t *testing.T) {
 	size := world(t).Size()
 	if size < 3 {
@@ -123,7 +124,8 @@ func TestEngineStrategiesLearn(t *testing.T) {
 	for _, c := range []struct {
 		strategy string
 		opts     map[string]float64
-	}{{"elastic", nil}, {"adaptive", map[string]float64{"mega-batch": 10, "delta": 0}}, {"gem", nil}, {"downpour", nil}} {
+	}{{"elastic", nil}, {"adaptive", map[string]float64{"mega-batch": 10, "delta": 0}}, {"gem", nil}, {"downpour", nil},
+		{"diloco", map[string]float64{"h": 4}}, {"async-local", map[string]float64{"h": 4}}} {
 		cfg := config(c.strategy, size)
 		cfg.Epochs, cfg.EvalEvery, cfg.Options = 2, 1, c.opts
 		if c.strategy == "gem" || c.strategy == "downpour" {
