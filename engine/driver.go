@@ -148,10 +148,8 @@ func (p *Prepared) Run(ctx context.Context, log *runlog.Log, obs Observer) (*Res
 	if err == nil {
 		err = r.warnUnstruck()
 	}
-	if r.world.Size() > 1 {
-		if serr := r.cl.stop(); serr != nil && err == nil {
-			err = serr
-		}
+	if serr := r.job.stop(); serr != nil && err == nil {
+		err = serr
 	}
 	r.x.close()
 	r.res.TrainSeconds = r.clk.now()
@@ -183,6 +181,7 @@ type run struct {
 	world      comm.Comm
 	x          *executor // this rank's devices
 	cl         *cluster  // the other ranks' (nil in one process)
+	job        job       // the devices of every rank, commanded
 	clk        clock
 	slots      []slot // every device of the job
 	log        *runlog.Log
@@ -314,6 +313,7 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 	if world.Size() > 1 {
 		r.cl = newCluster(world, cfg.Devices)
 	}
+	r.job = job{x: x, cl: r.cl}
 	if cfg.Epochs > 0 {
 		r.budget = int64(math.Ceil(cfg.Epochs * float64(w.Size())))
 	}
@@ -435,12 +435,7 @@ func (r *run) do(a *strategy.Action) error {
 			panic(fmt.Sprintf("engine: %s queried %s while devices are busy", r.cfg.Strategy, a.Op))
 		}
 		c := opCommand(cmdQuery, a)
-		if r.cl != nil {
-			if err := r.cl.broadcast(&c); err != nil {
-				return err
-			}
-		}
-		v, second, err := r.x.query(&c)
+		v, second, err := r.job.query(&c)
 		if err != nil {
 			return err
 		}
@@ -496,15 +491,7 @@ func (r *run) collective(a *strategy.Action, next []work) error {
 	if a.Kind == strategy.AllReduce {
 		c.kind, c.layered = cmdAllReduce, a.Layered
 	}
-	mine := next
-	if r.cl != nil {
-		if err := r.cl.broadcastWith(&c, next); err != nil {
-			return err
-		}
-		mine = r.cl.mine(0, next)
-	}
-	c.next = mine
-	return r.x.collective(&c)
+	return r.job.collective(&c, next)
 }
 
 // overlaps reports whether a is a layered all-reduce whose following
@@ -633,16 +620,7 @@ func (r *run) commit(a *strategy.Action) error {
 	if r.cfg.TimingOnly {
 		return nil
 	}
-	var pi float64
-	var err error
-	if d := r.x.local(a.Device); d != nil {
-		pi, err = r.x.commit(d, a)
-	} else {
-		var op strategy.Committer
-		if op, err = r.x.committer(a.Op); err == nil {
-			pi, err = r.cl.commit(a, op, r.x)
-		}
-	}
+	pi, err := r.job.commit(a)
 	if err != nil {
 		return err
 	}

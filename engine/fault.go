@@ -172,9 +172,7 @@ func sortedFaults(fs []Fault) []Fault {
 func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 	switch f.Kind {
 	case Slow:
-		if d := r.x.local(f.Device); d != nil {
-			d.slowDown(f.Factor)
-		} else if err := r.cl.slow(f.Device, f.Factor); err != nil && r.faultErr == nil {
+		if err := r.job.slow(f.Device, f.Factor); err != nil && r.faultErr == nil {
 			r.faultErr = err // another rank's device
 		}
 		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Factor: f.Factor, Live: r.x.live()})
@@ -198,12 +196,8 @@ func (r *run) leave(d int, kind FaultKind, now float64) bool {
 	if !r.members.leave(d) {
 		return false
 	}
-	if r.cl != nil {
-		// Every rank's executor leaves the device out of its collectives,
-		// each counting the same devices live.
-		if err := r.cl.leave(d); err != nil && r.faultErr == nil {
-			r.faultErr = err
-		}
+	if err := r.job.leave(d); err != nil && r.faultErr == nil {
+		r.faultErr = err
 	}
 	r.slots[d].busy = false
 	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: d, Kind: string(kind), Left: true, Live: r.x.live()})
@@ -299,11 +293,7 @@ func (r *run) strikeRank(f Fault, now float64) {
 	if err := r.log.Sync(); err != nil && r.faultErr == nil {
 		r.faultErr = err
 	}
-	if f.Rank == 0 {
-		r.x.strikeRank(f)
-		return
-	}
-	if err := r.cl.strike(f); err != nil && r.faultErr == nil {
+	if err := r.job.strikeRank(f); err != nil && r.faultErr == nil {
 		r.faultErr = err
 	}
 }

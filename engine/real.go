@@ -71,15 +71,10 @@ func (c *realClock) resumeAt(t float64) {
 }
 
 func (c *realClock) dispatch(w work) error {
-	if d := c.r.x.local(w.dev); d != nil {
-		c.r.x.load(d, w) // under Pull, copies θ before the goroutine runs
-		c.r.x.run(d)
-		c.inflight++
-		return nil
-	}
-	// Counted only once sent: drain must not wait for a batch that never
-	// left. (A transport error ends the job; the world is not reused.)
-	if err := c.r.cl.dispatch(w, c.r.x.center); err != nil {
+	// Counted only once started or sent: drain must not wait for a batch
+	// that never left. (A transport error ends the job; the world is not
+	// reused.)
+	if err := c.r.job.dispatch(w); err != nil {
 		return err
 	}
 	c.inflight++
