@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"os"
 	"time"
@@ -87,6 +89,16 @@ type follower struct {
 	missing bool   // the last poll failed (reported)
 	started bool   // the config record was taken: the file is a run log
 	skipped int    // lines that are not records, skipped (the first reported)
+	// from is where the last line taken before this poll began, and read
+	// the checksum of that line and of what the poll has taken since: a
+	// file rewritten while a poll reads it would give lines of both files,
+	// so once it has read the poll checks that the file still holds them.
+	start   int64 // where this poll began to read
+	from    int64
+	read    hash.Hash32
+	warning error // about a line this poll skipped, said once checkRead holds
+	// onLine, when set (tests), runs after each line taken.
+	onLine func()
 }
 
 func (f *follower) close() {
@@ -119,6 +131,14 @@ func (f *follower) poll() error {
 	if _, err := f.file.Seek(f.off, io.SeekStart); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
+	if f.read == nil {
+		f.read = crc32.NewIEEE()
+	}
+	// The check covers the last line taken before this poll too: the file
+	// may be rewritten between the check of it above and the reads.
+	f.start, f.from = f.off, f.off-int64(len(f.last))
+	f.read.Reset()
+	f.read.Write(f.last)
 	rd := bounded.NewLines(f.file, runlog.MaxRecordBytes)
 	for {
 		b, err := rd.Next()
@@ -126,16 +146,47 @@ func (f *follower) poll() error {
 			return notLog{fmt.Errorf("dashboard: %s:%d: a line longer than %d MiB, longer than any record: not a run log (no longer followed)", f.path, f.line+1, runlog.MaxRecordBytes>>20)}
 		}
 		if err == io.EOF {
+			f.checkRead()
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("dashboard: %w", err)
 		}
 		ended := b[len(b)-1] == '\n'
-		if taken, err := f.take(b, ended); err != nil || !taken {
+		taken, err := f.take(b, ended)
+		if err != nil || !taken {
+			if !f.checkRead() {
+				return nil // read again from the start: the error may be the mix's
+			}
 			return err // an unfinished last line: taken once whole
 		}
+		if f.onLine != nil {
+			f.onLine()
+		}
 	}
+}
+
+// checkRead starts the history over at the next poll when the file no
+// longer holds what this poll took where it took it: it was cut back or
+// rewritten while this poll read it, and the lines taken may be of both
+// files. (A rewrite after the check is found by the next poll's check of
+// the last line taken, read before it.) It reports whether the file holds
+// them.
+func (f *follower) checkRead() bool {
+	w := f.warning
+	f.warning = nil
+	if f.off == f.start {
+		return true // nothing taken: the next poll checks the last line
+	}
+	now := crc32.NewIEEE()
+	if _, err := io.Copy(now, io.NewSectionReader(f.file, f.from, f.off-f.from)); err != nil || now.Sum32() != f.read.Sum32() {
+		f.restart()
+		return false
+	}
+	if w != nil {
+		f.warn(w)
+	}
+	return true
 }
 
 // restart makes the next read start at the file's beginning, the run's
@@ -187,7 +238,8 @@ func (f *follower) take(b []byte, ended bool) (bool, error) {
 		f.s.Publish(f.run, text)
 	case !isObject(text):
 		if f.skipped++; f.skipped == 1 {
-			f.warn(fmt.Errorf("dashboard: %s:%d: %w, skipped (and any more such lines of the file, silently)", f.path, f.line+1, notObject(text)))
+			// Said once the poll knows the line is the file's (checkRead).
+			f.warning = fmt.Errorf("dashboard: %s:%d: %w, skipped (and any more such lines of the file, silently)", f.path, f.line+1, notObject(text))
 		}
 	default:
 		f.s.Publish(f.run, text)
@@ -201,6 +253,9 @@ func (f *follower) take(b []byte, ended bool) (bool, error) {
 func (f *follower) advance(b []byte) {
 	f.off += int64(len(b))
 	f.last = append(f.last[:0], b...)
+	if f.read != nil {
+		f.read.Write(b)
+	}
 }
 
 // isObject reports whether b is one JSON object.

@@ -193,3 +193,41 @@ func TestFollowMissingFile(t *testing.T) {
 		t.Fatalf("Follow of a missing file: %v", err)
 	}
 }
+
+// A log rewritten while a poll is reading it — the poll has taken a line of
+// the old file and reads on into the new one — is read again from its
+// start: the history never mixes the two files (a poll that read past the
+// rewrite would otherwise leave a fragment of the new file as its last
+// line, in place, and the old history for good).
+func TestFollowRewrittenDuringAPoll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	appendTo(t, path, head+"\n"+rec(0)+"\n")
+	s := New()
+	run := s.AddRun("run")
+	f := &follower{s: s, run: run, path: path, warn: func(err error) { t.Errorf("warning: %v", err) }}
+	defer f.close()
+	if err := f.poll(); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, path, rec(1)+"\n"+rec(2)+"\n")
+	resumed := `{"event":"resume","samples":100,"train_seconds":1.5}`
+	rewrite := true
+	f.onLine = func() {
+		// After rec(1) is taken, the resumed run cuts the log back and
+		// writes its own records, longer than the rest of the old file.
+		if rewrite {
+			rewrite = false
+			if err := os.WriteFile(path, []byte(head+"\n"+rec(0)+"\n"+resumed+"\n"+rec(3)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 3 {
+		if err := f.poll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := strings.Join(history(s, run), "\n"), strings.Join([]string{head, rec(0), resumed, rec(3)}, "\n"); got != want {
+		t.Fatalf("history:\n%s\nwant:\n%s", got, want)
+	}
+}
