@@ -3,9 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
-	"math"
 	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/optim"
@@ -97,7 +98,7 @@ func TestResumeIsTheSameRun(t *testing.T) {
 				if want := whole.String()[st.LogOffset:]; rest.String() != want {
 					t.Fatalf("resumed from the checkpoint after %d samples, the log differs:\n%s\nwant\n%s", st.Done, head(rest.String()), head(want))
 				}
-				if !equalBits(res.Model, full.Model) || res.Samples != full.Samples || len(res.Evals) != len(full.Evals) {
+				if !testdata.EqualBits(res.Model, full.Model) || res.Samples != full.Samples || len(res.Evals) != len(full.Evals) {
 					t.Fatalf("resumed after %d samples: model, samples (%d vs %d) or evaluations (%d vs %d) differ", st.Done, res.Samples, full.Samples, len(res.Evals), len(full.Evals))
 				}
 			}
@@ -110,18 +111,6 @@ func head(s string) string {
 		return s[:800] + "…"
 	}
 	return s
-}
-
-func equalBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // A finished run's last checkpoint continues into a longer run: the

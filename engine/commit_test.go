@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/testdata"
+
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/comm/commtest"
 	"github.com/hetsgd/hetsgd/kernel"
@@ -70,7 +72,7 @@ func TestCommitAcrossRanksRestartsTheWorker(t *testing.T) {
 	if err != nil || stat != 7 {
 		t.Fatalf("in one process: statistic %v, %v", stat, err)
 	}
-	if !equalBits(one.local(1).p, one.center) {
+	if !testdata.EqualBits(one.local(1).p, one.center) {
 		t.Fatal("in one process: the worker does not go on from the centre its commit made")
 	}
 
@@ -114,7 +116,7 @@ func TestCommitAcrossRanksRestartsTheWorker(t *testing.T) {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	if !equalBits(center, one.center) || !equalBits(replica, one.center) {
+	if !testdata.EqualBits(center, one.center) || !testdata.EqualBits(replica, one.center) {
 		var d float64
 		for i := range center {
 			d = math.Max(d, math.Abs(float64(center[i]-one.center[i])))

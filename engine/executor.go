@@ -37,22 +37,22 @@ type executor struct {
 	// every collective and query leaves the gone out, and nothing touches
 	// their replicas, which a lost batch may still be computing on. The
 	// driver holds the same record.
-	members   *membership
-	stream    *data.Sampler
-	center    []float32 // w̄, z or the parameter server's θ (rank 0's)
-	prev      []float32 // the centre before the last Advance
-	scratch   []float32
-	cstate    []float32 // the ops' vector beside the centre (Host.CenterState), allocated at its first use
-	ops       map[string]strategy.Op
-	reps      []strategy.Replica // Replicas' list
-	act       strategy.Action    // the action an op carries out (a field: passed to an interface, a local would escape)
-	vecs      [][]float32
-	weights   []float32
-	part      []float64 // per local device
-	partNorms []float64 // per local device: a query's second value
-	values    []float64 // per device of the job: gathered norms or coefficients
-	gradNorms []float64 // per device of the job: the same, gathered
-	// A rank's part and partNorms side by side, and every rank's, for one
+	members    *membership
+	stream     *data.Sampler
+	center     []float32 // w̄, z or the parameter server's θ (rank 0's)
+	prev       []float32 // the centre before the last Advance
+	scratch    []float32
+	cstate     []float32 // the ops' vector beside the centre (Host.CenterState), allocated at its first use
+	ops        map[string]strategy.Op
+	reps       []strategy.Replica // Replicas' list
+	act        strategy.Action    // the action an op carries out (a field: passed to an interface, a local would escape)
+	vecs       [][]float32
+	weights    []float32
+	part       []float64 // per local device
+	partSecond []float64 // per local device: a query's second value
+	values     []float64 // per device of the job: gathered norms or coefficients
+	valuesTwo  []float64 // per device of the job: the same, gathered
+	// A rank's part and partSecond side by side, and every rank's, for one
 	// all-gather of both (distributed runs).
 	pairs, pairsAll []float64
 
@@ -89,8 +89,8 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 	k := cfg.Devices / world.Size()
 	x := &executor{cfg: cfg, w: w, world: world, n: cfg.Devices, first: world.Rank() * k, members: newMembership(cfg.Devices),
 		stream: data.NewSampler(w.Size(), samplerSeed(cfg.Seed)),
-		part:   make([]float64, k), partNorms: make([]float64, k),
-		values: make([]float64, cfg.Devices), gradNorms: make([]float64, cfg.Devices),
+		part:   make([]float64, k), partSecond: make([]float64, k),
+		values: make([]float64, cfg.Devices), valuesTwo: make([]float64, cfg.Devices),
 		pairs: make([]float64, 2*k), pairsAll: make([]float64, 2*cfg.Devices),
 		weights: make([]float32, 0, k+2), vecs: make([][]float32, 0, k+2),
 		ops: map[string]strategy.Op{}, reps: make([]strategy.Replica, 0, k)}
@@ -492,11 +492,12 @@ func (x *executor) close() {
 // live returns the number of devices still in the run.
 func (x *executor) live() int { return x.members.Live() }
 
-// spreadLive moves values computed for this rank's live devices, in order,
-// to those devices' places in v, with NaN for the devices that left (in
-// place, from the end, so nothing is overwritten before it is moved).
-func (x *executor) spreadLive(v []float64) {
-	j := len(x.reps) - 1 // Replicas, as the query last listed them
+// spreadLive moves values computed for this rank's live devices, the
+// first live of v in order, to those devices' places in v, with NaN for the
+// devices that left (in place, from the end, so nothing is overwritten
+// before it is moved).
+func (x *executor) spreadLive(v []float64, live int) {
+	j := live - 1
 	for i := len(x.devs) - 1; i >= 0; i-- {
 		if x.members.gone(x.devs[i].id) {
 			v[i] = math.NaN()
@@ -508,24 +509,24 @@ func (x *executor) spreadLive(v []float64) {
 }
 
 // gatherPairs all-gathers two local values per device, x.part and
-// x.partNorms, into x.values and x.gradNorms in one all-gather (one latency,
+// x.partSecond, into x.values and x.valuesTwo in one all-gather (one latency,
 // not two): each rank sends both side by side, and the rank-major result is
 // split back.
 func (x *executor) gatherPairs() error {
 	if x.world.Size() == 1 {
 		copy(x.values, x.part)
-		copy(x.gradNorms, x.partNorms)
+		copy(x.valuesTwo, x.partSecond)
 		return nil
 	}
 	k := len(x.devs)
 	copy(x.pairs, x.part)
-	copy(x.pairs[k:], x.partNorms)
+	copy(x.pairs[k:], x.partSecond)
 	if err := x.world.AllGather(x.pairsAll, x.pairs); err != nil {
 		return err
 	}
 	for r := range x.world.Size() {
 		copy(x.values[r*k:(r+1)*k], x.pairsAll[2*r*k:])
-		copy(x.gradNorms[r*k:(r+1)*k], x.pairsAll[(2*r+1)*k:])
+		copy(x.valuesTwo[r*k:(r+1)*k], x.pairsAll[(2*r+1)*k:])
 	}
 	return nil
 }
@@ -544,15 +545,15 @@ func (x *executor) query(c *command) (values, second []float64, err error) {
 	}
 	x.act = c.action(strategy.Query)
 	live := len(x.Replicas())
-	if err := m.Measure(x, &x.act, x.part[:live], x.partNorms[:live]); err != nil {
+	if err := m.Measure(x, &x.act, x.part[:live], x.partSecond[:live]); err != nil {
 		return nil, nil, fmt.Errorf("engine: %s: %w", c.op, err)
 	}
-	x.spreadLive(x.part)
-	x.spreadLive(x.partNorms)
+	x.spreadLive(x.part, live)
+	x.spreadLive(x.partSecond, live)
 	if err := x.gatherPairs(); err != nil {
 		return nil, nil, fmt.Errorf("engine: gathering the answers of %s: %w", c.op, err)
 	}
-	return x.values, x.gradNorms, nil
+	return x.values, x.valuesTwo, nil
 }
 
 // committer returns the op of a commit.

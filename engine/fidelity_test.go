@@ -47,8 +47,8 @@ func fidRun(t testing.TB, cfg Config, w Workload) *run {
 // gradients, with the buffers the collectives and queries use.
 func fidExecutor(center []float32, opt optim.Optimizer, ps, gs [][]float32) *executor {
 	n := len(ps)
-	x := &executor{world: comm.Self(), n: n, part: make([]float64, n), partNorms: make([]float64, n),
-		values: make([]float64, n), gradNorms: make([]float64, n), pairs: make([]float64, 2*n), pairsAll: make([]float64, 2*n),
+	x := &executor{world: comm.Self(), n: n, part: make([]float64, n), partSecond: make([]float64, n),
+		values: make([]float64, n), valuesTwo: make([]float64, n), pairs: make([]float64, 2*n), pairsAll: make([]float64, 2*n),
 		center: center, prev: make([]float32, len(center)), scratch: make([]float32, len(center)), members: newMembership(n)}
 	for i := range ps {
 		x.devs = append(x.devs, &device{id: i, p: ps[i], g: gs[i], opt: opt})

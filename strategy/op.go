@@ -45,6 +45,16 @@ type Cost struct {
 	Transfers  float64
 }
 
+// GradientUser is an op that uses the gradients the devices computed in
+// Gradient mode and have not applied: it reads them (a query of them, or a
+// step that combines them), and it applies them, through the devices'
+// optimizers, when applies. A strategy must have every device hold such a
+// gradient when it emits the op's action; after an op that applies them,
+// none does.
+type GradientUser interface {
+	Gradients(a *Action) (reads, applies bool)
+}
+
 // Collector is an op of a Collective action: every device of the run is
 // idle, and Collect runs on every rank at once.
 type Collector interface {

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"flag"
-	"fmt"
-	"slices"
-)
+import "slices"
 
 // A settingDecl says, once, what hetsgd train does with one of its flags
 // beyond its type, default and help, which the flag's registration states
@@ -142,20 +138,3 @@ var (
 	inputPathFlags = declared(func(d settingDecl) bool { return d.input })
 	omitUnset      = declared(func(d settingDecl) bool { return d.omitUnset })
 )
-
-// checkDeclared reports a flag of fs that is neither declared in
-// trainSettings nor a strategy's option, and a declaration without a flag.
-func checkDeclared(fs *flag.FlagSet, f *trainFlags) error {
-	var err error
-	fs.VisitAll(func(fl *flag.Flag) {
-		if _, ok := declOf(fl.Name); !ok && f.options[fl.Name] == nil && err == nil {
-			err = fmt.Errorf("flag --%s has no declaration in trainSettings", fl.Name)
-		}
-	})
-	for _, d := range trainSettings {
-		if fs.Lookup(d.name) == nil && err == nil {
-			err = fmt.Errorf("trainSettings declares --%s, which train has no flag for", d.name)
-		}
-	}
-	return err
-}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -117,4 +118,21 @@ func TestEverySettingDeclaredOnce(t *testing.T) {
 			t.Errorf("resume with --%s=%s: exit %d, %q: want it refused, naming --%s", d.name, v, code, errs, d.name)
 		}
 	}
+}
+
+// checkDeclared reports a flag of fs that is neither declared in
+// trainSettings nor a strategy's option, and a declaration without a flag.
+func checkDeclared(fs *flag.FlagSet, f *trainFlags) error {
+	var err error
+	fs.VisitAll(func(fl *flag.Flag) {
+		if _, ok := declOf(fl.Name); !ok && f.options[fl.Name] == nil && err == nil {
+			err = fmt.Errorf("flag --%s has no declaration in trainSettings", fl.Name)
+		}
+	})
+	for _, d := range trainSettings {
+		if fs.Lookup(d.name) == nil && err == nil {
+			err = fmt.Errorf("trainSettings declares --%s, which train has no flag for", d.name)
+		}
+	}
+	return err
 }

@@ -2,8 +2,9 @@ package enginetest
 
 import (
 	"context"
-	"math"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
@@ -37,33 +38,6 @@ func Config(strat string, devices int, clock engine.Clock) engine.Config {
 	return engine.Config{Strategy: strat, Devices: devices, Batch: 32, LR: 0.004,
 		Optimizer: optim.Config{Name: "adam"}, Clock: clock, Epochs: 1, EvalEvery: 0.25, Seed: 3,
 		Cost: cost.Default(), Net: comm.DefaultModel}
-}
-
-// EqualBits reports whether two models are the same, bit for bit.
-func EqualBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// MaxRelDiff is the largest difference between two models over the
-// largest magnitude of want.
-func MaxRelDiff(got, want []float32) float64 {
-	var d, scale float64
-	for i := range want {
-		d = max(d, math.Abs(float64(got[i]-want[i])))
-		scale = max(scale, math.Abs(float64(want[i])))
-	}
-	if scale == 0 {
-		return d
-	}
-	return d / scale
 }
 
 // ResumeIsTheSameRun runs cfg (a virtual-time run) on w with device 2
@@ -105,7 +79,7 @@ func ResumeIsTheSameRun(t *testing.T, cfg engine.Config, w engine.Workload) *eng
 		if err != nil {
 			t.Fatalf("%s: resuming from %s: %v", cfg.Strategy, path, err)
 		}
-		if !EqualBits(res.Model, full.Model) || res.Samples != full.Samples {
+		if !testdata.EqualBits(res.Model, full.Model) || res.Samples != full.Samples {
 			t.Fatalf("%s: resumed from %s: the model or the samples (%d vs %d) differ", cfg.Strategy, path, res.Samples, full.Samples)
 		}
 		if a, b := res.Evals[len(res.Evals)-1], full.Evals[len(full.Evals)-1]; a != b {

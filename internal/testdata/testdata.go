@@ -70,6 +70,19 @@ func Entries(t testing.TB, dir string) []string {
 	return names
 }
 
+// EqualBits reports whether two vectors are the same, bit for bit.
+func EqualBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // MaxRelDiff is max |a−b| over max |b|: how far a result is from its
 // reference, relative to the reference's scale.
 func MaxRelDiff(a, b []float32) float64 {

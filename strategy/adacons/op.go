@@ -29,6 +29,10 @@ func (*consensusOp) Cost(*strategy.Action) strategy.Cost {
 	return strategy.Cost{AllReduces: 1, Gather: 16}
 }
 
+// Gradients implements strategy.GradientUser: the coefficients are of the
+// gradients, which the all-reduce that follows applies.
+func (*consensusOp) Gradients(*strategy.Action) (reads, applies bool) { return true, false }
+
 func (*consensusOp) Check(*strategy.Action, int) error { return nil }
 
 func (c *consensusOp) Measure(h strategy.Host, _ *strategy.Action, coef, norms []float64) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/testdata"
+
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/engine/enginetest"
 	_ "github.com/hetsgd/hetsgd/strategy/elastic"
@@ -43,7 +45,7 @@ func TestOneDeviceWithoutMomentumIsLocalSGD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := enginetest.MaxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples {
+	if d := testdata.MaxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples {
 		t.Fatalf("relative difference %g, samples %d/%d", d, got.Samples, want.Samples)
 	}
 }

@@ -56,6 +56,12 @@ func (syncOp) Cost(a *strategy.Action) strategy.Cost {
 	return c
 }
 
+// Gradients implements strategy.GradientUser: the paper's step applies the
+// devices' gradients.
+func (syncOp) Gradients(a *strategy.Action) (reads, applies bool) {
+	return a.Params[2] != 0, a.Params[2] != 0
+}
+
 func (syncOp) Check(a *strategy.Action, _ int) error {
 	if !(a.Params[0] > 0 && a.Params[0] <= 1) || !(a.Params[1] >= 0 && a.Params[1] < 1) {
 		return fmt.Errorf("a %v and momentum %v, want a in (0, 1] and momentum in [0, 1)", a.Params[0], a.Params[1])

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/testdata"
+
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/engine/enginetest"
 )
@@ -37,7 +39,7 @@ func TestDistributedEqualsInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := enginetest.OnRanks(t, cfg, w, 4)
-	if d := enginetest.MaxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples || len(got.Merges) != len(want.Merges) {
+	if d := testdata.MaxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples || len(got.Merges) != len(want.Merges) {
 		t.Fatalf("4 ranks: relative difference %g, samples %d/%d, outer steps %d/%d", d, got.Samples, want.Samples, len(got.Merges), len(want.Merges))
 	}
 }

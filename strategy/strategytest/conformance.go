@@ -77,12 +77,12 @@ import (
 //   - Dispatch: a device in range that is idle (never one busy, nor one whose
 //     batch was dropped), a batch in [1, Info.MaxBatchOf(cfg)], a finite
 //     learning rate > 0, a known Mode; not to a device holding a Gradient- or
-//     Pull-mode gradient that no AllReduce, CROSSBOW's synchronisation with
-//     the gradient or Commit applied yet.
+//     Pull-mode gradient that no AllReduce, op that applies gradients or
+//     Commit applied yet.
 //   - AllReduce, Collective and Query only when every device is idle (a
 //     query too: the engine reads every replica), and nothing after them in
-//     the same step: their answer is the next event. AllReduce,
-//     query-consensus and center-sync with the gradient need a gradient
+//     the same step: their answer is the next event. AllReduce and the ops
+//     that read the gradients (strategy.GradientUser) need a gradient
 //     computed in Gradient mode on every device and not yet applied. The op
 //     an action names is registered and of the right kind (Collector,
 //     Measurer, Committer), and its Check accepts the action.
@@ -769,6 +769,11 @@ func (s *sim) apply(a strategy.Action) {
 		if _, ok := s.op(a).(strategy.Measurer); !ok {
 			s.failf("%s: op %q does not answer queries", Format(a), a.Op)
 		}
+		if gu, ok := s.op(a).(strategy.GradientUser); ok {
+			if reads, _ := gu.Gradients(&a); reads {
+				s.needGradients(a)
+			}
+		}
 		if d, ok := s.allIdle(); !ok {
 			s.failf("%s while device %d is busy: the engine reads every device", Format(a), d)
 		}
@@ -795,7 +800,6 @@ func (s *sim) apply(a strategy.Action) {
 				}
 			}
 		case "query-consensus":
-			s.needGradients(a)
 			for i := range ev.Values {
 				ev.Second[i] = 0.1 + 10*s.rng.Float64()
 				switch r := s.rng.IntN(20); {
@@ -855,6 +859,15 @@ func (s *sim) apply(a strategy.Action) {
 	}
 }
 
+// opIf returns the op of an action that runs one (Collective, Query,
+// Commit), else nil.
+func (s *sim) opIf(a strategy.Action) strategy.Op {
+	if a.Kind == strategy.Collective || a.Kind == strategy.Query || a.Kind == strategy.Commit {
+		return s.op(a)
+	}
+	return nil
+}
+
 // op returns the op an action names, failing the run for an unknown one.
 func (s *sim) op(a strategy.Action) strategy.Op {
 	op, err := strategy.NewOp(a.Op)
@@ -882,16 +895,18 @@ func (s *sim) checkCollective(a strategy.Action) {
 			s.failf("%s: %v", Format(a), err)
 		}
 	}
-	if a.Op == "center-sync" {
-		// CROSSBOW's step with the devices' gradients applies them.
-		if a.Params[2] != 0 {
+	// An op that reads the devices' gradients needs them; one that applies
+	// them leaves none, at its rate.
+	if gu, ok := s.opIf(a).(strategy.GradientUser); ok {
+		if reads, applies := gu.Gradients(&a); reads {
 			s.needGradients(a)
-			clear(s.gradient)
-			if !finite(a.LR) || !(a.LR > 0) {
-				s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
+			if applies {
+				clear(s.gradient)
+				if !finite(a.LR) || !(a.LR > 0) {
+					s.failf("%s: learning rate %v, want a finite rate > 0", Format(a), a.LR)
+				}
 			}
 		}
-		return
 	}
 	if a.Kind == strategy.Collective && a.Weights == nil {
 		return

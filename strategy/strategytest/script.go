@@ -176,14 +176,7 @@ func build(args []string) (strategy.Strategy, error) {
 
 // Format writes an action on one line.
 func Format(a strategy.Action) string {
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	gs := func(v []float64) string {
-		s := make([]string, len(v))
-		for i, x := range v {
-			s[i] = g(x)
-		}
-		return "[" + strings.Join(s, " ") + "]"
-	}
+	g, gs := strategy.G, strategy.Gs
 	switch a.Kind {
 	case strategy.Dispatch:
 		mode := [...]string{"step", "gradient", "pull"}[a.Mode]
