@@ -17,6 +17,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/train"
 )
 
 // runLaunch is "hetsgd launch": it runs a train job — under mpirun or in
@@ -98,7 +99,7 @@ func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 	var f trainFlags
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f.register(fs)
+	f.Register(fs)
 	if err := fs.Parse(command[j.train+1:]); err != nil {
 		return nil, fmt.Errorf("the job's train arguments: %v", err)
 	}
@@ -108,30 +109,30 @@ func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 			j.bools[fl.Name] = true
 		}
 	})
-	if f.configPath != "" {
-		if err := applyConfig(fs, f.configPath, visited(fs), strategy.List()); err != nil {
+	if f.Config != "" {
+		if err := train.ApplyConfig(fs, f.Config, visited(fs), strategy.List()); err != nil {
 			return nil, err
 		}
 	}
 	switch {
-	case f.checkpoint != "":
-		j.ckDir = f.checkpoint
-	case f.resume != "":
-		j.ckDir = f.resume
-		if !isDir(f.resume) {
-			j.ckDir = filepath.Dir(f.resume)
+	case f.Checkpoint != "":
+		j.ckDir = f.Checkpoint
+	case f.Resume != "":
+		j.ckDir = f.Resume
+		if !isDir(f.Resume) {
+			j.ckDir = filepath.Dir(f.Resume)
 		}
 	default:
 		return nil, errors.New("the job has no checkpoint folder to restart from: give its train --checkpoint DIR")
 	}
-	j.log = f.logPath
-	j.perRank = f.devicesPerRank
+	j.log = f.Log
+	j.perRank = f.DevicesPerRank
 	for i := 1; i < j.train; i++ {
 		if slices.Contains([]string{"-np", "-n", "--np", "-c"}, command[i]) && i+1 < j.train {
 			if n, err := strconv.Atoi(command[i+1]); err == nil {
 				j.np = i + 1
-				if visited(fs)["devices"] && n > 0 && f.devices%n == 0 {
-					j.perRank = f.devices / n
+				if visited(fs)["devices"] && n > 0 && f.Devices%n == 0 {
+					j.perRank = f.Devices / n
 				}
 			}
 		}

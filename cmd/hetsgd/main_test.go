@@ -5,17 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
-	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -372,47 +368,6 @@ func TestTuneCommand(t *testing.T) {
 		}
 	}
 }
-
-// Every numeric flag of train and tune has a range in engine.Ranges (the
-// strategy options have theirs in their registrations, the seed takes any
-// value), and every default lies in it.
-func TestNumericFlagsHaveRanges(t *testing.T) {
-	var f trainFlags
-	fs := newFlagSet("train", "train", io.Discard)
-	f.register(fs)
-	fs.VisitAll(func(fl *flag.Flag) {
-		if _, ok := fl.Value.(*optionFlag); ok || fl.Name == "seed" {
-			return
-		}
-		numeric := false
-		switch v := fl.Value.(type) {
-		case *intList, *floatList:
-			numeric = true
-		case flag.Getter:
-			switch v.Get().(type) {
-			case int, int64, uint, uint64, float64:
-				numeric = true
-			}
-		}
-		if !numeric {
-			return
-		}
-		r, ok := engine.Ranges[fl.Name]
-		if !ok {
-			t.Errorf("--%s has no range in engine.Ranges", fl.Name)
-			return
-		}
-		for _, s := range strings.Split(fl.DefValue, ",") {
-			if v, err := strconv.ParseFloat(s, 64); err == nil && !r.Contains(v) && !(v == 0 && zeroMeansDefault(fl.Name)) {
-				t.Errorf("--%s: default %v is not %s", fl.Name, v, r)
-			}
-		}
-	})
-}
-
-// zeroMeansDefault names the flags whose zero default stands for "the
-// strategy's" rather than a value.
-func zeroMeansDefault(name string) bool { return name == "batch" || name == "lr" || name == "momentum" }
 
 // --output lsh trains with a sampled output layer, prints its settings in
 // --print-config, and refuses what does not apply.

@@ -322,7 +322,7 @@ func TestReliabilityByClass(t *testing.T) {
 	}
 	// Messages say a package's name once, and never an internal one's.
 	for _, m := range all {
-		if strings.Contains(m, "atomicfile:") || strings.Contains(m, "<nil>") || dedupPrefixes(m) != m {
+		if strings.Contains(m, "atomicfile:") || strings.Contains(m, "<nil>") || message(errors.New(m)) != m {
 			t.Errorf("a message that repeats a prefix, names an internal package or holds <nil>: %q", m)
 		}
 	}

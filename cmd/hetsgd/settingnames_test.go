@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/setting"
+	"github.com/hetsgd/hetsgd/train"
 )
 
 // fieldRef is a setting as setting.Errorf's formats name it.
@@ -69,6 +71,8 @@ func TestErrorsNameFlags(t *testing.T) {
 		fields = append(fields, f)
 	}
 	sort.Strings(fields)
+	flagOf := train.Names()
+	maps.Copy(flagOf, otherPhrases)
 	for _, f := range fields {
 		if flagOf[f] == "" {
 			t.Errorf("%s: an error names %s, which the tool has no name for (add it to flagOf)", used[f], f)
@@ -104,23 +108,6 @@ func TestErrorMessagesNameFlags(t *testing.T) {
 		}
 		if got := message(err); got != c.want {
 			t.Errorf("message = %q, want %q", got, c.want)
-		}
-	}
-}
-
-// A prefix said twice in a row by the layers an error passed through is
-// said once; the same word apart, or inside a name, is kept.
-func TestDedupPrefixes(t *testing.T) {
-	for in, want := range map[string]string{
-		"data: data: x":                  "data: x",
-		"tune: tune: tune: y":            "tune: y",
-		"data: x.txt:3: data: bad":       "data: x.txt:3: data: bad",
-		"--log a: checkpoint: folder ck": "--log a: checkpoint: folder ck",
-		"foo: bar: foo: baz":             "foo: bar: foo: baz",
-		"a:b: c: c: d":                   "a:b: c: d",
-	} {
-		if got := dedupPrefixes(in); got != want {
-			t.Errorf("dedupPrefixes(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

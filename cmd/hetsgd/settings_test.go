@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,21 +11,19 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/train"
 )
 
-// Every setting is declared once (trainSettings), and the declaration is
+// Every setting is declared once (train.Decls), and the declaration is
 // what every part reads: the test walks it and finds each setting of the
 // run in --print-config, in a config file that gives it back, in the log's
 // config record, and in the checkpoint's identity — a resumed run refuses
 // another value unless the declaration says it may change.
 func TestEverySettingDeclaredOnce(t *testing.T) {
-	var f trainFlags
+	var f train.Settings
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f.register(fs)
-	if err := checkDeclared(fs, &f); err != nil {
-		t.Fatal(err)
-	}
+	f.Register(fs) // every flag declared: train's TestEveryFlagDeclared
 
 	dir := t.TempDir()
 	network := filepath.Join(dir, "network.json")
@@ -78,11 +75,11 @@ func TestEverySettingDeclaredOnce(t *testing.T) {
 			}
 		}
 	}
-	for _, d := range trainSettings {
+	for _, d := range train.Decls {
 		// The data's flags name where it is (the tests' bundled set has
 		// none); format and cache say how to read it.
-		if !d.notSetting && !seen[d.name] && !d.input && d.name != "format" && d.name != "cache" {
-			t.Errorf("--%s is declared a setting, but no run's --print-config holds it", d.name)
+		if !d.NotSetting && !seen[d.Name] && !d.Input && d.Name != "format" && d.Name != "cache" {
+			t.Errorf("--%s is declared a setting, but no run's --print-config holds it", d.Name)
 		}
 	}
 
@@ -97,13 +94,13 @@ func TestEverySettingDeclaredOnce(t *testing.T) {
 		"fault": "device=0,at=1,kind=crash", "hidden": "9", "cost": cost, "network": network, "topology": "1x1",
 		"momentum": "0.5", "dropout": "0.3", "lsh-active": "0.5", "lsh-growth": "0.5", "weight-decay": "0.01", "noise": "0.1",
 		"net-latency": "1e-3", "net-bandwidth": "1e3", "inter-latency": "1e-3", "inter-bandwidth": "1e3", "prep": "0.5", "lr": "0.5"}
-	for _, d := range trainSettings {
-		if d.mayChange || d.notSaved {
+	for _, d := range train.Decls {
+		if d.MayChange || d.NotSaved {
 			continue
 		}
-		v, ok := other[d.name]
+		v, ok := other[d.Name]
 		if !ok {
-			fl := fs.Lookup(d.name)
+			fl := fs.Lookup(d.Name)
 			switch fl.DefValue {
 			case "false":
 				v = "true"
@@ -113,26 +110,9 @@ func TestEverySettingDeclaredOnce(t *testing.T) {
 				v = "3"
 			}
 		}
-		code, _, errs := runCLI(t, "train", "--resume", ck, "--"+d.name+"="+v)
-		if code == 0 || !strings.Contains(errs, "--"+d.name) {
-			t.Errorf("resume with --%s=%s: exit %d, %q: want it refused, naming --%s", d.name, v, code, errs, d.name)
+		code, _, errs := runCLI(t, "train", "--resume", ck, "--"+d.Name+"="+v)
+		if code == 0 || !strings.Contains(errs, "--"+d.Name) {
+			t.Errorf("resume with --%s=%s: exit %d, %q: want it refused, naming --%s", d.Name, v, code, errs, d.Name)
 		}
 	}
-}
-
-// checkDeclared reports a flag of fs that is neither declared in
-// trainSettings nor a strategy's option, and a declaration without a flag.
-func checkDeclared(fs *flag.FlagSet, f *trainFlags) error {
-	var err error
-	fs.VisitAll(func(fl *flag.Flag) {
-		if _, ok := declOf(fl.Name); !ok && f.options[fl.Name] == nil && err == nil {
-			err = fmt.Errorf("flag --%s has no declaration in trainSettings", fl.Name)
-		}
-	})
-	for _, d := range trainSettings {
-		if fs.Lookup(d.name) == nil && err == nil {
-			err = fmt.Errorf("trainSettings declares --%s, which train has no flag for", d.name)
-		}
-	}
-	return err
 }

@@ -310,3 +310,39 @@ func (in *Inputs) Check(what, out string, mine ...string) error {
 	}
 	return nil
 }
+
+// Opened records a file a data.Loader reads as an input: the data file
+// itself, or the binary cache it loads in its place (its Opened callback).
+func (in *Inputs) Opened(path string, cache bool) {
+	if cache {
+		in.Add("data cache", path)
+	} else {
+		in.Add("data file", path)
+	}
+}
+
+// IsDir reports whether path is an existing folder.
+func IsDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// IsRegular reports whether path is an existing regular file (not a
+// folder, a stream or a device).
+func IsRegular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Exists reports whether path names an existing file or folder.
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// SameFile reports whether a and b name one existing file or folder.
+func SameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}

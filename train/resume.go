@@ -1,6 +1,7 @@
-package main
+package train
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,7 +24,7 @@ import (
 // where its log is — absolute, relative to the checkpoint folder, and the
 // file's identity — so that a resumed run finds its log from wherever it is
 // started, and a copy of the folder is not taken for the folder itself (see
-// resumed.place).
+// Resumed.Place).
 type savedSettings struct {
 	Flags  [][2]string     `json:"flags"`
 	Log    string          `json:"log,omitempty"`
@@ -36,15 +37,15 @@ type savedSettings struct {
 	LogID  *checkpoint.FileID `json:"log_id,omitempty"`
 }
 
-// givenFlags lists the flags set on fs, in order, as Set takes them back
+// Given lists the flags set on fs, in order, as Set takes them back
 // (a repeated flag once per value).
-func givenFlags(fs *flag.FlagSet, f *trainFlags) [][2]string {
+func Given(fs *flag.FlagSet, f *Settings) [][2]string {
 	var out [][2]string
 	fs.Visit(func(fl *flag.Flag) {
 		switch {
 		case slices.Contains(notSaved, fl.Name):
 		case fl.Name == "fault":
-			for _, x := range f.faults {
+			for _, x := range f.Faults {
 				// A rank's fault struck the job that was saved: a resumed
 				// job goes on without it (engine.Config.RankFaults).
 				if !x.OnRank {
@@ -66,8 +67,8 @@ func givenFlags(fs *flag.FlagSet, f *trainFlags) [][2]string {
 	return out
 }
 
-// resumed is a run to continue: its checkpoint, opened, and where it got to.
-type resumed struct {
+// Resumed is a run to continue: its checkpoint, opened, and where it got to.
+type Resumed struct {
 	rd       *checkpoint.Reader
 	saved    engine.Saved
 	settings savedSettings
@@ -83,10 +84,12 @@ type resumed struct {
 	sameFolder  bool
 }
 
-// resumeFlags opens the checkpoint of --resume and returns the settings of
+// Resume opens the checkpoint of --resume and returns the settings of
 // the run it holds with args laid over them, refusing a flag that may not
-// change (mayChange) and has another value.
-func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *flag.FlagSet, *resumed, error) {
+// change (Decl.MayChange) and has another value. newFlagSet and parse are
+// the front end's: a flag set for the settings (Register adds them), and
+// how it parses args onto one, reporting its errors.
+func Resume(path string, args []string, newFlagSet func() *flag.FlagSet, parse func(*flag.FlagSet, []string) error) (*Settings, *flag.FlagSet, *Resumed, error) {
 	file, err := checkpoint.Latest(path)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--resume: %w", err)
@@ -98,7 +101,7 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 		}
 		return nil, nil, nil, fmt.Errorf("--resume: %w", err)
 	}
-	fail := func(err error) (*trainFlags, *flag.FlagSet, *resumed, error) {
+	fail := func(err error) (*Settings, *flag.FlagSet, *Resumed, error) {
 		rd.Close()
 		return nil, nil, nil, err
 	}
@@ -106,7 +109,7 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	if err != nil {
 		return fail(fmt.Errorf("--resume: %w", err))
 	}
-	res := &resumed{rd: rd, saved: saved, changed: map[string]string{}, given: map[string]bool{}}
+	res := &Resumed{rd: rd, saved: saved, changed: map[string]string{}, given: map[string]bool{}}
 	if err := json.Unmarshal(raw, &res.settings); err != nil {
 		return fail(fmt.Errorf("--resume: %s: its settings section is not hetsgd train's: %v", file, err))
 	}
@@ -122,18 +125,17 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 		wasGiven[kv[0]] = true
 	}
 	// The run's own settings, then the same with args over them.
-	load := func(extra []string) (*trainFlags, *flag.FlagSet, error) {
-		var f trainFlags
-		fs := newFlagSet("train", "train [flags]", stderr)
-		f.register(fs)
-		documentRanges(fs, engine.Ranges)
+	load := func(extra []string) (*Settings, *flag.FlagSet, error) {
+		var f Settings
+		fs := newFlagSet()
+		f.Register(fs)
 		for _, kv := range res.settings.Flags {
 			if err := fs.Set(kv[0], kv[1]); err != nil {
 				return nil, nil, fmt.Errorf("--resume: %s: its setting --%s %q: %v", file, kv[0], kv[1], err)
 			}
 		}
 		if extra != nil {
-			if err := parseFlags(fs, extra); err != nil {
+			if err := parse(fs, extra); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -150,8 +152,8 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	// The flags given now: those of args.
 	given := flag.NewFlagSet("train", flag.ContinueOnError)
 	given.SetOutput(io.Discard)
-	var scratch trainFlags
-	scratch.register(given)
+	var scratch Settings
+	scratch.Register(given)
 	given.Parse(args)
 	var errs []string
 	given.Visit(func(fl *flag.Flag) {
@@ -182,9 +184,9 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	// model on as many (engine's restoreResized).
 	f.resumedDevices = rec.Devices
 	if res.given["devices"] {
-		f.resumedDevices = f.devices
+		f.resumedDevices = f.Devices
 	} else if res.given["devices-per-rank"] {
-		f.resumedDevices = -f.devicesPerRank // per rank: the ranks are known later
+		f.resumedDevices = -f.DevicesPerRank // per rank: the ranks are known later
 	}
 	if len(errs) > 0 {
 		var may []string
@@ -198,9 +200,27 @@ func resumeFlags(path string, args []string, stderr io.Writer) (*trainFlags, *fl
 	return f, fs, res, nil
 }
 
-// checkSameData refuses data other than the checkpoint run's: its config
+// Reader is the checkpoint being resumed, open.
+func (res *Resumed) Reader() *checkpoint.Reader { return res.rd }
+
+// Close closes the checkpoint.
+func (res *Resumed) Close() error { return res.rd.Close() }
+
+// Saved is where the run got to when it was saved.
+func (res *Resumed) Saved() engine.Saved { return res.saved }
+
+// Run is the resumed run's id, as Place decided: the saved run's when it
+// continues, a new one when it branches off.
+func (res *Resumed) Run() string { return res.run }
+
+// From is, for a run that branches off, the checkpoint it began at (""
+// when it continues its own run), and whether its checkpoint folder is the
+// one it resumes from (checkpoint.Dir.Claim's adopt).
+func (res *Resumed) From() (string, bool) { return res.from, res.sameFolder }
+
+// CheckSameData refuses data other than the checkpoint run's: its config
 // record's counts must be the new run's.
-func (res *resumed) checkSameData(rec runlog.Config) error {
+func (res *Resumed) CheckSameData(rec runlog.Config) error {
 	var was runlog.Config
 	if err := json.Unmarshal(res.settings.Config, &was); err != nil {
 		return fmt.Errorf("--resume: %s: its config record: %w", res.rd.Path(), err)
@@ -219,7 +239,7 @@ func (res *resumed) checkSameData(rec runlog.Config) error {
 	return nil
 }
 
-// place decides where the resumed run writes, by these rules:
+// Place decides where the resumed run writes, by these rules:
 //
 //   - Its checkpoints go into the folder of the checkpoint it resumes
 //     (found from the checkpoint's own location, not from the path the run
@@ -237,11 +257,11 @@ func (res *resumed) checkSameData(rec runlog.Config) error {
 //     run never writes into the log file of the run it branches off: that
 //     needs --log NEW. A log is continued only where it holds, byte for
 //     byte, what the checkpoint counted (runlog.AppendLog checks).
-func (res *resumed) place(f *trainFlags) error {
+func (res *Resumed) Place(f *Settings) error {
 	file := res.rd.Path()
 	own := filepath.Dir(file)
 	if !res.given["checkpoint"] {
-		f.checkpoint = own
+		f.Checkpoint = own
 	}
 	owner, hasOwner, err := checkpoint.Dir(own).Owner()
 	if err != nil {
@@ -250,7 +270,7 @@ func (res *resumed) place(f *trainFlags) error {
 	// A copy, or a folder whose copy was resumed in place (its record then
 	// names a run of its own, the checkpoint another).
 	copied := hasOwner && (owner.Copied(checkpoint.Dir(own)) || res.settings.Run != "" && owner.Run != res.settings.Run)
-	res.sameFolder = sameFile(f.checkpoint, own)
+	res.sameFolder = atomicfile.SameFile(f.Checkpoint, own)
 	res.run = res.settings.Run
 	if res.run == "" && hasOwner {
 		res.run = owner.Run
@@ -266,23 +286,23 @@ func (res *resumed) place(f *trainFlags) error {
 	if res.given["log"] {
 		// The run's own log, by its path now or by its identity (a log
 		// moved since, named where it is).
-		res.continueLog = f.logPath != "" && (ownLog != "" && sameFile(f.logPath, ownLog) || res.isRunLog(f.logPath))
-		if res.continueLog && !sameFile(f.logPath, ownLog) {
+		res.continueLog = f.Log != "" && (ownLog != "" && atomicfile.SameFile(f.Log, ownLog) || res.isRunLog(f.Log))
+		if res.continueLog && !atomicfile.SameFile(f.Log, ownLog) {
 			original = true
 		}
 	} else {
-		f.logPath, res.continueLog = ownLog, ownLog != ""
+		f.Log, res.continueLog = ownLog, ownLog != ""
 	}
-	if res.continueLog && exists(f.logPath) && !isRegular(f.logPath) {
+	if res.continueLog && atomicfile.Exists(f.Log) && !atomicfile.IsRegular(f.Log) {
 		res.continueLog = false // a stream (standard output, a FIFO): written anew
 	}
 	if fork && res.continueLog && original {
 		why := "its checkpoint folder is a copy of that run's"
 		if !copied {
-			why = "it writes its checkpoints into " + f.checkpoint + ", not the run's folder " + own
+			why = "it writes its checkpoints into " + f.Checkpoint + ", not the run's folder " + own
 		}
 		return fmt.Errorf("--log %s is the log of the run %s continues, and %s: the resumed run is a new one, branching off, and may not write into that run's log: give it its own with --log NEW",
-			f.logPath, file, why)
+			f.Log, file, why)
 	}
 	if fork || res.run == "" {
 		if res.run != "" {
@@ -296,16 +316,16 @@ func (res *resumed) place(f *trainFlags) error {
 // ownLog returns where the resumed run's own log is now ("" when it had
 // none), and whether that is the very file the run wrote (by identity),
 // not a copy of it.
-func (res *resumed) ownLog(dir string, copied bool) (string, bool) {
+func (res *Resumed) ownLog(dir string, copied bool) (string, bool) {
 	s := res.settings
 	if s.Log == "" {
 		return "", false
 	}
 	path := s.Log // an earlier hetsgd's checkpoint: as the run was given it
 	switch {
-	case !copied && s.LogAbs != "" && exists(s.LogAbs):
+	case !copied && s.LogAbs != "" && atomicfile.Exists(s.LogAbs):
 		path = s.LogAbs
-	case s.LogRel != "" && (copied || exists(filepath.Join(dir, s.LogRel))):
+	case s.LogRel != "" && (copied || atomicfile.Exists(filepath.Join(dir, s.LogRel))):
 		path = filepath.Join(dir, s.LogRel)
 	case s.LogAbs != "":
 		path = s.LogAbs
@@ -316,9 +336,49 @@ func (res *resumed) ownLog(dir string, copied bool) (string, bool) {
 }
 
 // isRunLog reports whether path is the very file the run wrote its log to.
-func (res *resumed) isRunLog(path string) bool {
+func (res *Resumed) isRunLog(path string) bool {
 	id, err := checkpoint.IDOf(path)
 	return err == nil && id != nil && res.settings.LogID != nil && *id == *res.settings.LogID
+}
+
+// OpenLog opens the resumed run's log: the checkpoint run's own, continued
+// from the checkpoint's offset, when Place chose to continue it; else a
+// new file, which starts with the config record. publish (nil: none; a
+// live dashboard) is shown the continued log's records up to the
+// checkpoint, then every record written.
+func (res *Resumed) OpenLog(path string, force bool, in *atomicfile.Inputs, rec runlog.Config, publish func(line []byte)) (*runlog.Log, error) {
+	if path == "" {
+		return nil, nil
+	}
+	var log *runlog.Log
+	var err error
+	if res.continueLog {
+		if _, serr := os.Lstat(path); serr != nil {
+			return nil, fmt.Errorf("--log %s: the log of the run to continue: %w (give --log NEW to start a new one)", path, serr)
+		}
+		if log, err = runlog.AppendLog(path, res.saved.Log, in.Paths()...); err == nil && publish != nil {
+			err = publishFile(publish, path, res.saved.Log.Offset)
+		}
+		log.Also(publish)
+	} else {
+		if log, err = runlog.CreateLog(path, force, in.Paths()...); err == nil {
+			log.Also(publish)
+			err = log.Write(rec)
+		}
+	}
+	if err == nil {
+		r := runlog.Resume{Event: "resume", Checkpoint: res.rd.Path(), Samples: res.saved.Samples,
+			TrainSeconds: res.saved.TrainSeconds, Changed: res.changed}
+		if res.from != "" {
+			r.Run, r.From = res.run, res.from
+		}
+		err = log.Write(r)
+	}
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	return log, nil
 }
 
 // newerCheckpoints returns the newest checkpoint of file's folder that is
@@ -339,59 +399,20 @@ func newerCheckpoints(file string) string {
 	return ""
 }
 
-// sameFile reports whether a and b name one existing file or folder.
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-func isRegular(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// openLog opens the resumed run's log: the checkpoint run's own, continued
-// from the checkpoint's offset, when place chose to continue it; else a
-// new file, which starts with the config record. A dashboard (nil: none)
-// is shown the continued log's records up to the checkpoint, then every
-// record written.
-func (res *resumed) openLog(path string, force bool, in *atomicfile.Inputs, rec runlog.Config, dash *liveView) (*runlog.Log, error) {
-	if path == "" {
-		return nil, nil
-	}
-	var log *runlog.Log
-	var err error
-	if res.continueLog {
-		if _, serr := os.Lstat(path); serr != nil {
-			return nil, fmt.Errorf("--log %s: the log of the run to continue: %w (give --log NEW to start a new one)", path, serr)
-		}
-		if log, err = runlog.AppendLog(path, res.saved.Log, in.Paths()...); err == nil && dash != nil {
-			err = dash.publishFile(path, res.saved.Log.Offset)
-		}
-		log.Also(dash.publish)
-	} else {
-		if log, err = runlog.CreateLog(path, force, in.Paths()...); err == nil {
-			log.Also(dash.publish)
-			err = log.Write(rec)
-		}
-	}
-	if err == nil {
-		r := runlog.Resume{Event: "resume", Checkpoint: res.rd.Path(), Samples: res.saved.Samples,
-			TrainSeconds: res.saved.TrainSeconds, Changed: res.changed}
-		if res.from != "" {
-			r.Run, r.From = res.run, res.from
-		}
-		err = log.Write(r)
-	}
+// publishFile passes publish the records of the log file path up to
+// offset at: a continued log's records before its checkpoint.
+func publishFile(publish func([]byte), path string, at int64) error {
+	f, err := os.Open(path)
 	if err != nil {
-		log.Close()
-		return nil, err
+		return err
 	}
-	return log, nil
+	defer f.Close()
+	b := make([]byte, at)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return fmt.Errorf("--dashboard: reading %s: %w", path, err)
+	}
+	for line := range bytes.Lines(b) {
+		publish(line)
+	}
+	return nil
 }

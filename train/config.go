@@ -1,4 +1,4 @@
-package main
+package train
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/bounded"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -34,7 +35,7 @@ import (
 // values. Paths in the file are taken as the command line takes them:
 // relative to the current folder.
 
-// settings returns the run's effective settings, as --print-config prints
+// Effective returns the run's effective settings, as --print-config prints
 // them and the config record holds them: every flag that decides the run
 // and applies to it (inapplicable), in the flags' order, with its value —
 // for the settings the strategy's defaults fill in (batch, lr, optimizer,
@@ -43,19 +44,19 @@ import (
 // under its name.
 // Derived defaults (formulas of the run's data and settings) are left out,
 // so that they are derived again when a setting they depend on changes.
-func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.Config) runlog.Settings {
+func (f *Settings) Effective(fs *flag.FlagSet, info strategy.Info, cfg engine.Config) runlog.Settings {
 	ranks := 1
 	if cfg.World != nil {
 		ranks = cfg.World.Size()
 	}
 	skip := inapplicable(info, cfg.Optimizer.Name, f, ranks)
-	set := visited(fs)
+	set := Visited(fs)
 	effective := map[string]any{"batch": cfg.Batch, "lr": cfg.LR, "optimizer": cfg.Optimizer.Name,
 		"momentum": cfg.Optimizer.Momentum, "weight-decay": cfg.Optimizer.WeightDecay}
 	var out runlog.Settings
 	fs.VisitAll(func(fl *flag.Flag) {
 		name := fl.Name
-		if _, isOption := f.options[name]; isOption || slices.Contains(notSettings, name) {
+		if _, isOption := f.Options[name]; isOption || slices.Contains(notSettings, name) {
 			return
 		}
 		if _, no := skip[name]; no {
@@ -90,11 +91,11 @@ func (f *trainFlags) settings(fs *flag.FlagSet, info strategy.Info, cfg engine.C
 // or a list, as JSON and YAML write them.
 func settingValue(fl *flag.Flag) any {
 	switch v := fl.Value.(type) {
-	case *intList:
+	case *IntList:
 		return append([]int{}, (*v)...)
-	case *floatList:
+	case *FloatList:
 		return append([]float64{}, (*v)...)
-	case *faultList:
+	case *FaultList:
 		s := []string{}
 		for _, x := range *v {
 			s = append(s, x.String())
@@ -106,10 +107,10 @@ func settingValue(fl *flag.Flag) any {
 	return fl.Value.String()
 }
 
-// applyConfig sets the flags of fs from the config file path, except those
+// ApplyConfig sets the flags of fs from the config file path, except those
 // already given on the command line (set), which override the file. A key
 // that is no flag is an error naming the file's line and the nearest name.
-func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies []strategy.Info) error {
+func ApplyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies []strategy.Info) error {
 	b, err := readConfigFile(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
@@ -161,7 +162,7 @@ func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies 
 			}
 			fl := fs.Lookup(name)
 			if fl == nil {
-				return fmt.Errorf("%s: unknown setting %q%s", at(k), name, suggest(name, flagNames(fs), ""))
+				return fmt.Errorf("%s: unknown setting %q%s", at(k), name, setting.Suggest(name, FlagNames(fs), ""))
 			}
 			if slices.Contains(notInConfig, name) {
 				// A key that would be ignored is refused, not ignored.
@@ -174,7 +175,7 @@ func applyConfig(fs *flag.FlagSet, path string, set map[string]bool, strategies 
 			if err != nil {
 				return fmt.Errorf("%s: %s: %v", at(v), name, err)
 			}
-			if _, repeated := fl.Value.(*faultList); !repeated {
+			if _, repeated := fl.Value.(*FaultList); !repeated {
 				values = []string{strings.Join(values, ",")}
 			}
 			for _, x := range values {
@@ -222,61 +223,10 @@ func scalars(v *yaml.Node) ([]string, error) {
 	return nil, errors.New("want a value or a list of values")
 }
 
-func flagNames(fs *flag.FlagSet) []string {
+func FlagNames(fs *flag.FlagSet) []string {
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	return names
-}
-
-// suggest returns " (did you mean X?)" for the names nearest to name, or "",
-// each name written after prefix ("--" for flags). A strategy option given
-// without its strategy (beta) suggests every strategy's option of that name
-// (adacons.beta, adaptive.beta).
-func suggest(name string, names []string, prefix string) string {
-	var near []string
-	for _, n := range names {
-		if _, opt, ok := strings.Cut(n, "."); ok && opt == name {
-			near = append(near, prefix+n)
-		}
-	}
-	if len(near) > 0 {
-		return " (strategy options go under the strategy's name: " + strings.Join(near, ", ") + ")"
-	}
-	best := len(name)/3 + 1 // a typo or two
-	for _, n := range names {
-		d := editDistance(name, n)
-		switch {
-		case d < best:
-			best, near = d, []string{prefix + n}
-		case d == best:
-			near = append(near, prefix+n)
-		}
-	}
-	if len(near) == 0 || len(near) > 3 {
-		return ""
-	}
-	return " (did you mean " + strings.Join(near, " or ") + "?)"
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // maxConfigBytes bounds a config file: the settings of a run are a few KB.
