@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hetsgd/hetsgd/dashboard"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // dashboardPoll is how often hetsgd dashboard looks for records appended
@@ -50,7 +50,7 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "hetsgd dashboard: %v\n", err)
 	}
 	var wg sync.WaitGroup
-	for i, name := range dashboardNames(logs) {
+	for i, name := range runlog.FileNames(logs) {
 		run := s.AddRun(name)
 		path := logs[i]
 		wg.Go(func() {
@@ -63,23 +63,6 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cancel()
 	wg.Wait()
 	return err
-}
-
-// dashboardNames names each log's run on the page by its file's name, or
-// by its path as given when two files share a name (run.jsonl in two
-// folders).
-func dashboardNames(paths []string) []string {
-	count := map[string]int{}
-	for _, p := range paths {
-		count[filepath.Base(p)]++
-	}
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		if names[i] = filepath.Base(p); count[names[i]] > 1 {
-			names[i] = p
-		}
-	}
-	return names
 }
 
 // warnExposed warns when a dashboard's address (given as flag) is not
