@@ -5,16 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
-	"time"
 
 	"github.com/hetsgd/hetsgd/dashboard"
-	"github.com/hetsgd/hetsgd/runlog"
 )
-
-// dashboardPoll is how often hetsgd dashboard looks for records appended
-// to its logs: often enough to look live, rarely enough to cost nothing.
-const dashboardPoll = 500 * time.Millisecond
 
 func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("dashboard", "dashboard [--addr HOST:PORT] LOG...\n\n"+
@@ -39,30 +32,8 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	warnExposed(stderr, "dashboard", "--addr", *addr)
-
-	s := dashboard.New()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var mu sync.Mutex // the followers warn from their goroutines
-	warn := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(stderr, "hetsgd dashboard: %v\n", err)
-	}
-	var wg sync.WaitGroup
-	for i, name := range runlog.FileNames(logs) {
-		run := s.AddRun(name)
-		path := logs[i]
-		wg.Go(func() {
-			if err := s.Follow(ctx, run, path, dashboardPoll, warn); err != nil {
-				warn(err) // gone between the check above and now: the page shows the others
-			}
-		})
-	}
-	err = dashboard.Serve(ctx, *addr, s, func(url string) { fmt.Fprintln(stdout, url) })
-	cancel()
-	wg.Wait()
-	return err
+	return dashboard.ServeLogs(ctx, *addr, logs, func(url string) { fmt.Fprintln(stdout, url) },
+		func(err error) { fmt.Fprintf(stderr, "hetsgd dashboard: %v\n", err) })
 }
 
 // warnExposed warns when a dashboard's address (given as flag) is not
