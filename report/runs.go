@@ -38,16 +38,19 @@ func (m Metric) short() string {
 type Axis struct {
 	Name  string // what a user picks it by: "time", "epoch", "samples"
 	Short string // for titles: "P@1 against epochs"
-	Label string // the horizontal axis's label; for time, the clock's unit follows
-	Value func(runlog.Eval) float64
+	Label string // the horizontal axis's label; for seconds, the clock's unit follows
+	// Seconds: the value is a time in the log's clock, which the label
+	// names and which runs of another clock cannot share.
+	Seconds bool
+	Value   func(runlog.Eval) float64
 }
 
 // Axes are the positions a figure can draw against. Time is a run's
 // train_seconds, in its log's clock.
 var Axes = []Axis{
-	{"time", "time", "training time", func(e runlog.Eval) float64 { return e.TrainSeconds }},
-	{"epoch", "epochs", "epochs (passes over the training set)", func(e runlog.Eval) float64 { return e.Epoch }},
-	{"samples", "samples", "samples (training points processed)", func(e runlog.Eval) float64 { return float64(e.Samples) }},
+	{"time", "time", "training time", true, func(e runlog.Eval) float64 { return e.TrainSeconds }},
+	{"epoch", "epochs", "epochs (passes over the training set)", false, func(e runlog.Eval) float64 { return e.Epoch }},
+	{"samples", "samples", "samples (training points processed)", false, func(e runlog.Eval) float64 { return float64(e.Samples) }},
 }
 
 // RunsPlot draws metric y of each run's eval records against x: one line
@@ -58,17 +61,17 @@ var Axes = []Axis{
 // errors name.
 //
 // A run without eval records is an error, and so are runs of the virtual
-// and the real clock against time: virtual seconds are the cost model's
+// and the real clock against time (an axis of Seconds): virtual seconds are the cost model's
 // account of the simulated devices and real seconds a machine's, so one
 // axis would compare what cannot be compared. Against epochs or samples
 // the clocks do not matter.
 func RunsPlot(runs []*runlog.Run, x Axis, y Metric) (Plot, error) {
-	clock, err := runsClock(runs, x.Name == "time")
+	clock, err := runsClock(runs, x.Seconds)
 	if err != nil {
 		return Plot{}, err
 	}
 	p := Plot{Title: y.short() + " against " + x.Short, X: x.Label, Y: y.Label}
-	if x.Name == "time" {
+	if x.Seconds {
 		p.X += " (" + clockUnit(clock) + ")"
 	}
 	if d := commonData(runs); d != "" {
