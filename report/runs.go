@@ -1,11 +1,21 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/runlog"
-	"github.com/hetsgd/hetsgd/setting"
+)
+
+// The errors of RunsPlot that a caller may want to tell apart, to say how
+// to draw the runs in its own terms (the axis to pick instead, the
+// setting that makes a run evaluate).
+var (
+	// ErrNoEvals: a run has no eval records to draw.
+	ErrNoEvals = errors.New("no eval records")
+	// ErrMixedClocks: runs of the virtual and the real clock against time.
+	ErrMixedClocks = errors.New("their seconds cannot share an axis")
 )
 
 // A Metric is a value of a run's eval records that RunsPlot draws.
@@ -60,11 +70,12 @@ var Axes = []Axis{
 // when every run says the same one. A run's Name is its log's path, which
 // errors name.
 //
-// A run without eval records is an error, and so are runs of the virtual
-// and the real clock against time (an axis of Seconds): virtual seconds are the cost model's
-// account of the simulated devices and real seconds a machine's, so one
-// axis would compare what cannot be compared. Against epochs or samples
-// the clocks do not matter.
+// A run without eval records is an error (ErrNoEvals), and so are runs of
+// the virtual and the real clock against time, an axis of Seconds
+// (ErrMixedClocks): virtual seconds are the cost model's account of the
+// simulated devices and real seconds a machine's, so one axis would
+// compare what cannot be compared. Against epochs or samples the clocks do
+// not matter.
 func RunsPlot(runs []*runlog.Run, x Axis, y Metric) (Plot, error) {
 	clock, err := runsClock(runs, x.Seconds)
 	if err != nil {
@@ -80,7 +91,7 @@ func RunsPlot(runs []*runlog.Run, x Axis, y Metric) (Plot, error) {
 	labels := legend(runs)
 	for i, r := range runs {
 		if len(r.Evals) == 0 {
-			return Plot{}, setting.Errorf("report", "%s has no eval records, so nothing to plot: the run ended or was stopped before its first evaluation (see {engine.Config.EvalEvery})", r.Name)
+			return Plot{}, fmt.Errorf("%s has %w, so nothing to plot: the run ended or was stopped before its first evaluation", r.Name, ErrNoEvals)
 		}
 		s := Series{Name: labels[i]}
 		for _, e := range r.Evals {
@@ -145,8 +156,7 @@ func runsClock(runs []*runlog.Run, sameAxis bool) (string, error) {
 		case clock == "":
 			clock, from = r.Config.Clock, r.Name
 		case r.Config.Clock != clock && sameAxis:
-			return "", setting.Errorf("report", "%s ran on the %s clock and %s on the %s clock: their seconds cannot share an axis; plot them against {RunsPlot.x} epoch or {RunsPlot.x} samples, or in separate figures",
-				from, clock, r.Name, r.Config.Clock)
+			return "", fmt.Errorf("%s ran on the %s clock and %s on the %s clock: %w", from, clock, r.Name, r.Config.Clock, ErrMixedClocks)
 		}
 	}
 	return clock, nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/runlog"
-	"github.com/hetsgd/hetsgd/setting"
 )
 
 // readRun reads a run log held in a string, named path.
@@ -112,22 +111,16 @@ func TestRunsPlotLegend(t *testing.T) {
 	}
 }
 
-// Against time, runs of both clocks are an error naming both logs and the
-// axis to pick instead (as a setting, for a tool to name as its users know
-// it); against samples they share the axis. A log without evaluations is
-// an error naming it.
+// Against time, runs of both clocks are an error naming both logs; against
+// samples they share the axis. A log without evaluations is an error
+// naming it. Either can be told apart, for a caller to say what to do.
 func TestRunsPlotErrors(t *testing.T) {
 	realRun := readRun(t, "real.jsonl", strings.Replace(syncLog, `"clock":"virtual"`, `"clock":"real"`, 1))
 	virtual := readRun(t, "virtual.jsonl", syncLog)
 	_, err := report.RunsPlot([]*runlog.Run{virtual, realRun}, axis("time"), metric("p1"))
-	var se *setting.Error
-	if !errors.As(err, &se) || fmt.Sprint(se.Fields()) != "[report.RunsPlot.x report.RunsPlot.x]" {
-		t.Fatalf("mixed clocks: %v, want an error naming RunsPlot.x", err)
-	}
-	for _, w := range []string{"virtual.jsonl ran on the virtual clock and real.jsonl on the real clock", "RunsPlot.x epoch"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("%q does not say %q", err, w)
-		}
+	want := "virtual.jsonl ran on the virtual clock and real.jsonl on the real clock: their seconds cannot share an axis"
+	if !errors.Is(err, report.ErrMixedClocks) || err.Error() != want {
+		t.Fatalf("mixed clocks: %v, want %q", err, want)
 	}
 	if p, err := report.RunsPlot([]*runlog.Run{virtual, realRun}, axis("samples"), metric("p1")); err != nil || p.X != "samples (training points processed)" {
 		t.Errorf("mixed clocks against samples: %q, %v", p.X, err)
@@ -136,7 +129,7 @@ func TestRunsPlotErrors(t *testing.T) {
 		t.Errorf("the real clock: %q, %v", p.X, err)
 	}
 	configOnly := readRun(t, "config-only.jsonl", strings.SplitAfter(syncLog, "\n")[0])
-	if _, err := report.RunsPlot([]*runlog.Run{virtual, configOnly}, axis("time"), metric("p1")); err == nil || !strings.HasPrefix(err.Error(), "config-only.jsonl has no eval records") {
+	if _, err := report.RunsPlot([]*runlog.Run{virtual, configOnly}, axis("time"), metric("p1")); !errors.Is(err, report.ErrNoEvals) || !strings.HasPrefix(err.Error(), "config-only.jsonl has no eval records, so nothing to plot") {
 		t.Errorf("no evaluations: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/runlog"
-	"github.com/hetsgd/hetsgd/setting"
 )
 
 // plotBatch is --y batch: one log's batch sizes per device at each merge
@@ -80,8 +80,13 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else {
 		p, err = report.RunsPlot(runs, report.Axes[x], report.Metrics[y])
 	}
-	if err != nil {
-		return plotFlagged{err}
+	switch {
+	case errors.Is(err, report.ErrMixedClocks):
+		return fmt.Errorf("%w; plot them against --x epoch or --x samples, or in separate figures", err)
+	case errors.Is(err, report.ErrNoEvals):
+		return fmt.Errorf("%w (see --eval-every of hetsgd train)", err)
+	case err != nil:
+		return err
 	}
 	if *title != "" {
 		p.Title = *title
@@ -92,19 +97,6 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	_, err = fmt.Fprintf(stdout, "wrote %s.svg and %s.png\n", base, base)
 	return err
 }
-
-// plotFlagged is an error of report's figures with the settings it names
-// (package setting) written as plot's users know them.
-type plotFlagged struct{ error }
-
-func (e plotFlagged) Error() string {
-	return setting.Rename(e.error, func(field string) string { return plotFlags[field] })
-}
-
-func (e plotFlagged) Unwrap() error { return e.error }
-
-// plotFlags: RunsPlot's axis is --x, and a log's evaluations are train's.
-var plotFlags = map[string]string{"report.RunsPlot.x": "--x", "engine.Config.EvalEvery": "--eval-every of hetsgd train"}
 
 // parseLogArgs parses the flags, which may come before, between or after
 // the logs (the flag package stops at the first argument that is not a
