@@ -32,7 +32,7 @@ const (
 `
 )
 
-// axis and metric look one up by its name, as a tool's flag gives it.
+// axis and metric look one up by its name, as hetsgd plot's flags give it.
 func axis(name string) report.Axis {
 	for _, a := range report.Axes {
 		if a.Name == name {
