@@ -13,7 +13,11 @@
 // logs, one JSON record each, with Server.Publish (a training loop, from
 // its log's runlog.Log.Also) or Server.Follow (a log file written by
 // another process, or a finished one). It keeps every record in memory, so
-// that a page opened late sees the whole run.
+// that a page opened late sees the whole run. Two set-ups are ready made:
+// StartLive serves one run in the background while a training loop
+// publishes its log's records to it (hetsgd train --dashboard), and
+// ServeLogs serves log files, each followed, until its context is done
+// (hetsgd dashboard).
 //
 // Endpoints:
 //

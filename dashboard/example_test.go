@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/dashboard"
@@ -47,4 +49,26 @@ func ExampleServer() {
 	// data: {"event":"config","strategy":"adaptive","devices":4}
 	// id: 0:1
 	// data: {"event":"eval","epoch":1,"train_seconds":0.5,"p1":0.42}
+}
+
+// A run shows itself live: the dashboard serves in the background from
+// StartLive to Stop, and the run's log hands it each record as it writes
+// it (log.Also(live.Publish) for a runlog.Log). Port 0 picks a free port;
+// live.URL says which.
+func ExampleStartLive() {
+	live, err := dashboard.StartLive("127.0.0.1:0", "adaptive ×4")
+	if err != nil {
+		panic(err)
+	}
+	defer live.Stop()
+	live.Publish([]byte(`{"event":"config","strategy":"adaptive","devices":4}` + "\n"))
+
+	resp, err := http.Get(live.URL + "runs")
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	io.Copy(os.Stdout, resp.Body)
+	// Output:
+	// ["adaptive ×4"]
 }

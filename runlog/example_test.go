@@ -1,6 +1,7 @@
 package runlog_test
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/hetsgd/hetsgd/runlog"
@@ -25,4 +26,12 @@ func ExampleSettings_WriteYAML() {
 	// progress: "off"
 	// adaptive:
 	//   gamma: 0.25
+}
+
+// Two logs of one file name in two folders keep their paths; another is
+// named by its file alone.
+func ExampleFileNames() {
+	fmt.Println(runlog.FileNames([]string{"adaptive/run.jsonl", "sync/run.jsonl", "runs/gem.jsonl"}))
+	// Output:
+	// [adaptive/run.jsonl sync/run.jsonl gem.jsonl]
 }

@@ -2,11 +2,13 @@ package runlog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/hetsgd/hetsgd/internal/bounded"
 )
@@ -48,6 +50,24 @@ func (r *Run) Label() string {
 	return r.Name
 }
 
+// FileNames names logs for a reader shown several of them (a dashboard's
+// runs, a figure's legend): each by its file's name, or by its path as
+// given when two files share a name (run.jsonl in two folders), so that
+// no two are named alike and names stay short where they can.
+func FileNames(paths []string) []string {
+	count := map[string]int{}
+	for _, p := range paths {
+		count[filepath.Base(p)]++
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		if names[i] = filepath.Base(p); count[names[i]] > 1 {
+			names[i] = p
+		}
+	}
+	return names
+}
+
 // MaxRecordBytes bounds a record's line for readers: the longest record
 // hetsgd writes (a merge of hundreds of devices) is a few hundred KB, and a
 // file with longer lines is not a run log.
@@ -61,6 +81,24 @@ func ReadFile(path string) (*Run, error) {
 	}
 	defer f.Close()
 	return Read(f, path)
+}
+
+// ReadFiles reads the run logs at paths, in order, and stops at the first
+// that cannot be read. Between files it returns ctx's error, as is, once
+// ctx is done: many long logs take a while, and an interrupt should not
+// have to wait for them.
+func ReadFiles(ctx context.Context, paths []string) ([]*Run, error) {
+	runs := make([]*Run, len(paths))
+	for i, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		if runs[i], err = ReadFile(p); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
 }
 
 // Read reads a run log from r; name is the file's, for errors. Records of

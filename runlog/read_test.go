@@ -2,7 +2,10 @@ package runlog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,5 +104,39 @@ func TestSettingsOrder(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`[1]`), &back); err == nil {
 		t.Fatal("a list read as settings")
+	}
+}
+
+func TestFileNames(t *testing.T) {
+	got := FileNames([]string{"a/run.jsonl", "b/run.jsonl", "c/gem.jsonl"})
+	if strings.Join(got, " ") != "a/run.jsonl b/run.jsonl gem.jsonl" {
+		t.Fatalf("names %q", got)
+	}
+}
+
+// ReadFiles reads logs in order, says which one it cannot read, and stops
+// between files once its context is done.
+func TestReadFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"a.jsonl", "b.jsonl"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(`{"event":"config","strategy":"sync","devices":1}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	runs, err := ReadFiles(context.Background(), paths)
+	if err != nil || len(runs) != 2 || runs[1].Name != paths[1] || runs[1].Label() != "sync ×1" {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	missing := filepath.Join(dir, "missing.jsonl")
+	if _, err := ReadFiles(context.Background(), append(paths, missing)); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("a missing log: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ReadFiles(ctx, paths); err != context.Canceled {
+		t.Fatalf("cancelled: %v, want context.Canceled as is", err)
 	}
 }

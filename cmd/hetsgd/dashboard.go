@@ -5,16 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sync"
-	"time"
 
 	"github.com/hetsgd/hetsgd/dashboard"
 )
-
-// dashboardPoll is how often hetsgd dashboard looks for records appended
-// to its logs: often enough to look live, rarely enough to cost nothing.
-const dashboardPoll = 500 * time.Millisecond
 
 func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("dashboard", "dashboard [--addr HOST:PORT] LOG...\n\n"+
@@ -39,47 +32,8 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	warnExposed(stderr, "dashboard", "--addr", *addr)
-
-	s := dashboard.New()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var mu sync.Mutex // the followers warn from their goroutines
-	warn := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(stderr, "hetsgd dashboard: %v\n", err)
-	}
-	var wg sync.WaitGroup
-	for i, name := range dashboardNames(logs) {
-		run := s.AddRun(name)
-		path := logs[i]
-		wg.Go(func() {
-			if err := s.Follow(ctx, run, path, dashboardPoll, warn); err != nil {
-				warn(err) // gone between the check above and now: the page shows the others
-			}
-		})
-	}
-	err = dashboard.Serve(ctx, *addr, s, func(url string) { fmt.Fprintln(stdout, url) })
-	cancel()
-	wg.Wait()
-	return err
-}
-
-// dashboardNames names each log's run on the page by its file's name, or
-// by its path as given when two files share a name (run.jsonl in two
-// folders).
-func dashboardNames(paths []string) []string {
-	count := map[string]int{}
-	for _, p := range paths {
-		count[filepath.Base(p)]++
-	}
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		if names[i] = filepath.Base(p); count[names[i]] > 1 {
-			names[i] = p
-		}
-	}
-	return names
+	return dashboard.ServeLogs(ctx, *addr, logs, func(url string) { fmt.Fprintln(stdout, url) },
+		func(err error) { fmt.Fprintf(stderr, "hetsgd dashboard: %v\n", err) })
 }
 
 // warnExposed warns when a dashboard's address (given as flag) is not

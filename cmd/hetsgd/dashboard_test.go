@@ -138,10 +138,3 @@ func TestDashboardArgs(t *testing.T) {
 		t.Fatalf("stdout %q", out.String())
 	}
 }
-
-func TestDashboardNames(t *testing.T) {
-	got := dashboardNames([]string{"a/run.jsonl", "b/run.jsonl", "c/gem.jsonl"})
-	if strings.Join(got, " ") != "a/run.jsonl b/run.jsonl gem.jsonl" {
-		t.Fatalf("names %q", got)
-	}
-}
