@@ -1,7 +1,6 @@
 package train
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/runlog"
@@ -343,10 +343,10 @@ func (res *Resumed) isRunLog(path string) bool {
 
 // OpenLog opens the resumed run's log: the checkpoint run's own, continued
 // from the checkpoint's offset, when Place chose to continue it; else a
-// new file, which starts with the config record. publish (nil: none; a
-// live dashboard) is shown the continued log's records up to the
-// checkpoint, then every record written.
-func (res *Resumed) OpenLog(path string, force bool, in *atomicfile.Inputs, rec runlog.Config, publish func(line []byte)) (*runlog.Log, error) {
+// new file, which starts with the config record. A live dashboard (nil:
+// none) is shown the continued log's records up to the checkpoint, then
+// every record written.
+func (res *Resumed) OpenLog(path string, force bool, in *atomicfile.Inputs, rec runlog.Config, dash *dashboard.Live) (*runlog.Log, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -356,13 +356,13 @@ func (res *Resumed) OpenLog(path string, force bool, in *atomicfile.Inputs, rec 
 		if _, serr := os.Lstat(path); serr != nil {
 			return nil, fmt.Errorf("--log %s: the log of the run to continue: %w (give --log NEW to start a new one)", path, serr)
 		}
-		if log, err = runlog.AppendLog(path, res.saved.Log, in.Paths()...); err == nil && publish != nil {
-			err = publishFile(publish, path, res.saved.Log.Offset)
+		if log, err = runlog.AppendLog(path, res.saved.Log, in.Paths()...); err == nil && dash != nil {
+			err = publishFile(dash, path, res.saved.Log.Offset)
 		}
-		log.Also(publish)
+		log.Also(dash.Publish)
 	} else {
 		if log, err = runlog.CreateLog(path, force, in.Paths()...); err == nil {
-			log.Also(publish)
+			log.Also(dash.Publish)
 			err = log.Write(rec)
 		}
 	}
@@ -399,20 +399,16 @@ func newerCheckpoints(file string) string {
 	return ""
 }
 
-// publishFile passes publish the records of the log file path up to
-// offset at: a continued log's records before its checkpoint.
-func publishFile(publish func([]byte), path string, at int64) error {
+// publishFile shows the records of the log file path up to offset at: a
+// continued log's records before its checkpoint.
+func publishFile(dash *dashboard.Live, path string, at int64) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	b := make([]byte, at)
-	if _, err := io.ReadFull(f, b); err != nil {
+	if err := dash.PublishLog(f, at); err != nil {
 		return fmt.Errorf("--dashboard: reading %s: %w", path, err)
-	}
-	for line := range bytes.Lines(b) {
-		publish(line)
 	}
 	return nil
 }

@@ -11,9 +11,11 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/launch"
+	"github.com/hetsgd/hetsgd/progress"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/train"
@@ -177,12 +179,12 @@ func execute(ctx context.Context, f *train.Settings, fs *flag.FlagSet, from *tra
 	// dashboard shows the log's records as they are written (with no
 	// --log, those of a log written nowhere).
 	var log *runlog.Log
-	var dash *liveView
+	var dash *dashboard.Live
 	if f.Dashboard != "" && root {
 		if dash, err = startDashboard(f.Dashboard, fmt.Sprintf("%s ×%d", cfg.Strategy, cfg.Devices), stdout, stderr); err != nil {
 			return err
 		}
-		defer dash.stop()
+		defer dash.Stop()
 	}
 	if (f.Log != "" || dash != nil) && root {
 		if err := in.Check("--log", f.Log); err != nil { // the data's caches are known now
@@ -191,17 +193,13 @@ func execute(ctx context.Context, f *train.Settings, fs *flag.FlagSet, from *tra
 		switch {
 		case f.Log == "":
 			log = runlog.NewLog(io.Discard)
-			log.Also(dash.publish)
+			log.Also(dash.Publish)
 			err = log.Write(rec)
 		case from != nil:
-			var publish func([]byte)
-			if dash != nil {
-				publish = dash.publish
-			}
-			log, err = from.OpenLog(f.Log, f.Force, in, rec, publish)
+			log, err = from.OpenLog(f.Log, f.Force, in, rec, dash)
 		default:
 			if log, err = runlog.CreateLog(f.Log, f.Force, in.Paths()...); err == nil {
-				log.Also(dash.publish)
+				log.Also(dash.Publish)
 				err = log.Write(rec)
 			}
 		}
@@ -240,9 +238,9 @@ func execute(ctx context.Context, f *train.Settings, fs *flag.FlagSet, from *tra
 	}
 	_, isXML := w.(*workload.XML)
 	var obs engine.Observer = &evalPrinter{w: stdout, warn: stderr, lossOnly: !isXML}
-	var bar *multiObserver
+	var bar *progress.Observer
 	if showProgress && root {
-		bar = &multiObserver{obs, newProgressBar(stderr, f.Epochs, f.TimeBudget)}
+		bar = &progress.Observer{Printer: obs, Bar: progress.New(stderr, f.Epochs, f.TimeBudget)}
 		obs = bar
 	}
 	if root {
@@ -264,7 +262,7 @@ func execute(ctx context.Context, f *train.Settings, fs *flag.FlagSet, from *tra
 	start := time.Now()
 	res, err := prep.Run(ctx, log, obs)
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	if !root {
 		return err
@@ -335,7 +333,7 @@ func execute(ctx context.Context, f *train.Settings, fs *flag.FlagSet, from *tra
 		if err := log.Sync(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "hetsgd train: the run is over; the dashboard stays at %s until Ctrl-C\n", dash.url)
+		fmt.Fprintf(stdout, "hetsgd train: the run is over; the dashboard stays at %s until Ctrl-C\n", dash.URL)
 		<-ctx.Done()
 	}
 	return nil
