@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -70,12 +68,8 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return fmt.Errorf("--batches %q: want positive integers, comma-separated", *batches)
 	}
 	g.Batches = bl
-	for _, f := range strings.Split(*seeds, ",") {
-		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			return fmt.Errorf("--seeds: %q is not a seed", f)
-		}
-		g.Seeds = append(g.Seeds, v)
+	if g.Seeds, err = tune.ParseSeeds(*seeds); err != nil {
+		return err
 	}
 	if err := g.Validate(); err != nil {
 		return err
@@ -94,20 +88,8 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if !(*target >= 0 && *target <= 1) {
 		return fmt.Errorf("--target %v: need a P@1 in [0, 1]", *target)
 	}
-	// Every variant's settings are checked before any data is loaded.
-	for _, s := range g.Strategies {
-		for _, b := range g.Batches {
-			probe, err := tune.RunConfig(base, s, b, g.LRs[0], 1)
-			if err == nil {
-				probe, err = probe.WithDefaults()
-			}
-			if err == nil {
-				err = probe.Validate()
-			}
-			if err != nil {
-				return fmt.Errorf("--strategies %s, batch %d: %w", s, b, err)
-			}
-		}
+	if err := g.CheckVariants(base); err != nil { // before any data is loaded
+		return err
 	}
 	showProgress, err := progressWanted(*progress, stderr)
 	if err != nil {
@@ -184,71 +166,9 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	sum := tune.Summarize(results, *target)
-	printGrid(stdout, g, sum)
-	printProtocols(stdout, sum)
+	sum.Write(stdout, g) // a failed write is the standard output's, which mainCode reports
 	if werr := log.Write(sum); werr != nil && err == nil {
 		err = werr
 	}
 	return err
-}
-
-// printGrid writes the mean best P@1 of every point: a row per strategy and
-// batch, a column per rate; "–" where a run diverged to nothing.
-func printGrid(w io.Writer, g tune.Grid, sum tune.Summary) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\nbest P@1 (mean over %d seed(s)) by learning rate; *: a run diverged (its best before diverging):\n", len(g.Seeds))
-	fmt.Fprint(tw, "strategy\tbatch\t")
-	for _, lr := range g.LRs {
-		fmt.Fprintf(tw, "%s\t", tune.FormatRate(lr))
-	}
-	fmt.Fprintln(tw)
-	at := map[[3]string]tune.Point{}
-	for _, p := range sum.Points {
-		at[[3]string{p.Strategy, strconv.Itoa(p.Batch), strconv.FormatFloat(p.LR, 'g', -1, 64)}] = p
-	}
-	for _, s := range g.Strategies {
-		for _, b := range g.Batches {
-			fmt.Fprintf(tw, "%s\t%d\t", s, b)
-			for _, lr := range g.LRs {
-				p, ok := at[[3]string{s, strconv.Itoa(b), strconv.FormatFloat(lr, 'g', -1, 64)}]
-				switch {
-				case ok && p.Diverged > 0:
-					fmt.Fprintf(tw, "%.4f*\t", p.BestP1)
-				case ok:
-					fmt.Fprintf(tw, "%.4f\t", p.BestP1)
-				default:
-					fmt.Fprint(tw, "\t")
-				}
-			}
-			fmt.Fprintln(tw)
-		}
-	}
-	tw.Flush()
-}
-
-// printProtocols writes both protocols' choices side by side.
-func printProtocols(w io.Writer, sum tune.Summary) {
-	fmt.Fprintf(w, "\ntime to P@1 %.4f in training seconds of the run's clock; — : not reached by every seed\n", sum.Target)
-	shared := "shared rate: " + sum.SharedNote
-	if sum.SharedNote == "" {
-		shared = fmt.Sprintf("shared: lr %s, batch %d", tune.FormatRate(sum.SharedLR), sum.SharedBatch)
-	}
-	fmt.Fprintf(w, "%-46s | own best rate and batch\n", shared)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tbest P@1\ttime to target\t|\tlr\tbatch\tbest P@1\ttime to target\t")
-	tta := func(p tune.Point) string {
-		if !p.Reached {
-			return "—"
-		}
-		return fmt.Sprintf("%.3g", p.TTA)
-	}
-	for i, own := range sum.Own {
-		s1, s2 := "", ""
-		if i < len(sum.Shared) {
-			s1, s2 = fmt.Sprintf("%.4f", sum.Shared[i].BestP1), tta(sum.Shared[i])
-		}
-		// The rate the runs took: a default one is printed as the number.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%g\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, own.EffectiveLR, own.Batch, own.BestP1, tta(own))
-	}
-	tw.Flush()
 }
