@@ -12,8 +12,8 @@ import (
 
 // Setting is one effective setting of a run, as a help text lists it.
 type Setting struct {
-	// Name is the setting's key, as a config file, the run log and the
-	// tool's flags name it (see Ranges): "optimizer", "lr", "batch", or
+	// Name is the setting's key, as a config file, the run log and
+	// hetsgd's flags name it (see Ranges): "optimizer", "lr", "batch", or
 	// STRATEGY.OPTION for a strategy's option.
 	Name string
 	// Value is the value the run takes, with the formula of a derived
