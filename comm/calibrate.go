@@ -1,9 +1,11 @@
 package comm
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -66,13 +68,16 @@ type NetworkReport struct {
 	Model        Model    // what the virtual engine reads
 	Intra, Inter *LinkFit // nil when no two ranks share a host / none is on another
 	AllReduce    []AllReduceTiming
-	Hosts        int
+	Ranks, Hosts int // ranks measured, and the hosts they run on
 }
 
-// Sizes of the messages MeasureNetwork times, and of its all-reduces.
+// Sizes of the messages MeasureNetwork times, and of its all-reduces: all
+// of them, or a few for a quick measurement (a smoke test, not a model).
 var (
-	LinkSizes      = []int{8, 1 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20}
-	AllReduceSizes = []int{4 << 20, 64 << 20}
+	LinkSizes           = []int{8, 1 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20}
+	AllReduceSizes      = []int{4 << 20, 64 << 20}
+	QuickLinkSizes      = []int{8, 64 << 10, 1 << 20, 4 << 20}
+	QuickAllReduceSizes = []int{4 << 20}
 )
 
 // MeasureNetwork times the links of the group and fits the network model
@@ -102,7 +107,7 @@ func MeasureNetworkContext(ctx context.Context, c Comm, linkSizes, allReduceSize
 	if err != nil {
 		return nil, err
 	}
-	rep := &NetworkReport{}
+	rep := &NetworkReport{Ranks: c.Size()}
 	seen := map[int]int{}
 	for _, h := range hosts {
 		seen[h]++
@@ -150,6 +155,41 @@ func MeasureNetworkContext(ctx context.Context, c Comm, linkSizes, allReduceSize
 		rep.AllReduce = append(rep.AllReduce, t)
 	}
 	return rep, nil
+}
+
+// Write writes the report as tables: each link's one-way times against
+// its fit, then each all-reduce through this package against the
+// transport's own and the model's, in one write whose error it returns.
+func (r *NetworkReport) Write(w io.Writer) error {
+	b := new(bytes.Buffer)
+	fmt.Fprintf(b, "%d ranks on %d host(s)\n", r.Ranks, r.Hosts)
+	for _, l := range []struct {
+		name string
+		fit  *LinkFit
+	}{{"within a host", r.Intra}, {"between hosts", r.Inter}} {
+		if l.fit == nil {
+			continue
+		}
+		fmt.Fprintf(b, "\nlink %s (ranks %d and %d): latency %.2f µs, bandwidth %.2f GB/s\n", l.name, l.fit.A, l.fit.B, l.fit.Latency*1e6, l.fit.Bandwidth/1e9)
+		fmt.Fprintf(b, "%12s  %14s  %14s\n", "bytes", "one way (µs)", "fit (µs)")
+		for i, n := range l.fit.Sizes {
+			fmt.Fprintf(b, "%12d  %14.2f  %14.2f\n", n, l.fit.Seconds[i]*1e6, l.fit.Message(n)*1e6)
+		}
+	}
+	if r.Inter == nil {
+		fmt.Fprintf(b, "\nno rank runs on another host: the model's link between nodes is the one within a host\n")
+	}
+	fmt.Fprintf(b, "\nall-reduce of %d ranks   %12s  %12s  %9s  %14s\n", r.Ranks, "hetsgd (ms)", "MPI (ms)", "overhead", "ring model (ms)")
+	for _, t := range r.AllReduce {
+		over := "n/a" // the transport cannot time its own all-reduce
+		if t.Raw > 0 {
+			over = fmt.Sprintf("%+.1f%%", 100*(t.Go/t.Raw-1))
+		}
+		fmt.Fprintf(b, "%10.1f MB             %12.3f  %12.3f  %9s  %14.3f\n", float64(t.Bytes)/(1<<20), t.Go*1e3, t.Raw*1e3, over, t.Model*1e3)
+	}
+	b.WriteString("\n")
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // agreeGoOn returns nil when no rank's ctx is done, and an error on every

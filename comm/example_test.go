@@ -2,6 +2,7 @@ package comm_test
 
 import (
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -47,4 +48,29 @@ func ExampleAgree() {
 	wg.Wait()
 	fmt.Println(errs[0] != nil, errs[1] != nil)
 	// Output: true true
+}
+
+// What MeasureNetwork found on two ranks of one host, as tables: the
+// link's one-way times against its fit, and an all-reduce against MPI's
+// own and the ring model's.
+func ExampleNetworkReport_Write() {
+	link := &comm.LinkFit{Network: comm.Network{Latency: 2e-6, Bandwidth: 10e9}, A: 0, B: 1,
+		Sizes: []int{8, 1 << 20}, Seconds: []float64{2.1e-6, 107e-6}}
+	rep := &comm.NetworkReport{Model: comm.Model{Intra: link.Network, Inter: link.Network, AllReduce: comm.Ring}, Intra: link,
+		AllReduce: []comm.AllReduceTiming{{Bytes: 4 << 20, Ranks: 2, Go: 1.2e-3, Raw: 1e-3, Model: 0.9e-3}}, Ranks: 2, Hosts: 1}
+	if err := rep.Write(os.Stdout); err != nil {
+		panic(err)
+	}
+	// Output:
+	// 2 ranks on 1 host(s)
+	//
+	// link within a host (ranks 0 and 1): latency 2.00 µs, bandwidth 10.00 GB/s
+	//        bytes    one way (µs)        fit (µs)
+	//            8            2.10            2.00
+	//      1048576          107.00          106.86
+	//
+	// no rank runs on another host: the model's link between nodes is the one within a host
+	//
+	// all-reduce of 2 ranks    hetsgd (ms)      MPI (ms)   overhead  ring model (ms)
+	//        4.0 MB                    1.200         1.000     +20.0%           0.900
 }

@@ -61,7 +61,7 @@ func TestMeasureNetwork(t *testing.T) {
 		}
 	}
 	rep := reps[0]
-	if rep.Hosts != 1 || rep.Intra == nil || rep.Inter != nil || rep.Intra.B != 1 {
+	if rep.Ranks != 3 || rep.Hosts != 1 || rep.Intra == nil || rep.Inter != nil || rep.Intra.B != 1 {
 		t.Fatalf("report %+v", rep)
 	}
 	if err := rep.Model.Validate(); err != nil || !(rep.Model.Intra.Latency > 0) || rep.Model.Intra != rep.Model.Inter || rep.Model.GroupSize != 0 {

@@ -7,11 +7,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/hetsgd/hetsgd/internal/bounded"
+	"github.com/hetsgd/hetsgd/internal/timing"
 	"github.com/hetsgd/hetsgd/workload"
 
 	"github.com/hetsgd/hetsgd/kernel"
@@ -113,36 +113,9 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 // timeIt returns the median time of f over a few runs, after a warm-up.
 func timeIt(ctx context.Context, f func(), quick bool) (float64, error) {
 	if quick {
-		return medianSeconds(ctx, f, 3)
+		return timing.Median(ctx, f, 3)
 	}
-	return medianSeconds(ctx, f, 7)
-}
-
-// MedianSeconds runs f once to warm up (first-touch page faults, scratch
-// space), then reps times, and returns the median duration in seconds.
-func MedianSeconds(f func(), reps int) float64 {
-	s, _ := medianSeconds(context.Background(), f, reps) // never cancelled
-	return s
-}
-
-// medianSeconds is MedianSeconds, stopped before any run of f once ctx is
-// done, with ctx's error.
-func medianSeconds(ctx context.Context, f func(), reps int) (float64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	f()
-	t := make([]float64, max(1, reps))
-	for i := range t {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		start := time.Now()
-		f()
-		t[i] = time.Since(start).Seconds()
-	}
-	slices.Sort(t)
-	return t[len(t)/2], nil
+	return timing.Median(ctx, f, 7)
 }
 
 // cpuName returns the processor's model name where the system says it

@@ -53,11 +53,17 @@ func LookupProfile(name string) (Profile, error) {
 			return p, nil
 		}
 	}
+	return Profile{}, fmt.Errorf("data: unknown profile %q (have %s)", name, strings.Join(ProfileNames(), ", "))
+}
+
+// ProfileNames returns the names of Profiles, in their order, for help
+// texts and messages.
+func ProfileNames() []string {
 	names := make([]string, len(Profiles))
 	for i, p := range Profiles {
 		names[i] = p.Name
 	}
-	return Profile{}, fmt.Errorf("data: unknown profile %q (have %s)", name, strings.Join(names, ", "))
+	return names
 }
 
 // Scaled returns the profile with points, features and labels multiplied by

@@ -6,12 +6,14 @@
 // A Job is a command (mpirun … hetsgd train …, or hetsgd train …) and a
 // function that says how to restart it after a failure (hetsgd launch
 // resumes the job's checkpoint folder, on fewer ranks when a restart
-// cannot start). Run starts the command in a process group of its own, so
-// that it can end the whole of it — mpirun and every rank — whatever
-// happens: when the job fails, before a restart, and when Run's context
-// ends (SIGTERM first, so that mpirun tells the ranks and the job writes
-// its last records, then SIGKILL after a grace period). No process of the
-// job outlives Run.
+// cannot start). Command is that function for a training job's command
+// line: it knows how a command line and mpirun's rank count are written,
+// and its caller tells it the training program's flags. Run starts the
+// command in a process group of its own, so that it can end the whole of
+// it — mpirun and every rank — whatever happens: when the job fails,
+// before a restart, and when Run's context ends (SIGTERM first, so that
+// mpirun tells the ranks and the job writes its last records, then
+// SIGKILL after a grace period). No process of the job outlives Run.
 //
 // The job and the launcher talk through a folder of the launcher's (the
 // environment variable HETSGD_LAUNCH names it): the job's rank 0 writes its

@@ -5,4 +5,10 @@
 //
 // The studies run the same engine and strategies as `hetsgd train`; a study
 // is a list of engine configurations plus the analysis of their results.
+//
+// Run runs the studies named (of Studies) into a report folder: LoadSet
+// gives their data sets — Bibtex from the binary, Delicious and MNIST from
+// a data directory, synthetic sets generated at a profile's scale — and
+// Options their budgets, seed and network. `hetsgd bench` is Run behind
+// flags.
 package repro

@@ -10,5 +10,7 @@
 //
 // Each point of the grid is a complete engine run; its best P@1 and its
 // time to a common P@1 target (time-to-accuracy) are averaged over the
-// seeds. Summarize turns the runs into both protocols' choices, side by side.
+// seeds. Summarize turns the runs into both protocols' choices, side by side,
+// and Summary.Write prints them as tables. A front end checks a grid before
+// it loads any data with Grid.Validate and Grid.CheckVariants.
 package tune

@@ -70,6 +70,36 @@ func (g Grid) Validate() error {
 	return nil
 }
 
+// CheckVariants reports the first strategy of g — a variant with its
+// settings — that cannot run at one of g's batches from base, so that a
+// front end refuses it before any data is loaded; the grid's rates are
+// Validate's. Run checks every point again, with the data.
+func (g Grid) CheckVariants(base engine.Config) error {
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	for _, s := range g.Strategies {
+		for _, b := range g.Batches {
+			if err := checkRun(base, s, b, g.LRs[0], 1); err != nil {
+				return setting.Errorf("tune", "tune: {Grid.Strategies} %s, batch %d: %w", s, b, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkRun reports what keeps one run of the grid from starting.
+func checkRun(base engine.Config, s string, batch int, lr float64, seed uint64) error {
+	cfg, err := RunConfig(base, s, batch, lr, seed)
+	if err == nil {
+		cfg, err = cfg.WithDefaults()
+	}
+	if err == nil {
+		err = cfg.Validate()
+	}
+	return err
+}
+
 // Result is one run of the grid.
 type Result struct {
 	Strategy string  `json:"strategy"`
@@ -103,14 +133,7 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 	for _, s := range g.Strategies {
 		for _, b := range g.Batches {
 			for _, lr := range g.LRs {
-				cfg, err := RunConfig(base, s, b, lr, g.Seeds[0])
-				if err == nil {
-					cfg, err = cfg.WithDefaults()
-				}
-				if err == nil {
-					err = cfg.Validate()
-				}
-				if err != nil {
+				if err := checkRun(base, s, b, lr, g.Seeds[0]); err != nil {
 					return nil, fmt.Errorf("tune: %s at lr %g, batch %d: %w", s, lr, b, err)
 				}
 			}
@@ -384,6 +407,19 @@ func ParseRates(s string) ([]float64, error) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, setting.Errorf("tune", "tune: {Grid.LRs}: %q is not a positive learning rate", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// ParseSeeds reads a list of seeds, "1,2,3".
+func ParseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, setting.Errorf("tune", "tune: {Grid.Seeds}: %q is not a seed", f)
 		}
 		out = append(out, v)
 	}

@@ -70,20 +70,13 @@ func BenchmarkStep(b *testing.B) {
 					if sampled {
 						smp = sampledFor(b, m, p, &y, s.bs, mode)
 					}
-					var u kernel.Update
-					step := func() {
-						if smp != nil {
-							u = o.Fused(1e-3)
+					step := denseStep(ws, o, p, g, &x, &y, mode == "fused") // as TimeStep times it
+					if smp != nil {
+						var u kernel.Update
+						step = func() {
+							u = o.Fused(stepLR)
 							smp.Step(p, g, &x, &y, &u)
-							return
 						}
-						if mode == "fused" {
-							u = o.Fused(1e-3)
-							ws.Step(p, g, &x, &y, &u)
-							return
-						}
-						ws.Gradient(p, g, &x, &y)
-						o.Step(p, g, 1e-3)
 					}
 					step() // warm up page faults and scratch
 					b.ResetTimer()

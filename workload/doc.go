@@ -7,4 +7,8 @@
 // workload only through these interfaces and the optional ones
 // (ContextEvaluator, Stepper, LineSearcher, Sizer, Describer,
 // SampledOutput, LossScored); a new model is a type that implements them.
+//
+// TimeStep times one training step of the sparse MLP at a data set's shape
+// and sets it against the step's roofline at this machine's SGEMM peak
+// (`hetsgd step`).
 package workload

@@ -9,24 +9,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/repro"
+	"github.com/hetsgd/hetsgd/setting"
+	"github.com/hetsgd/hetsgd/train"
 )
-
-// synthSets are the synthetic sets of the benchmarks, by name: a profile
-// of a real set, scaled so that a study of ~50 runs takes minutes. 1% of
-// Amazon-670k is 4,904 training points, 1,359 features, 6,701 labels; 2% of
-// Delicious-200k is 3,932 points, 15,651 features, 4,108 labels, with the
-// real set's 301 non-zeros and 75 labels per point.
-var synthSets = map[string]struct {
-	profile string
-	scale   float64
-}{
-	"amazon-synth":         {"amazon-670k", 0.01},
-	"delicious-200k-synth": {"delicious-200k", 0.02},
-}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench --out DIR [--data DIR] [--sets LIST] [--quick]", stderr)
@@ -47,31 +35,28 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	studies := map[string]bool{}
+	var studies []string
 	for _, s := range strings.Split(*study, ",") {
-		switch s = strings.TrimSpace(s); s {
-		case "all":
-			studies["adaptive"], studies["lsgd"], studies["gem"], studies["adacons"], studies["heterogeneity"] = true, true, true, true, true
-		case "adaptive", "lsgd", "gem", "adacons", "heterogeneity":
-			studies[s] = true
+		switch s = strings.TrimSpace(s); {
+		case s == "all":
+			studies = append(studies, repro.Studies...)
+		case slices.Contains(repro.Studies, s):
+			studies = append(studies, s)
 		default:
-			return fmt.Errorf("--study %q: want adaptive, lsgd, gem, adacons, heterogeneity or all", s)
+			return fmt.Errorf("--study %q: want %s or all", s, strings.Join(repro.Studies, ", "))
 		}
 	}
+	runs := func(study string) bool { return slices.Contains(studies, study) }
 	// Every name of --sets is checked before any work, whatever the
 	// studies: a misspelt one must not go unnoticed.
-	known := []string{"bibtex", "delicious"}
-	for name := range synthSets {
-		known = append(known, name)
-	}
-	slices.Sort(known)
+	known := repro.SetNames()
 	var setNames []string
 	for _, name := range strings.Split(*sets, ",") {
 		switch name = strings.TrimSpace(name); {
 		case name == "":
 			return fmt.Errorf("--sets %q: an empty name; want a comma-separated list of %s", *sets, strings.Join(known, ", "))
 		case !slices.Contains(known, name):
-			return fmt.Errorf("--sets: unknown dataset %q%s (want %s)", name, suggest(name, known, ""), strings.Join(known, ", "))
+			return fmt.Errorf("--sets: unknown dataset %q%s (want %s)", name, setting.Suggest(name, known, ""), strings.Join(known, ", "))
 		}
 		setNames = append(setNames, name)
 	}
@@ -85,7 +70,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := in.Check("--out", *out); err != nil {
 		return err
 	}
-	if visited(fs)["sets"] && !studies["adaptive"] && !studies["heterogeneity"] {
+	if train.Visited(fs)["sets"] && !runs("adaptive") && !runs("heterogeneity") {
 		fmt.Fprintf(stderr, "hetsgd bench: warning: --sets applies to the adaptive and heterogeneity studies; ignored\n")
 	}
 	var partList []string
@@ -98,20 +83,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			partList = append(partList, p)
 		}
 	}
-	var list []repro.Set
+	var input repro.Inputs
 	for _, name := range setNames {
-		if !studies["adaptive"] && !studies["heterogeneity"] {
+		if !runs("adaptive") && !runs("heterogeneity") {
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped while reading the data: %w", err)
 		}
-		set, err := benchSet(ctx, name, *dataDir, *seed)
+		set, err := repro.LoadSet(ctx, name, *dataDir, *seed)
 		if err != nil {
 			return err
 		}
 		if set != nil {
-			list = append(list, *set)
+			input.Sets = append(input.Sets, *set)
 		} else {
 			fmt.Fprintf(stderr, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
 		}
@@ -120,34 +105,32 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// or bad one stops the bench before it writes anything.
 	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout, Parts: partList}
 	if *network != "" {
-		m, err := loadNetwork(*network)
+		m, err := train.LoadNetwork(*network)
 		if err != nil {
 			return err
 		}
 		opt.Network, opt.NetworkSource = &m, *network
 	}
-	var delicious *repro.Set
-	for i := range list {
-		if list[i].Name == "delicious" {
-			delicious = &list[i] // loaded once, for every study
+	for i := range input.Sets {
+		if input.Sets[i].Name == "delicious" {
+			input.Delicious = &input.Sets[i] // loaded once, for every study
 		}
 	}
-	if (studies["lsgd"] || studies["adacons"]) && delicious == nil {
+	if (runs("lsgd") || runs("adacons")) && input.Delicious == nil {
 		var err error
-		if delicious, err = benchSet(ctx, "delicious", *dataDir, *seed); err != nil {
+		if input.Delicious, err = repro.LoadSet(ctx, "delicious", *dataDir, *seed); err != nil {
 			return err
 		}
-		if delicious == nil {
+		if input.Delicious == nil {
 			fmt.Fprintln(stderr, "hetsgd bench: no --data folder holds delicious/: the studies skip their Delicious sections")
 		}
 	}
-	var mnist *repro.Set
-	if studies["gem"] {
+	if runs("gem") {
 		var err error
-		if mnist, err = mnistSet(ctx, *dataDir); err != nil {
+		if input.MNIST, err = repro.LoadSet(ctx, "mnist", *dataDir, *seed); err != nil {
 			return err
 		}
-		if mnist == nil {
+		if input.MNIST == nil {
 			return fmt.Errorf("--study gem needs MNIST: a --data folder holding mnist/")
 		}
 	}
@@ -161,93 +144,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Every way out but the end drops report.md: a bench that failed or was
 	// interrupted leaves no report (a complete one from before stays).
 	defer rep.Abort()
-	for _, st := range []struct {
-		name string
-		run  func() error
-	}{
-		{"adaptive", func() error { return repro.AdaptiveSGD(ctx, rep, list, opt) }},
-		{"lsgd", func() error { return repro.LayeredSGD(ctx, rep, delicious, opt) }},
-		{"gem", func() error { return repro.GEM(ctx, rep, *mnist, opt) }},
-		{"adacons", func() error { return repro.AdaCons(ctx, rep, delicious, opt) }},
-		{"heterogeneity", func() error { return repro.Heterogeneity(ctx, rep, list, opt) }},
-	} {
-		if !studies[st.name] {
-			continue
-		}
-		// A study checks ctx only at its runs' events: one stopped before
-		// it starts writes nothing.
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stopped before the %s study: %w", st.name, err)
-		}
-		if err := st.run(); err != nil {
-			return err
-		}
+	if err := repro.Run(ctx, rep, studies, input, opt); err != nil {
+		return err
 	}
 	if err := rep.Close(); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*out, "report.md"))
 	return err
-}
-
-// benchSet loads one of the benchmark datasets; nil when it is not available.
-func benchSet(ctx context.Context, name, dataDir string, seed uint64) (*repro.Set, error) {
-	switch name {
-	case "bibtex":
-		tr, te, err := data.Bundled("bibtex")
-		if err != nil {
-			return nil, err
-		}
-		set, err := repro.NewSet("bibtex", tr, te, "Bibtex, the standard split bundled with hetsgd (4,880 / 2,515 points, 1,836 features, 159 labels).")
-		return &set, err
-	case "delicious":
-		if dataDir == "" {
-			return nil, nil
-		}
-		dir := filepath.Join(dataDir, "delicious")
-		if _, err := os.Stat(dir); err != nil {
-			return nil, nil
-		}
-		tr, te, err := data.Loader{Context: ctx}.LoadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		set, err := repro.NewSet("delicious", tr, te, "Delicious, the standard split (12,920 / 3,185 points, 500 features, 983 labels).")
-		return &set, err
-	}
-	if s, ok := synthSets[name]; ok {
-		p, err := data.LookupProfile(s.profile)
-		if err != nil {
-			return nil, err
-		}
-		real := p
-		p = p.Scaled(s.scale)
-		tr, te, err := data.GenerateSets(p, seed)
-		if err != nil {
-			return nil, err
-		}
-		set, err := repro.NewSet(name, tr, te, fmt.Sprintf(
-			"Synthetic %s-like data from `hetsgd data gen --like %s --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: %.1f and %.1f), power-law labels.",
-			s.profile, s.profile, s.scale, seed, tr.Len(), te.Len(), tr.Features(), tr.Labels(),
-			float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len()), real.AvgNNZ, real.AvgLabels))
-		return &set, err
-	}
-	return nil, fmt.Errorf("--sets: unknown dataset %q (want bibtex, delicious, amazon-synth, delicious-200k-synth)", name)
-}
-
-// mnistSet loads MNIST from dataDir/mnist; nil when absent.
-func mnistSet(ctx context.Context, dataDir string) (*repro.Set, error) {
-	if dataDir == "" {
-		return nil, nil
-	}
-	dir := filepath.Join(dataDir, "mnist")
-	if _, err := os.Stat(dir); err != nil {
-		return nil, nil
-	}
-	tr, te, err := data.Loader{Context: ctx}.LoadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	set, err := repro.NewSet("mnist", tr, te, "MNIST (60,000 / 10,000 images, 784 pixels scaled to [0,1] as sparse features, 10 classes).")
-	return &set, err
 }

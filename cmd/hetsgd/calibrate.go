@@ -41,19 +41,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if _, err := stdout.Write(table.Bytes()); err != nil {
 		return fmt.Errorf("writing the fit: %w", err)
 	}
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the cost model: %w", err)
-	}
-	if err := writeResult(*out, append(b, '\n'), *force, stdout); err != nil {
-		return err
-	}
-	if *out != "" {
-		if _, err := fmt.Fprintf(stdout, "wrote %s; use it with hetsgd train --time virtual --cost %s\n", *out, *out); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeModel(stdout, c, "cost model", "--cost", *out, *force)
 }
 
 // checkOut fails at once where writing --out at the end would fail (it
@@ -83,7 +71,7 @@ func calibrateNetwork(ctx context.Context, quick bool, out string, force bool, s
 	}
 	links, reductions := comm.LinkSizes, comm.AllReduceSizes
 	if quick {
-		links, reductions = []int{8, 64 << 10, 1 << 20, 4 << 20}, []int{4 << 20}
+		links, reductions = comm.QuickLinkSizes, comm.QuickAllReduceSizes
 	}
 	if err := agreeOut(world, out, force); err != nil {
 		return rankErr(world, err)
@@ -93,7 +81,9 @@ func calibrateNetwork(ctx context.Context, quick bool, out string, force bool, s
 	// may be finalized (a rank that failed alone leaves that to mpirun).
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		if err == nil && world.Rank() == 0 {
-			err = reportNetwork(rep, world.Size(), out, force, stdout)
+			if err = rep.Write(stdout); err == nil {
+				err = writeModel(stdout, rep.Model, "network model", "--network", out, force)
+			}
 		}
 		if cerr := world.Close(); err == nil {
 			err = cerr
@@ -127,64 +117,16 @@ func agreeOut(world comm.Comm, out string, force bool) error {
 	return errors.Join(err, world.Close())
 }
 
-// reportNetwork prints what MeasureNetwork found and writes the model.
-func reportNetwork(rep *comm.NetworkReport, ranks int, out string, force bool, stdout io.Writer) error {
-	if err := printNetwork(stdout, rep, ranks); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(rep.Model, "", "  ")
+// writeModel prints a measured model as JSON, or writes it to path
+// atomically — a failed write leaves neither a truncated file under the
+// name nor a temporary one, and what is at path is replaced only if it is
+// a regular file (and force) — and says how train reads it (trainFlag).
+func writeModel(stdout io.Writer, model any, what, trainFlag, path string, force bool) error {
+	b, err := json.MarshalIndent(model, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding the network model: %w", err)
+		return fmt.Errorf("encoding the %s: %w", what, err)
 	}
-	if err := writeResult(out, append(b, '\n'), force, stdout); err != nil {
-		return err
-	}
-	if out != "" {
-		if _, err := fmt.Fprintf(stdout, "wrote %s; use it with hetsgd train --time virtual --network %s\n", out, out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// printNetwork writes what MeasureNetwork found, in one write whose error
-// it returns.
-func printNetwork(stdout io.Writer, rep *comm.NetworkReport, ranks int) error {
-	w := new(bytes.Buffer)
-	fmt.Fprintf(w, "%d ranks on %d host(s)\n", ranks, rep.Hosts)
-	for _, l := range []struct {
-		name string
-		fit  *comm.LinkFit
-	}{{"within a host", rep.Intra}, {"between hosts", rep.Inter}} {
-		if l.fit == nil {
-			continue
-		}
-		fmt.Fprintf(w, "\nlink %s (ranks %d and %d): latency %.2f µs, bandwidth %.2f GB/s\n", l.name, l.fit.A, l.fit.B, l.fit.Latency*1e6, l.fit.Bandwidth/1e9)
-		fmt.Fprintf(w, "%12s  %14s  %14s\n", "bytes", "one way (µs)", "fit (µs)")
-		for i, n := range l.fit.Sizes {
-			fmt.Fprintf(w, "%12d  %14.2f  %14.2f\n", n, l.fit.Seconds[i]*1e6, l.fit.Message(n)*1e6)
-		}
-	}
-	if rep.Inter == nil {
-		fmt.Fprintf(w, "\nno rank runs on another host: the model's link between nodes is the one within a host\n")
-	}
-	fmt.Fprintf(w, "\nall-reduce of %d ranks   %12s  %12s  %9s  %14s\n", ranks, "hetsgd (ms)", "MPI (ms)", "overhead", "ring model (ms)")
-	for _, t := range rep.AllReduce {
-		over := "n/a"
-		if t.Raw > 0 {
-			over = fmt.Sprintf("%+.1f%%", 100*(t.Go/t.Raw-1))
-		}
-		fmt.Fprintf(w, "%10.1f MB             %12.3f  %12.3f  %9s  %14.3f\n", float64(t.Bytes)/(1<<20), t.Go*1e3, t.Raw*1e3, over, t.Model*1e3)
-	}
-	w.WriteString("\n")
-	_, err := stdout.Write(w.Bytes())
-	return err
-}
-
-// writeResult prints b, or writes it to path atomically: a failed write
-// leaves neither a truncated file under the name nor a temporary one, and
-// what is at path is replaced only if it is a regular file (and force).
-func writeResult(path string, b []byte, force bool, stdout io.Writer) error {
+	b = append(b, '\n')
 	if path == "" {
 		_, err := stdout.Write(b)
 		return err
@@ -192,5 +134,6 @@ func writeResult(path string, b []byte, force bool, stdout io.Writer) error {
 	if err := atomicfile.WriteFile(path, b, force); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	return nil
+	_, err = fmt.Fprintf(stdout, "wrote %s; use it with hetsgd train --time virtual %s %s\n", path, trainFlag, path)
+	return err
 }

@@ -124,18 +124,8 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	names := []string{"epochs", "eval-every", "devices", "adaptive.beta", "adacons.beta", "strategy"}
-	for _, c := range []struct{ name, want string }{
-		{"epoch", " (did you mean --epochs?)"},
-		{"devcies", " (did you mean --devices?)"},
-		{"beta", " (strategy options go under the strategy's name: --adaptive.beta, --adacons.beta)"},
-		{"zzzzzz", ""},
-	} {
-		if got := suggest(c.name, names, "--"); got != c.want {
-			t.Errorf("suggest(%q) = %q, want %q", c.name, got, c.want)
-		}
-	}
+// A mistyped command is answered with the nearest (setting.Suggest).
+func TestSuggestCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, "trian"); code != 2 || !strings.Contains(errs, `unknown command "trian" (did you mean train?)`) {
 		t.Errorf("a mistyped command: exit %d, %q", code, errs)
 	}

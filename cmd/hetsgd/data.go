@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/setting"
 )
 
 func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -24,7 +25,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) == 0 || sub[args[0]] == nil {
 		fmt.Fprint(stderr, usage)
 		if len(args) > 0 {
-			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q%s\n", args[0], suggest(args[0], []string{"stats", "gen"}, ""))
+			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q%s\n", args[0], setting.Suggest(args[0], []string{"stats", "gen"}, ""))
 		}
 		return errUsage
 	}
@@ -86,12 +87,8 @@ func loadForStats(l data.Loader, path string) ([]*data.Dataset, error) {
 }
 
 func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	names := make([]string, len(data.Profiles))
-	for i, p := range data.Profiles {
-		names[i] = p.Name
-	}
 	fs := newFlagSet("data gen", "data gen --like PROFILE [--scale S] [--points N] [--seed N] --out DIR", stderr)
-	like := fs.String("like", "", "statistics to imitate: "+strings.Join(names, ", "))
+	like := fs.String("like", "", "statistics to imitate: "+strings.Join(data.ProfileNames(), ", "))
 	scale := fs.Float64("scale", 1, "multiply points, features and labels by this `factor`")
 	points := fs.Int("points", 0, "training points `N` (test points in the profile's proportion), features and labels as --scale makes them (default: the scaled profile's)")
 	seed := fs.Uint64("seed", 1, "`seed` of the generator")

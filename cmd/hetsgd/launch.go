@@ -6,14 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -59,8 +56,8 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	job.minRanks = *minRanks
-	j := &launch.Job{Command: command, Next: job.next, MaxRestarts: *maxRestarts, Grace: time.Duration(*grace * 1e9),
+	job.MinRanks = *minRanks
+	j := &launch.Job{Command: command, Next: job.Next, MaxRestarts: *maxRestarts, Grace: time.Duration(*grace * 1e9),
 		Stdout: stdout, Stderr: stderr, Say: func(line string) { fmt.Fprintf(stderr, "hetsgd launch: %s\n", line) }}
 	err = j.Run(ctx)
 	if errors.Is(err, launch.ErrStopped) {
@@ -69,142 +66,82 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return err
 }
 
-// launchJob is what the launcher knows of its job's command: where its
-// train arguments are, its checkpoint folder and log, and its ranks.
+// launchJob is the launcher's job: its command, which launch.Command
+// rewrites for each restart by the rules of train's flags (see runLaunch).
 type launchJob struct {
-	command  []string
-	train    int    // index of "train" in command
-	ckDir    string // the checkpoint folder a restart resumes
-	log      string
-	np       int  // index of mpirun's rank count in command (0: none)
-	perRank  int  // devices a rank holds
-	fewer    bool // a restart runs on fewer ranks than the job began on
-	minRanks int
-	bools    map[string]bool // train's switches, which take no separate value
+	launch.Command
+	perRank int // devices a rank holds
 }
 
 // parseJob reads the job's command as hetsgd train would read its
 // arguments (a config file's too), to find its checkpoint folder and log.
 func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
-	j := &launchJob{command: command, train: -1}
+	j := &launchJob{Command: launch.Command{Args: command, Sub: -1}}
 	for i, a := range command {
 		if i > 0 && a == "train" {
-			j.train = i
+			j.Sub = i
 			break
 		}
 	}
-	if j.train < 0 {
+	if j.Sub < 0 {
 		return nil, fmt.Errorf("the job's command %q runs no hetsgd train", strings.Join(command, " "))
 	}
-	var f trainFlags
+	var f train.Settings
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	f.Register(fs)
-	if err := fs.Parse(command[j.train+1:]); err != nil {
+	if err := fs.Parse(command[j.Sub+1:]); err != nil {
 		return nil, fmt.Errorf("the job's train arguments: %v", err)
 	}
-	j.bools = map[string]bool{}
+	j.Switches = map[string]bool{}
 	fs.VisitAll(func(fl *flag.Flag) {
 		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			j.bools[fl.Name] = true
+			j.Switches[fl.Name] = true
 		}
 	})
 	if f.Config != "" {
-		if err := train.ApplyConfig(fs, f.Config, visited(fs), strategy.List()); err != nil {
+		if err := train.ApplyConfig(fs, f.Config, train.Visited(fs), strategy.List()); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case f.Checkpoint != "":
-		j.ckDir = f.Checkpoint
+		j.Checkpoint = f.Checkpoint
 	case f.Resume != "":
-		j.ckDir = f.Resume
+		j.Checkpoint = f.Resume
 		if !isDir(f.Resume) {
-			j.ckDir = filepath.Dir(f.Resume)
+			j.Checkpoint = filepath.Dir(f.Resume)
 		}
 	default:
 		return nil, errors.New("the job has no checkpoint folder to restart from: give its train --checkpoint DIR")
 	}
-	j.log = f.Log
+	j.Log = f.Log
 	j.perRank = f.DevicesPerRank
-	for i := 1; i < j.train; i++ {
-		if slices.Contains([]string{"-np", "-n", "--np", "-c"}, command[i]) && i+1 < j.train {
-			if n, err := strconv.Atoi(command[i+1]); err == nil {
-				j.np = i + 1
-				if visited(fs)["devices"] && n > 0 && f.Devices%n == 0 {
-					j.perRank = f.Devices / n
-				}
-			}
+	if i, n := launch.RankCount(command[:j.Sub]); i > 0 {
+		j.Ranks = i
+		if train.Visited(fs)["devices"] && n > 0 && f.Devices%n == 0 {
+			j.perRank = f.Devices / n
 		}
 	}
-	return j, nil
-}
-
-// next is the command of a restart (see runLaunch).
-func (j *launchJob) next(attempt int, f *launch.Restart, started bool) ([]string, error) {
-	cmd := slices.Clone(j.command[:j.train+1])
-	if j.np > 0 {
-		n, _ := strconv.Atoi(cmd[j.np])
-		if !started && n > j.minRanks && j.minRanks > 0 {
-			n-- // it could not start on as many: a machine may be gone
-			cmd[j.np] = strconv.Itoa(n)
-			j.command[j.np] = cmd[j.np]
-			j.fewer = true
-		}
-		f.Ranks = n
-	}
-	args := j.command[j.train+1:]
-	_, err := checkpoint.Latest(j.ckDir)
-	fresh := err != nil
-	for i := 0; i < len(args); i++ {
-		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if !strings.HasPrefix(args[i], "-") {
-			cmd = append(cmd, args[i])
-			continue
-		}
-		takesValue := !j.bools[name]
-		if !hasValue && takesValue && i+1 < len(args) {
-			value = args[i+1]
-		}
-		drop := false
+	j.Drop = func(name, value string, resumed, fewer bool) bool {
 		switch name {
 		case "fault":
 			x, err := engine.ParseFault(value)
-			drop = err == nil && x.OnRank // it struck the job that failed
+			return err == nil && x.OnRank // it struck the job that failed
 		case "config", "resume":
-			drop = !fresh // the checkpoint holds the settings; --resume is added
+			return resumed // the checkpoint holds the settings; --resume is added
 		case "devices", "devices-per-rank":
-			drop = j.fewer && !fresh // given below, for the ranks left
+			return fewer && resumed // given below, for the ranks left
 		}
-		if !drop {
-			cmd = append(cmd, args[i])
-			if !hasValue && takesValue && i+1 < len(args) {
-				cmd = append(cmd, args[i+1])
-			}
-		}
-		if !hasValue && takesValue {
-			i++
-		}
+		return false
 	}
-	if !fresh {
-		if j.fewer {
+	j.Resume = func(dir string, fewer bool) []string {
+		if fewer {
 			// Each rank left holds as many devices as each did: the run
 			// goes on from its model on fewer devices.
-			cmd = append(cmd, "--devices-per-rank", strconv.Itoa(j.perRank))
+			return []string{"--devices-per-rank", strconv.Itoa(j.perRank), "--resume", dir}
 		}
-		return append(cmd, "--resume", j.ckDir), nil
+		return []string{"--resume", dir}
 	}
-	// No checkpoint yet: the job starts again; the failed attempt's log
-	// is kept beside the new one's.
-	if j.log != "" && isRegular(j.log) {
-		// A name no file has (an earlier launcher's LOG.failed-1 is kept).
-		aside := fmt.Sprintf("%s.failed-%d", j.log, attempt)
-		for k := 1; exists(aside); k++ {
-			aside = fmt.Sprintf("%s.failed-%d.%d", j.log, attempt, k)
-		}
-		if err := os.Rename(j.log, aside); err != nil {
-			return nil, fmt.Errorf("keeping the failed attempt's log: %w", err)
-		}
-	}
-	return cmd, nil
+	return j, nil
 }

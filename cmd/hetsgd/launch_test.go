@@ -104,7 +104,7 @@ func TestLaunchRestartBeforeACheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := j.next(1, &launch.Restart{}, true)
+	got, err := j.Next(1, &launch.Restart{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,9 +136,9 @@ func TestLaunchRestartCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.minRanks = 2
+	j.MinRanks = 2
 	f := &launch.Restart{}
-	got, err := j.next(1, f, true)
+	got, err := j.Next(1, f, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestLaunchRestartCommand(t *testing.T) {
 	if strings.Join(got, " ") != want || f.Ranks != 4 {
 		t.Errorf("a restart:\n%s\nwant\n%s (ranks %d)", strings.Join(got, " "), want, f.Ranks)
 	}
-	got, _ = j.next(2, f, false)
+	got, _ = j.Next(2, f, false)
 	want = "mpirun -np 3 --bind-to none ./hetsgd-mpi train --checkpoint " + ck + " --fault=device=0,at=1s,kind=slow=2 --force --log x.jsonl --devices-per-rank 2 --resume " + ck
 	if strings.Join(got, " ") != want || f.Ranks != 3 {
 		t.Errorf("a restart after a failed start:\n%s\nwant\n%s (ranks %d)", strings.Join(got, " "), want, f.Ranks)

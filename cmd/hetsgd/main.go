@@ -18,6 +18,8 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/setting"
+	"github.com/hetsgd/hetsgd/train"
 )
 
 // command is one subcommand of the tool.
@@ -187,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "hetsgd: unknown command %q%s\n\n", args[0], suggest(args[0], names, ""))
+	fmt.Fprintf(stderr, "hetsgd: unknown command %q%s\n\n", args[0], setting.Suggest(args[0], names, ""))
 	usage(stderr)
 	return 2
 }
@@ -264,7 +266,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 		}
 		msg := message(err)
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-			msg = fmt.Sprintf("unknown flag --%s%s", name, suggest(name, flagNames(fs), "--"))
+			msg = fmt.Sprintf("unknown flag --%s%s", name, setting.Suggest(name, train.FlagNames(fs), "--"))
 		}
 		msg = flagValueMessage(msg)
 		fmt.Fprintf(out, "hetsgd %s: %s\nRun \"hetsgd %s --help\" for the flags.\n", fs.Name(), msg, fs.Name())

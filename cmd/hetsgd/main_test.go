@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // asTool makes the test binary the tool: started with it set, it runs the
@@ -211,7 +212,7 @@ func TestStepCommand(t *testing.T) {
 		t.Fatalf("step: exit %d %q", code, errs)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var res stepResult
+	var res workload.StepTiming
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}

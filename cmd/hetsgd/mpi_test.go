@@ -22,6 +22,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/internal/mpirun"
+	"github.com/hetsgd/hetsgd/train"
 )
 
 // mpiTrain runs "hetsgd train args" on np ranks under mpirun (the test
@@ -377,7 +378,7 @@ func TestMPICheckpoints(t *testing.T) {
 		cmd.Process.Kill()
 	}
 	<-exited
-	if list, _ := checkpoint.Dir(ck).List(); len(list) == 0 || list[len(list)-1] >= checkpoint.Dir(ck).Path(3*bundledPoints) {
+	if list, _ := checkpoint.Dir(ck).List(); len(list) == 0 || list[len(list)-1] >= checkpoint.Dir(ck).Path(3*train.BundledPoints) {
 		t.Fatalf("killed after its last checkpoint, not in the middle: %v", list)
 	}
 	if err := run(2, "--resume", ck); err != nil {
@@ -500,7 +501,7 @@ func launched(t *testing.T, ck string, after int, pause time.Duration, args ...s
 	// The checkpoints come every quarter epoch; the folder keeps the newest
 	// two: the newest's samples say how far the job got. after < 0: until
 	// a checkpoint is being written (its temporary file is there).
-	target := checkpoint.Dir(ck).Path(int64(after) * bundledPoints / 4)
+	target := checkpoint.Dir(ck).Path(int64(after) * train.BundledPoints / 4)
 	for {
 		if list, _ := checkpoint.Dir(ck).List(); after >= 0 && len(list) > 0 && list[len(list)-1] >= target {
 			break

@@ -15,6 +15,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/race"
 	"github.com/hetsgd/hetsgd/internal/testdata"
+	"github.com/hetsgd/hetsgd/train"
 )
 
 // resumeArgs is a virtual-time run of Adaptive SGD on 4 uneven devices with
@@ -64,7 +65,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 	want := records(t, ref, "eval", "merge")
 	const every = 0.1 // epochs between checkpoints: 60 in the run
-	total := int64(6 * bundledPoints)
+	total := int64(6 * train.BundledPoints)
 	start := func(ck, log string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], append(resumeArgs, "--checkpoint", ck, "--checkpoint-every", strconv.FormatFloat(every, 'g', -1, 64), "--log", log)...)
 		cmd.Env = append(os.Environ(), asTool+"=1")
@@ -96,7 +97,7 @@ func TestKillAndResume(t *testing.T) {
 		cmd := start(ck, log)
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		target := int64(float64(k) * every * bundledPoints)
+		target := int64(float64(k) * every * train.BundledPoints)
 		for newest(ck) < target {
 			select {
 			case err := <-exited:

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
+	"github.com/hetsgd/hetsgd/train"
 )
 
 func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -18,7 +17,7 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 	verbose := fs.Bool("v", false, "print each strategy's effective settings and options")
 	devices := fs.Int("devices", 4, "devices the derived defaults are computed for (-v)")
 	batch := fs.Int("batch", 0, "batch size the derived defaults are computed for (-v; default: the strategy's)")
-	points := fs.Int("points", bundledPoints, "training points the derived defaults are computed for (-v; default: the bundled "+bundledDefault+"'s)")
+	points := fs.Int("points", train.BundledPoints, "training points the derived defaults are computed for (-v; default: the bundled "+train.BundledDefault+"'s)")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -65,98 +64,38 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 
 // describeStrategy writes the effective settings of cfg's strategy — the
 // optimizer, learning rate and batch, then every option the strategy takes —
-// each with its value for this run, the formula of a derived default, and
-// where it departs from the paper. points is the number of training points
-// (0: not known yet); given names the settings the user gave.
+// as flags, each with its value for this run, the formula of a derived
+// default, and where it departs from the paper (engine.Config.Describe).
+// points is the number of training points (0: not known yet); given names
+// the settings the user gave.
 func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int, given map[string]bool) error {
-	info, err := strategy.Lookup(cfg.Strategy)
+	d, err := cfg.Describe(points, given)
 	if err != nil {
 		return err
 	}
-	asked := cfg
-	if cfg, err = cfg.WithDefaults(); err != nil {
-		return err
-	}
-	src := func(flag string) string {
-		if given[flag] {
-			return "given"
-		}
-		if cfg.Paper {
-			return "paper"
-		}
-		return "default"
-	}
-	opt, optNote := cfg.Optimizer.Name, src("optimizer")
-	if info.OwnUpdate {
-		optNote += "; the commits' own update Δ = −lr·g, no local optimizer runs"
-	} else if opt == "momentum" {
-		opt += fmt.Sprintf(" %g", cfg.Optimizer.Momentum)
-	}
-	if cfg.Optimizer.WeightDecay != 0 {
-		opt += fmt.Sprintf(", weight decay %g", cfg.Optimizer.WeightDecay)
-	}
-	lr := strconv.FormatFloat(cfg.LR, 'g', 6, 64)
-	if asked.LR == 0 {
-		if _, formula := info.SettingsFor(cfg.Paper).RateFor(cfg.Batch, cfg.Devices); formula != "" {
-			lr = formula + " = " + lr
-		}
-	}
-	fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--optimizer", opt, optNote)
-	fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--lr", lr, src("lr"))
-	fmt.Fprintf(w, "%s%-16s %-28d %s\n", indent, "--batch", cfg.Batch, src("batch"))
-	vals, err := info.Describe(strategy.Config{Devices: cfg.Devices, Batch: cfg.Batch, LR: cfg.LR, DatasetSize: points, Options: cfg.Options})
-	if err != nil {
-		return err
+	for _, s := range d.Common {
+		fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+s.Name, s.Value, s.Note)
 	}
 	width := 16 // the option flags' names line up with the settings' above
-	for _, v := range vals {
-		width = max(width, len(info.Name)+len(v.Name)+3)
+	for _, s := range d.Options {
+		width = max(width, len(s.Name)+2)
 	}
-	for _, v := range vals {
-		name := "--" + info.Name + "." + v.Name
-		val := strconv.FormatFloat(v.Value, 'g', 6, 64)
-		switch {
-		case v.Formula != "" && points == 0 && strings.Contains(v.Formula, "N "):
-			val = v.Formula + ", once the data is loaded"
-		case v.Formula != "":
-			val = v.Formula + " = " + val
-		}
-		usage := v.Usage + "; " + v.Range.String()
-		if len(val) > 28 {
-			fmt.Fprintf(w, "%s%-*s %s\n%s%-*s %-28s %s\n", indent, width, name, val, indent, width, "", "", usage)
+	for _, s := range d.Options {
+		if len(s.Value) > 28 {
+			fmt.Fprintf(w, "%s%-*s %s\n%s%-*s %-28s %s\n", indent, width, "--"+s.Name, s.Value, indent, width, "", "", s.Note)
 		} else {
-			fmt.Fprintf(w, "%s%-*s %-28s %s\n", indent, width, name, val, usage)
+			fmt.Fprintf(w, "%s%-*s %-28s %s\n", indent, width, "--"+s.Name, s.Value, s.Note)
 		}
-		if v.Paper != "" && !v.Given {
-			fmt.Fprintf(w, "%s%-*s %-28s differs from the paper: %s\n", indent, width, "", "", v.Paper)
+		if s.Paper != "" {
+			fmt.Fprintf(w, "%s%-*s %-28s differs from the paper: %s\n", indent, width, "", "", s.Paper)
 		}
 	}
-	if p := info.Paper; p != nil && !cfg.Paper {
-		fmt.Fprintf(w, "%s--paper: %s\n", indent, presetText(info.Name, p))
+	if d.Preset != nil {
+		var flags []string
+		for _, s := range d.Preset {
+			flags = append(flags, "--"+s.Name+" "+s.Value)
+		}
+		fmt.Fprintf(w, "%s--paper: %s (%s)\n", indent, strings.Join(flags, " "), d.PresetSource)
 	}
 	return nil
-}
-
-// presetText says what --paper sets.
-func presetText(name string, p *strategy.Preset) string {
-	var parts []string
-	if s := p.Settings; s.Optimizer != "" {
-		t := fmt.Sprintf("--optimizer %s --lr %g --batch %d", s.Optimizer, s.LR, s.Batch)
-		if s.Momentum != 0 {
-			t += fmt.Sprintf(" --momentum %g", s.Momentum)
-		}
-		if s.WeightDecay != 0 {
-			t += fmt.Sprintf(" --weight-decay %g", s.WeightDecay)
-		}
-		parts = append(parts, t)
-	}
-	var keys []string
-	for k := range p.Options {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("--%s.%s %g", name, k, p.Options[k]))
-	}
-	return strings.Join(parts, " ") + " (" + p.Source + ")"
 }

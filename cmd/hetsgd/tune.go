@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -18,13 +16,14 @@ import (
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/train"
 	"github.com/hetsgd/hetsgd/tune"
 	"github.com/hetsgd/hetsgd/workload"
 )
 
 func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("tune", "tune [--data DIR] [--strategies LIST] [--lrs A:B|LIST|default] [--batches LIST] [--seeds LIST] [flags]", stderr)
-	dataDir := fs.String("data", "", "dataset `dir` (train.txt and test.txt); with no data flag, the bundled "+bundledDefault)
+	dataDir := fs.String("data", "", "dataset `dir` (train.txt and test.txt); with no data flag, the bundled "+train.BundledDefault)
 	trainPath := fs.String("train", "", "training set `file`")
 	testPath := fs.String("test", "", "test set `file`")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
@@ -34,14 +33,14 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	seeds := fs.String("seeds", "1", "seeds of each point, comma-separated (results are averaged over them)")
 	optimizer := fs.String("optimizer", "sgd", "local optimizer of every strategy, or \"strategy\" for each strategy's own (parameter servers always commit Δ = −lr·g)")
 	devices := fs.Int("devices", 4, "devices of every run")
-	var speeds floatList
+	var speeds train.FloatList
 	fs.Var(&speeds, "speeds", "relative `speed` of each device (default all 1)")
 	clock := fs.String("time", "virtual", "clock of every run: virtual (deterministic) or real")
 	epochs := fs.Float64("epochs", 10, "training budget of every run, in epochs (0: none)")
 	budget := fs.Float64("time-budget", 0, "training budget of every run, in the clock's `seconds` (0: none)")
 	evalEvery := fs.Float64("eval-every", 0.5, "`epochs` between evaluations (time-to-accuracy is measured at them)")
 	target := fs.Float64("target", 0, "P@1 of time-to-accuracy (0: 90% of the best mean P@1 of the grid)")
-	hidden := intList(workload.DefaultHidden())
+	hidden := train.IntList(workload.DefaultHidden())
 	fs.Var(&hidden, "hidden", "hidden layer `widths`")
 	dropout := fs.Float64("dropout", workload.DefaultDropout, "dropout of the hidden units")
 	logPath := fs.String("log", "", "write every run and the summary as JSON Lines to `file`")
@@ -65,17 +64,13 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if g.LRs, err = tune.ParseRates(*lrs); err != nil {
 		return err
 	}
-	var bl intList
+	var bl train.IntList
 	if err := bl.Set(*batches); err != nil || len(bl) == 0 {
 		return fmt.Errorf("--batches %q: want positive integers, comma-separated", *batches)
 	}
 	g.Batches = bl
-	for _, f := range strings.Split(*seeds, ",") {
-		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			return fmt.Errorf("--seeds: %q is not a seed", f)
-		}
-		g.Seeds = append(g.Seeds, v)
+	if g.Seeds, err = tune.ParseSeeds(*seeds); err != nil {
+		return err
 	}
 	if err := g.Validate(); err != nil {
 		return err
@@ -94,20 +89,8 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if !(*target >= 0 && *target <= 1) {
 		return fmt.Errorf("--target %v: need a P@1 in [0, 1]", *target)
 	}
-	// Every variant's settings are checked before any data is loaded.
-	for _, s := range g.Strategies {
-		for _, b := range g.Batches {
-			probe, err := tune.RunConfig(base, s, b, g.LRs[0], 1)
-			if err == nil {
-				probe, err = probe.WithDefaults()
-			}
-			if err == nil {
-				err = probe.Validate()
-			}
-			if err != nil {
-				return fmt.Errorf("--strategies %s, batch %d: %w", s, b, err)
-			}
-		}
+	if err := g.CheckVariants(base); err != nil { // before any data is loaded
+		return err
 	}
 	showProgress, err := progressWanted(*progress, stderr)
 	if err != nil {
@@ -124,7 +107,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err := in.Check("--log", *logPath); err != nil {
 		return err
 	}
-	trainSet, testSet, source, err := loadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr, Context: ctx, Opened: dataInputs(&in)}, *trainPath, *testPath, *dataDir)
+	trainSet, testSet, source, err := train.LoadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr, Context: ctx, Opened: in.Opened}, *trainPath, *testPath, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -184,71 +167,9 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	sum := tune.Summarize(results, *target)
-	printGrid(stdout, g, sum)
-	printProtocols(stdout, sum)
+	sum.Write(stdout, g) // a failed write is the standard output's, which mainCode reports
 	if werr := log.Write(sum); werr != nil && err == nil {
 		err = werr
 	}
 	return err
-}
-
-// printGrid writes the mean best P@1 of every point: a row per strategy and
-// batch, a column per rate; "–" where a run diverged to nothing.
-func printGrid(w io.Writer, g tune.Grid, sum tune.Summary) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "\nbest P@1 (mean over %d seed(s)) by learning rate; *: a run diverged (its best before diverging):\n", len(g.Seeds))
-	fmt.Fprint(tw, "strategy\tbatch\t")
-	for _, lr := range g.LRs {
-		fmt.Fprintf(tw, "%s\t", tune.FormatRate(lr))
-	}
-	fmt.Fprintln(tw)
-	at := map[[3]string]tune.Point{}
-	for _, p := range sum.Points {
-		at[[3]string{p.Strategy, strconv.Itoa(p.Batch), strconv.FormatFloat(p.LR, 'g', -1, 64)}] = p
-	}
-	for _, s := range g.Strategies {
-		for _, b := range g.Batches {
-			fmt.Fprintf(tw, "%s\t%d\t", s, b)
-			for _, lr := range g.LRs {
-				p, ok := at[[3]string{s, strconv.Itoa(b), strconv.FormatFloat(lr, 'g', -1, 64)}]
-				switch {
-				case ok && p.Diverged > 0:
-					fmt.Fprintf(tw, "%.4f*\t", p.BestP1)
-				case ok:
-					fmt.Fprintf(tw, "%.4f\t", p.BestP1)
-				default:
-					fmt.Fprint(tw, "\t")
-				}
-			}
-			fmt.Fprintln(tw)
-		}
-	}
-	tw.Flush()
-}
-
-// printProtocols writes both protocols' choices side by side.
-func printProtocols(w io.Writer, sum tune.Summary) {
-	fmt.Fprintf(w, "\ntime to P@1 %.4f in training seconds of the run's clock; — : not reached by every seed\n", sum.Target)
-	shared := "shared rate: " + sum.SharedNote
-	if sum.SharedNote == "" {
-		shared = fmt.Sprintf("shared: lr %s, batch %d", tune.FormatRate(sum.SharedLR), sum.SharedBatch)
-	}
-	fmt.Fprintf(w, "%-46s | own best rate and batch\n", shared)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tbest P@1\ttime to target\t|\tlr\tbatch\tbest P@1\ttime to target\t")
-	tta := func(p tune.Point) string {
-		if !p.Reached {
-			return "—"
-		}
-		return fmt.Sprintf("%.3g", p.TTA)
-	}
-	for i, own := range sum.Own {
-		s1, s2 := "", ""
-		if i < len(sum.Shared) {
-			s1, s2 = fmt.Sprintf("%.4f", sum.Shared[i].BestP1), tta(sum.Shared[i])
-		}
-		// The rate the runs took: a default one is printed as the number.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%g\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, own.EffectiveLR, own.Batch, own.BestP1, tta(own))
-	}
-	tw.Flush()
 }
