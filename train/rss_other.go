@@ -1,5 +1,5 @@
 //go:build !unix
 
-package main
+package train
 
 func maxRSS() int64 { return 0 }

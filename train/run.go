@@ -1,0 +1,330 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/dashboard"
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/launch"
+	"github.com/hetsgd/hetsgd/progress"
+	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/workload"
+)
+
+// ErrInterrupted ends a run stopped by a signal.
+var ErrInterrupted = errors.New("interrupted")
+
+// Front is what Run needs of the front end that starts it: where it
+// reports, its version (for the run log), how it names settings in
+// messages (Message), whether to draw a progress bar (asked once the
+// settings are known good), and how it starts a live dashboard at an
+// address.
+type Front struct {
+	Stdout, Stderr io.Writer
+	Version        string
+	Message        func(error) string
+	Progress       func() (bool, error)
+	Dashboard      func(addr, name string) (*dashboard.Live, error)
+}
+
+// Run runs the training job f describes (fs: the flags it was parsed
+// from; from: the checkpoint it resumes, or nil) on this rank of world, as
+// hetsgd train does: it checks the settings, inputs and outputs before
+// any work, claims the checkpoint folder, loads the data, makes the ranks
+// agree, writes the run log and reports on front's writers. Under mpirun
+// every rank runs it: rank 0 drives, evaluates and writes; the others serve
+// their devices.
+func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, world comm.Comm, front Front) (err error) {
+	stdout, stderr := front.Stdout, front.Stderr
+	root := world.Rank() == 0
+	if !root {
+		stdout = io.Discard
+	}
+	given := Given(fs, f) // as given: engineConfig fills in defaults
+	cfg, err := f.EngineConfig(fs, world, stderr)
+	if err != nil {
+		return err
+	}
+	if from != nil {
+		cfg.Resume = from.Reader()
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+	}
+	info, _ := strategy.Lookup(cfg.Strategy) // engineConfig looked it up
+	settings := f.Effective(fs, info, cfg)
+	if f.PrintConfig {
+		if !root {
+			return nil
+		}
+		return settings.WriteYAML(stdout, fmt.Sprintf("Settings of a hetsgd train run (hetsgd %s); hetsgd train --config FILE runs it again.\n"+
+			"Flags given with --config override these. Outputs (--log, --checkpoint) are not settings: give them as flags.\n"+
+			"Options derived from other settings are left out, to be derived again; --help shows their values.", front.Version))
+	}
+	format, err := data.ParseFormat(f.Format)
+	if err != nil {
+		return err
+	}
+	showProgress, err := front.Progress()
+	if err != nil {
+		return err
+	}
+	// The run's outputs are checked against its inputs before any work,
+	// and its checkpoint folder claimed: a bad one is found now, not at the
+	// first checkpoint, an epoch in.
+	in := f.Inputs(from)
+	runID := checkpoint.NewRunID()
+	if from != nil {
+		runID = from.Run()
+	}
+	if root {
+		if err := f.CheckOutputs(in); err != nil {
+			return err
+		}
+		if f.Checkpoint != "" {
+			owner := checkpoint.Owner{Run: runID}
+			adopt := false
+			if from != nil {
+				owner.From, adopt = from.From()
+			}
+			claim, cerr := checkpoint.Dir(f.Checkpoint).Claim(owner, adopt)
+			if cerr != nil {
+				return cerr
+			}
+			defer func() {
+				if err != nil {
+					claim.Abandon() // a run that wrote no checkpoint leaves the folder as it was
+				} else {
+					claim.Release()
+				}
+			}()
+		}
+	}
+
+	loadStart := time.Now()
+	w, source, err := f.BuildWorkload(ctx, format, cfg.Batch, in, stderr)
+	if err != nil {
+		return err
+	}
+	loadSeconds := time.Since(loadStart).Seconds()
+	ShareThreads(f.Threads)
+	rec, err := ConfigRecord(front.Version, *f, cfg, source, w, loadSeconds, settings)
+	if err != nil {
+		return err
+	}
+	if from != nil {
+		if err := from.CheckSameData(rec); err != nil {
+			return err
+		}
+	}
+	if world.Size() > 1 {
+		if err := AgreeRanks(world, rec, w); err != nil {
+			return err
+		}
+	}
+
+	if err := engine.CheckMemory(cfg, w); err != nil {
+		return err
+	}
+	// The run is set up — a resumed one restored from its checkpoint —
+	// before any output is opened: a run that cannot start writes nothing.
+	prep, err := engine.Prepare(cfg, w)
+	if err != nil {
+		return err
+	}
+	defer prep.Close()
+	// The log is created only once every input is known to be good, so a
+	// mistyped flag never leaves an empty or truncated log behind. A
+	// dashboard shows the log's records as they are written (with no
+	// --log, those of a log written nowhere).
+	var log *runlog.Log
+	var dash *dashboard.Live
+	if f.Dashboard != "" && root {
+		if dash, err = front.Dashboard(f.Dashboard, fmt.Sprintf("%s ×%d", cfg.Strategy, cfg.Devices)); err != nil {
+			return err
+		}
+		defer dash.Stop()
+	}
+	if (f.Log != "" || dash != nil) && root {
+		if err := in.Check("--log", f.Log); err != nil { // the data's caches are known now
+			return err
+		}
+		switch {
+		case f.Log == "":
+			log = runlog.NewLog(io.Discard)
+			log.Also(dash.Publish)
+			err = log.Write(rec)
+		case from != nil:
+			log, err = from.OpenLog(f.Log, f.Force, in, rec, dash)
+		default:
+			if log, err = runlog.CreateLog(f.Log, f.Force, in.Paths()...); err == nil {
+				log.Also(dash.Publish)
+				err = log.Write(rec)
+			}
+		}
+		if err != nil {
+			log.Close()
+			return err
+		}
+		defer func() {
+			// The last records are on disk only once the log is closed.
+			if cerr := log.Close(); err == nil || errors.Is(err, ErrInterrupted) {
+				err = errors.Join(err, cerr)
+			}
+		}()
+	}
+	if f.Checkpoint != "" {
+		settings, err := f.SavedSettings(given, rec, runID)
+		if err != nil {
+			return err
+		}
+		prep.SetCheckpointSettings(settings)
+	}
+	where := fmt.Sprintf("%s on %d device(s)", cfg.Strategy, cfg.Devices)
+	if world.Size() > 1 {
+		where += fmt.Sprintf(" across %d ranks", world.Size())
+	}
+	if x, ok := w.(*workload.XML); ok {
+		fmt.Fprintf(stdout, "hetsgd train: %s — %d train / %d test points, %d features, %d labels; %s, %s time; seed %d\n",
+			source, x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels(), where, cfg.Clock, f.Seed)
+	} else {
+		fmt.Fprintf(stdout, "hetsgd train: %s; %s, %s time; seed %d\n", source, where, cfg.Clock, f.Seed)
+	}
+
+	if from != nil {
+		fmt.Fprintf(stdout, "hetsgd train: resuming %s at %d samples (%.2f epochs, %.2f train seconds)\n",
+			from.Reader().Path(), from.Saved().Samples, float64(from.Saved().Samples)/float64(w.Size()), from.Saved().TrainSeconds)
+	}
+	_, isXML := w.(*workload.XML)
+	var obs engine.Observer = &evalPrinter{w: stdout, warn: stderr, lossOnly: !isXML}
+	var bar *progress.Observer
+	if showProgress && root {
+		bar = &progress.Observer{Printer: obs, Bar: progress.New(stderr, f.Epochs, f.TimeBudget)}
+		obs = bar
+	}
+	if root {
+		// Under hetsgd launch: the job's progress for the launcher, and a
+		// restarted job's account of what it recovers from.
+		restart, err := launch.RestartFromEnv()
+		if err != nil {
+			return err
+		}
+		if rep := launch.NewReporter(); rep != nil || restart != nil {
+			if from != nil {
+				rep.Resumed(from.Saved().Samples, from.Saved().TrainSeconds)
+			}
+			obs = &LaunchObserver{Observer: obs, Reporter: rep, Restart: restart, Log: log, Stderr: stderr, Ranks: world.Size()}
+		}
+	} else {
+		obs = nil
+	}
+	start := time.Now()
+	res, err := prep.Run(ctx, log, obs)
+	if bar != nil {
+		bar.Finish()
+	}
+	if !root {
+		return err
+	}
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && !interrupted {
+		if res != nil {
+			// The run trained: its log ends with a done record saying why
+			// it stopped (a divergence, a checkpoint it could not write).
+			done := res.DoneRecord()
+			done.Error = front.Message(err)
+			if werr := log.Write(done); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		return err
+	}
+	done := res.DoneRecord()
+	done.Interrupted = interrupted
+	var untrained error
+	if res.Untrained && !interrupted {
+		untrained = fmt.Errorf("the run ended after %d samples (%.4g epochs), before any update reached the model %s evaluates (%s): its P@1 is the untrained model's; train for longer (--epochs, --time-budget)",
+			res.Samples, float64(res.Samples)/float64(w.Size()), cfg.Strategy, CentreWhy(info))
+		done.Error = untrained.Error()
+	}
+	if cfg.Clock == engine.Real {
+		// Under the virtual clock the log holds nothing that varies from run
+		// to run; the peak memory goes to stdout only.
+		done.WallSeconds, done.MaxRSSBytes = time.Since(start).Seconds(), maxRSS()
+	}
+	if rss := maxRSS(); rss > 0 {
+		fmt.Fprintf(stdout, "peak memory %.2f GiB (max RSS)\n", float64(rss)/(1<<30))
+	}
+	best, ok := runlog.Best(res.Evals)
+	if done.Layered != nil {
+		fmt.Fprintf(stdout, "layered all-reduce on rank 0, per step: reduce in the node %.3f ms, next batch prepared during the nodes' all-reduce %.3f ms, then waiting for it %.3f ms, broadcast %.3f ms\n",
+			done.Layered.ReduceMS, done.Layered.OverlapMS, done.Layered.WaitMS, done.Layered.BroadcastMS)
+	}
+	if err := log.Write(done); err != nil {
+		return err
+	}
+	diverging := ""
+	if res.Diverging {
+		diverging = "; the run was diverging (see the warning)"
+	}
+	if res.StoppedEarly {
+		diverging += fmt.Sprintf("; stopped early: no better one in %d evaluations (--patience)", f.Patience)
+	}
+	if ok {
+		if isXML {
+			fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)%s\n", best.P1, best.TrainSeconds, best.Epoch, diverging)
+		} else {
+			last := res.Evals[len(res.Evals)-1]
+			fmt.Fprintf(stdout, "loss %.6g after %.2f train seconds (epoch %.2f)\n", last.Loss, last.TrainSeconds, last.Epoch)
+		}
+	} else if cfg.TimingOnly {
+		fmt.Fprintf(stdout, "%d samples in %.4g virtual seconds: %.6g samples/s\n", res.Samples, res.TrainSeconds, float64(res.Samples)/res.TrainSeconds)
+	} else {
+		fmt.Fprintf(stdout, "no evaluation before the interruption (%.2f train seconds)\n", res.TrainSeconds)
+	}
+	if interrupted {
+		return fmt.Errorf("%w after %d samples", ErrInterrupted, res.Samples)
+	}
+	if untrained != nil {
+		return untrained
+	}
+	if dash != nil {
+		if err := log.Sync(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "hetsgd train: the run is over; the dashboard stays at %s until Ctrl-C\n", dash.URL)
+		<-ctx.Done()
+	}
+	return nil
+}
+
+// evalPrinter prints one line per evaluation on stdout (the loss alone for
+// workloads P@k does not apply to), and warnings on stderr.
+type evalPrinter struct {
+	w, warn  io.Writer
+	lossOnly bool
+}
+
+func (p *evalPrinter) Warn(w runlog.Warning) {
+	fmt.Fprintf(p.warn, "hetsgd train: warning: %s\n", w.Text)
+}
+
+func (p *evalPrinter) Step(float64, int64, float64, float64) {}
+
+func (p *evalPrinter) Eval(r runlog.Eval) {
+	if p.lossOnly {
+		fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  loss %.6g  train loss %.6g\n", r.Epoch, r.TrainSeconds, r.Loss, r.TrainLoss)
+		return
+	}
+	fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@5 %.4f  loss %.4f  train loss %.4f\n",
+		r.Epoch, r.TrainSeconds, r.P1, r.P3, r.P5, r.NDCG5, r.Loss, r.TrainLoss)
+}
