@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -19,11 +20,24 @@ type Prediction struct {
 	Scores []float32 // valid until the next call of the callback
 }
 
+// An OverflowError is a point whose scores are not finite: the weights
+// are finite (loading checks them), but their products overflowed, and no
+// ranking of them can be trusted.
+type OverflowError struct {
+	Point int     // the point's place in the data, from 0
+	Score float32 // its first score that is not finite
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("point %d's scores overflow (%v): the model's weights are too large to score with", e.Point, e.Score)
+}
+
 // Predict scores the points next deals, chunk after chunk (next returns
 // io.EOF after the last), with network m at parameters p, and calls emit
 // with each point's top k labels in order. It holds one chunk at a time, so
 // the data may be larger than memory; rows bounds a chunk's points. A done
-// ctx stops it between chunks.
+// ctx stops it between chunks. A point whose top scores are not finite
+// stops it with an *OverflowError, before it is emitted.
 func Predict(ctx context.Context, m *model.MLP, p []float32, k, rows int, next func(n int) (*data.Dataset, error), emit func(Prediction) error) error {
 	if k < 1 {
 		return fmt.Errorf("metric: top %d: need at least 1", k)
@@ -54,6 +68,9 @@ func Predict(ctx context.Context, m *model.MLP, p []float32, k, rows int, next f
 			model.TopK(row, k, top)
 			for j, l := range top {
 				scores[j] = row[l]
+				if math.IsNaN(float64(row[l])) || math.IsInf(float64(row[l]), 0) {
+					return fmt.Errorf("metric: %w", &OverflowError{Point: point, Score: row[l]})
+				}
 			}
 			if err := emit(Prediction{Point: point, Labels: top, Scores: scores}); err != nil {
 				return err

@@ -2,7 +2,14 @@ package metric
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // Each format's line, byte for byte: the shortest decimal that reads back
@@ -32,6 +39,43 @@ func TestPredictionWriterFormats(t *testing.T) {
 	}
 	if _, err := NewPredictionWriter(&bytes.Buffer{}, "csv"); err == nil || PredictionFormat("csv").Valid() {
 		t.Errorf("format csv: %v", err)
+	}
+}
+
+// Predict ranks each point's labels, whatever the chunks its source
+// deals, and stops at a point whose scores are not finite, naming it.
+func TestPredict(t *testing.T) {
+	// Feature j of every point predicts label j, then label j+1 (mod 4).
+	x := sparse.CSR{Rows: 3, Cols: 4, Indptr: []int64{0, 1, 2, 3}, Indices: []int32{0, 3, 2}, Values: []float32{1, 2, 1}}
+	y := sparse.CSR{Rows: 3, Cols: 4, Indptr: []int64{0, 0, 0, 0}}
+	ds := &data.Dataset{Name: "t", X: x, Y: y}
+	m, err := model.New(model.Config{Inputs: 4, Outputs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float32, m.NumParams())
+	l := m.Layers()[0]
+	for j := range 4 {
+		p[l.W+j*4+j] = 2
+		p[l.W+j*4+(j+1)%4] = 1
+	}
+	predict := func(rows int) (string, error) {
+		var b bytes.Buffer
+		pw, _ := NewPredictionWriter(&b, TSV)
+		err := Predict(context.Background(), m, p, 2, rows, data.Chunks(ds, rows), pw.Write)
+		return b.String(), err
+	}
+	const want = "0\t0:2\t1:1\n1\t3:4\t0:2\n2\t2:2\t3:1\n"
+	for _, rows := range []int{1, 2, 8} {
+		if got, err := predict(rows); got != want || err != nil {
+			t.Errorf("chunks of %d: %q, %v; want %q", rows, got, err, want)
+		}
+	}
+	p[l.W+3*4+3] = 3e38 // finite, but not twice over: point 1's feature is 2
+	got, err := predict(8)
+	var o *OverflowError
+	if !errors.As(err, &o) || o.Point != 1 || got != "0\t0:2\t1:1\n" || !strings.Contains(err.Error(), "point 1's scores overflow (+Inf)") {
+		t.Errorf("an overflowing point: %q, %v", got, err)
 	}
 }
 
