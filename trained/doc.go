@@ -1,7 +1,8 @@
 // Package trained is a trained model, wherever it was saved, and what is
 // done with it once training is over: it is scored on a test set (P@k,
-// nDCG@k, the loss), asked for each point's top labels (metric.Predict
-// with its network and parameters), or exported (model.WriteNPZ).
+// nDCG@k, the loss: NewEvaluator, Evaluate), asked for each point's top
+// labels (metric.Predict with its network and parameters), or exported as
+// an .npz archive (WriteNPZ).
 //
 // A model is saved in one of four places, and Load reads any of them:
 //
