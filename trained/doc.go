@@ -4,7 +4,7 @@
 // labels (metric.Predict with its network and parameters), or exported as
 // an .npz archive (WriteNPZ).
 //
-// A model is saved in one of four places, and Load reads any of them:
+// A model is saved in one of three forms, and Load reads any of them:
 //
 //   - a checkpoint folder (engine.Checkpointing.Dir): Which says which of
 //     its models — Last, that of its newest checkpoint, or Best, that of
@@ -19,7 +19,8 @@
 //
 // Errors. The readers' errors (os, checkpoint, engine) pass through as
 // they are: they name the file already, and a front end puts its own name
-// for the path before them (hetsgd says "--model: …"). An archive's errors
+// for the path before them (hetsgd says "--model: …"); a file of neither
+// form gets checkpoint's error with the forms wanted. An archive's errors
 // come as an *NPZError, which names the archive. Load's own refusals are
 // ErrWhich, ErrNotFolder and ErrNoBest; scoring's are a *ShapeError,
 // ErrNoPoints and ErrOverflow. A front end that words them for its users
