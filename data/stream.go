@@ -139,3 +139,22 @@ func (s *Stream) Next(n int) (*Dataset, error) {
 
 // Close closes the file.
 func (s *Stream) Close() error { return s.f.Close() }
+
+// Chunks deals the points of ds, a set held whole, as a Stream deals a
+// file's: each call returns the next points in order, at most n of them
+// (and at most maxRows), and io.EOF once none is left, so that a reader of
+// chunks (metric.Predict) takes either. A chunk's matrices are reused by
+// the next call: it gathers into one batch, allocated here.
+func Chunks(ds *Dataset, maxRows int) func(n int) (*Dataset, error) {
+	b := NewBatch(ds, maxRows)
+	lo := 0
+	return func(n int) (*Dataset, error) {
+		if lo == ds.Len() {
+			return nil, io.EOF
+		}
+		hi := min(lo+min(n, maxRows), ds.Len())
+		b.Range(ds, lo, hi)
+		lo = hi
+		return &Dataset{Name: ds.Name, X: b.X, Y: b.Y}, nil
+	}
+}

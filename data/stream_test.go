@@ -125,3 +125,40 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// A set held whole, dealt in chunks of any size, gives the points a stream
+// of its file gives, and then io.EOF.
+func TestChunksEqualStream(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.xc")
+	if err := os.WriteFile(path, []byte("5 6 3\n0,2 1:1 5:2\n1 0:3\n\n2 4:1\n0 2:1 3:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, err := streamAll(t, path, XC, 6, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Load(path, XC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range []int{1, 2, 5, 9} {
+		next := Chunks(ds, rows)
+		var got []string
+		for {
+			c, err := next(rows + 1) // more than the chunks hold: capped
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Len() > rows || c.Features() != 6 || c.Labels() != 3 {
+				t.Fatalf("chunks of %d: %d points, %d features, %d labels", rows, c.Len(), c.Features(), c.Labels())
+			}
+			got = append(got, rowsOf(c)...)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("chunks of %d: %q, want %q", rows, got, want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 // Package metric measures a model: precision and nDCG at 1, 3 and 5 and the
 // test loss over a whole test set (Evaluator), and each point's top labels
-// (Predict). The run log that records the measurements is package runlog's.
+// (Predict). The run log that records the measurements is package runlog's;
+// a command that prints them writes Scores as a line or a JSON object
+// (WriteText, WriteJSON) and predictions as TSV or JSON Lines
+// (PredictionWriter).
 //
 // Conventions, as in the Extreme Classification Repository's tools: P@k is
 // the fraction of the k highest-scored labels that are true, averaged over

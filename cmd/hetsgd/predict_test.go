@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/testdata"
+	"github.com/hetsgd/hetsgd/model"
 )
 
 // lastEval returns the last eval record of a run log.
@@ -164,5 +166,66 @@ func TestPredictStreamsFiles(t *testing.T) {
 		if got, _ := os.ReadFile(out); string(got) != string(want) {
 			t.Fatalf("streamed in chunks of %s points, the predictions differ from the whole set's", rows)
 		}
+	}
+}
+
+// The refusals of the model, of the data and of the scores, which the
+// library returns as errors of its own, reach the user in the flags' words.
+func TestScoringRefusalsNameFlags(t *testing.T) {
+	dir := t.TempDir()
+	archive := func(name string, cfg model.Config, value float32) string {
+		m, err := model.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float32, m.NumParams())
+		for i := range p {
+			p[i] = value
+		}
+		var b bytes.Buffer
+		if err := model.WriteNPZ(&b, cfg, p); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		write(t, path, b.String())
+		return path
+	}
+	// Finite weights whose products are not.
+	big := archive("big.npz", model.Config{Inputs: 1836, Hidden: []int{4}, Outputs: 159}, 3e37)
+	small := archive("small.npz", model.Config{Inputs: 10, Outputs: 3}, 0.5)
+	junk := filepath.Join(dir, "junk.npz")
+	write(t, junk, "PK but no archive")
+	notes := filepath.Join(dir, "notes.txt")
+	write(t, notes, "no model")
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--model", big, "--data", "bundled:bibtex"},
+			"hetsgd eval: --model " + big + ": its scores overflow on --data bundled:bibtex (loss "},
+		{[]string{"predict", "--model", big, "--data", "bundled:bibtex"},
+			"hetsgd predict: --model " + big + ": point 0's scores overflow ("},
+		{[]string{"eval", "--model", small, "--data", "bundled:bibtex"},
+			"hetsgd eval: --data bibtex/test has 1836 features and 159 labels; the model takes 10 and gives 3\n"},
+		{[]string{"predict", "--model", small, "--data", "bundled:bibtex"},
+			"hetsgd predict: --data bibtex/test has 1836 features and 159 labels; the model takes 10 and gives 3\n"},
+		{[]string{"eval", "--model", small, "--data", "bundled:bibtex", "--which", "newest"},
+			"hetsgd eval: --which \"newest\": want last or best\n"},
+		{[]string{"export", "--model", empty, "--out", filepath.Join(dir, "m.npz"), "--which", "best"},
+			"hetsgd export: --which best: " + empty + " holds no best model (best.hck: written at a run's evaluations with --checkpoint, unless --keep-best=false)\n"},
+		{[]string{"eval", "--model", junk, "--data", "bundled:bibtex"},
+			"hetsgd eval: --model " + junk + ": model: not an .npz archive: "},
+		{[]string{"predict", "--model", notes, "--data", "bundled:bibtex"},
+			"hetsgd predict: --model: checkpoint: "},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != 1 || !strings.HasPrefix(stderr, c.want) {
+			t.Errorf("%s: exit %d, %q; want %q", strings.Join(c.args, " "), code, stderr, c.want)
+		}
+	}
+	if _, _, stderr := runCLI(t, "eval", "--model", notes, "--data", "bundled:bibtex"); !strings.HasSuffix(stderr, " (want a checkpoint or an .npz of hetsgd export)\n") {
+		t.Errorf("a file of neither format: %q", stderr)
 	}
 }

@@ -1,0 +1,44 @@
+package metric
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// WriteText writes the scores on one line, for people. tables says they
+// were ranked through tables (Evaluator.SetTables), which score no loss.
+func (s Scores) WriteText(w io.Writer, tables bool) error {
+	loss := fmt.Sprintf("loss %.4f", s.Loss)
+	if tables {
+		loss = "through the tables" // no softmax over every label: no loss
+	}
+	_, err := fmt.Fprintf(w, "%d points  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@1 %.4f  nDCG@3 %.4f  nDCG@5 %.4f  %s\n",
+		s.Points, s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, loss)
+	return err
+}
+
+// WriteJSON writes the scores as one JSON object on a line, each named as
+// the run log's eval record names it (p1 … ndcg5, loss, test_points): a
+// reader of either reads both. Scores ranked through tables (tables) add
+// the tables' recall and retrieved.
+func (s Scores) WriteJSON(w io.Writer, tables bool) error {
+	r := struct {
+		P1    float64 `json:"p1"`
+		P3    float64 `json:"p3"`
+		P5    float64 `json:"p5"`
+		NDCG1 float64 `json:"ndcg1"`
+		NDCG3 float64 `json:"ndcg3"`
+		NDCG5 float64 `json:"ndcg5"`
+		Loss  float64 `json:"loss"`
+		Test  int     `json:"test_points"`
+		// Pointers, so that a ranking through tables says its recall even
+		// when it is 0, and an exact one says none.
+		Recall    *float64 `json:"recall,omitempty"`
+		Retrieved *float64 `json:"retrieved,omitempty"`
+	}{P1: s.P1, P3: s.P3, P5: s.P5, NDCG1: s.NDCG1, NDCG3: s.NDCG3, NDCG5: s.NDCG5, Loss: s.Loss, Test: s.Points}
+	if tables {
+		r.Recall, r.Retrieved = &s.Recall, &s.Retrieved
+	}
+	return json.NewEncoder(w).Encode(r)
+}
