@@ -418,3 +418,18 @@ func TestFile(dir string) (string, error) {
 	}
 	return findFile(dir, "test.txt")
 }
+
+// LoadAny reads what path names: a bundled set ("bundled:NAME") or a
+// dataset folder, both splits of each, or one file.
+func (l Loader) LoadAny(path string) ([]*Dataset, error) {
+	if name, ok := strings.CutPrefix(path, "bundled:"); ok {
+		tr, te, err := Bundled(name)
+		return []*Dataset{tr, te}, err
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		tr, te, err := l.LoadDir(path)
+		return []*Dataset{tr, te}, err
+	}
+	d, err := l.Load(path)
+	return []*Dataset{d}, err
+}

@@ -59,7 +59,7 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}, path)
+		sets, err := data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx}.LoadAny(path)
 		if err != nil {
 			return err
 		}
@@ -70,20 +70,6 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	return nil
-}
-
-// loadForStats reads a file, a dataset folder (both splits) or a bundled set.
-func loadForStats(l data.Loader, path string) ([]*data.Dataset, error) {
-	if name, ok := cutPrefix(path, "bundled:"); ok {
-		tr, te, err := data.Bundled(name)
-		return []*data.Dataset{tr, te}, err
-	}
-	if isDir(path) {
-		tr, te, err := l.LoadDir(path)
-		return []*data.Dataset{tr, te}, err
-	}
-	d, err := l.Load(path)
-	return []*data.Dataset{d}, err
 }
 
 func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {

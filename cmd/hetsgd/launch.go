@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/train"
@@ -109,7 +110,7 @@ func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 		j.Checkpoint = f.Checkpoint
 	case f.Resume != "":
 		j.Checkpoint = f.Resume
-		if !isDir(f.Resume) {
+		if !atomicfile.IsDir(f.Resume) {
 			j.Checkpoint = filepath.Dir(f.Resume)
 		}
 	default:

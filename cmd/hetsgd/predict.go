@@ -14,6 +14,7 @@ import (
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/train"
 	"github.com/hetsgd/hetsgd/trained"
 	"github.com/hetsgd/hetsgd/workload"
 )
@@ -83,7 +84,7 @@ func (s *scoring) testSet(ctx context.Context, cache string, stderr io.Writer) (
 	if err != nil {
 		return nil, fmt.Errorf("--cache: %w", err)
 	}
-	sets, err := loadForStats(data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx, Opened: dataInputs(&s.in)}, s.data)
+	sets, err := data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx, Opened: s.in.Opened}.LoadAny(s.data)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if onlyTables != nil {
 		return onlyTables
 	}
-	if err := checkRanges(fs, engine.Ranges); err != nil {
+	if err := train.CheckRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
 	m, err := loadModel(sc.model, *sc.which, stderr)
@@ -212,14 +213,14 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// The source: a text file streamed, or a set held whole (bundled, MNIST).
 	var next func(n int) (*data.Dataset, error)
 	file := sc.data
-	if isDir(file) {
+	if atomicfile.IsDir(file) {
 		if f, err := data.TestFile(file); err == nil {
 			file = f
 		} else {
 			file = "" // an MNIST folder, or one without a test set: LoadDir says which
 		}
 	}
-	if _, bundled := cutPrefix(sc.data, "bundled:"); bundled || file == "" {
+	if _, bundled := strings.CutPrefix(sc.data, "bundled:"); bundled || file == "" {
 		ds, err := sc.testSet(ctx, "auto", stderr)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/train"
 	"github.com/hetsgd/hetsgd/workload"
 )
 
@@ -19,11 +20,11 @@ func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	hidden := fs.Int("hidden", 128, "hidden units")
 	optName := fs.String("optimizer", "sgd", "sgd, momentum or adam")
 	steps := fs.Int("steps", 5, "timed steps of each kind (the median is reported)")
-	documentRanges(fs, engine.Ranges)
+	train.DocumentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkRanges(fs, engine.Ranges); err != nil {
+	if err := train.CheckRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
 	prof, err := data.LookupProfile(*like)

@@ -21,7 +21,7 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	if err := checkRanges(fs, engine.Ranges); err != nil {
+	if err := train.CheckRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
 	if *devices < 1 || *batch < 0 || *points < 0 {

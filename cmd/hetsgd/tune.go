@@ -46,11 +46,11 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	logPath := fs.String("log", "", "write every run and the summary as JSON Lines to `file`")
 	force := fs.Bool("force", false, "overwrite an existing --log file")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto, on, off")
-	documentRanges(fs, engine.Ranges)
+	train.DocumentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkRanges(fs, engine.Ranges); err != nil {
+	if err := train.CheckRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
 	g := tune.Grid{}
