@@ -39,7 +39,7 @@ import (
 // them and the config record holds them: every flag that decides the run
 // and applies to it (inapplicable), in the flags' order, with its value —
 // for the settings the strategy's defaults fill in (batch, lr, optimizer,
-// momentum, weight-decay) the run's, read from cfg, where engineConfig put
+// momentum, weight-decay) the run's, read from cfg, where EngineConfig put
 // them; then the strategy's options that are numbers (given, or defaults),
 // under its name.
 // Derived defaults (formulas of the run's data and settings) are left out,

@@ -49,7 +49,7 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if !root {
 		stdout = io.Discard
 	}
-	given := Given(fs, f) // as given: engineConfig fills in defaults
+	given := Given(fs, f) // as given: EngineConfig fills in defaults
 	cfg, err := f.EngineConfig(fs, world, stderr)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 			return err
 		}
 	}
-	info, _ := strategy.Lookup(cfg.Strategy) // engineConfig looked it up
+	info, _ := strategy.Lookup(cfg.Strategy) // EngineConfig looked it up
 	settings := f.Effective(fs, info, cfg)
 	if f.PrintConfig {
 		if !root {

@@ -497,6 +497,3 @@ func (o *OptionFlag) Set(s string) error {
 	o.v, o.set = v, true
 	return nil
 }
-
-// trainFlags holds the settings of "hetsgd train"; the config record of the
-// run log is built from it, so every flag is logged.
