@@ -247,14 +247,11 @@ func (r *run) save(pending *strategy.Event) error {
 	}
 	// Under mpirun the other ranks' devices' books come first: the engine's
 	// section, written before the vectors, lists every device's.
-	var remote map[int]deviceState
-	if r.cl != nil {
-		var err error
-		if remote, err = r.cl.snapshot(r.working()); err != nil {
-			return err
-		}
+	books, err := r.job.books(r.working())
+	if err != nil {
+		return err
 	}
-	st, err := r.state(pending, remote)
+	st, err := r.state(pending, books)
 	if err != nil {
 		return err
 	}
@@ -278,37 +275,8 @@ func (r *run) save(pending *strategy.Event) error {
 	w.Bytes("settings", r.cfg.Checkpoint.Settings)
 	w.Bytes("engine", eng.Bytes())
 	w.Bytes("strategy", snap)
-	w.Float32s("center", r.x.center)
-	w.Float32s("prev", r.x.prev)
-	if r.x.cstate != nil {
-		w.Float32s("dprev", r.x.cstate)
-	}
-	// Every device's vectors, in the order of the devices: this rank's from
-	// its memory, another's as its rank sends them (a rank's devices are
-	// consecutive, and it sends them in order).
-	optStates := r.x.devs[0].optStates()
-	for id := range r.cfg.Devices {
-		if r.members.gone(id) {
-			continue
-		}
-		names := vectorNames(id, st.Devices[id], optStates)
-		if d := r.x.local(id); d != nil {
-			for j, v := range d.vectors(st.Devices[id]) {
-				w.Float32s(names[j], v)
-			}
-			continue
-		}
-		if id%r.cl.k == 0 {
-			if err := r.cl.askVectors(r.cl.owner(id)); err != nil {
-				return err
-			}
-		}
-		for _, name := range names {
-			if err := r.cl.recvVector(r.cl.owner(id), r.x.scratch); err != nil {
-				return fmt.Errorf("engine: checkpoint: %s: %w", name, err)
-			}
-			w.Float32s(name, r.x.scratch)
-		}
+	if err := r.job.writeVectors(w, st.Devices); err != nil {
+		return err
 	}
 	if err := w.Commit(); err != nil {
 		return err
@@ -333,9 +301,9 @@ func (r *run) working() []bool {
 	return out
 }
 
-// state gathers the engine's books for a checkpoint; remote holds the books
-// of the devices other ranks hold.
-func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engineState, error) {
+// state gathers the engine's books for a checkpoint; books are every
+// device's (job.books).
+func (r *run) state(pending *strategy.Event, books []deviceState) (*engineState, error) {
 	id, err := json.Marshal(r.identity())
 	if err != nil {
 		return nil, err
@@ -346,20 +314,12 @@ func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engin
 		Changed: r.changed, Moved: r.moved, HasMoved: true, LossSum: r.lossSum, LossRows: r.lossRows,
 		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
-		Silent: r.members.silent, Gone: r.members.goneList(), HasDPrev: r.x.cstate != nil, LogOffset: r.log.Offset(),
+		Silent: r.members.silent, Gone: r.members.goneList(), HasDPrev: r.job.hasCentreState(), LogOffset: r.log.Offset(),
 		LogCRC: r.log.Position().CRC, LogHasCRC: true,
 		Merges: r.res.Merges, AsyncRecs: r.res.Async, Taus: r.res.Taus, LossWatch: r.lossWatch, Notes: r.res.Notes, Steps: r.res.Steps,
 		Faults: r.res.Faults, Now: r.clk.now()}
 	st.EvalStep, st.Evals = r.evalStep, r.res.Evals
-	st.Model = "center"
-	if r.info.Evaluates == strategy.Replica0 {
-		for _, d := range r.x.devs {
-			if !r.members.gone(d.id) {
-				st.Model = "device/" + strconv.Itoa(d.id) + "/p"
-				break
-			}
-		}
-	}
+	_, st.Model = r.job.evaluated(r.info.Evaluates == strategy.Replica0)
 	if m, ok := r.w.(interface{ MLP() *model.MLP }); ok {
 		c := m.MLP().Config()
 		st.ModelConfig = &c
@@ -370,24 +330,8 @@ func (r *run) state(pending *strategy.Event, remote map[int]deviceState) (*engin
 			Work: workState{Dev: w.dev, Pos: w.pos, Rows: w.rows, LR: w.lr, Mode: w.mode}})
 	}
 	// Under the real clock a device at work is left alone: its batch is
-	// started again on resume.
-	working := r.working()
-	for id := range r.cfg.Devices {
-		d := r.x.local(id)
-		if d == nil {
-			ds, ok := remote[id]
-			if !ok {
-				return nil, fmt.Errorf("engine: checkpoint: no books of device %d from its rank", id)
-			}
-			st.Devices = append(st.Devices, ds)
-			continue
-		}
-		ds, err := d.snapshot(working[id], r.members.gone(id))
-		if err != nil {
-			return nil, err
-		}
-		st.Devices = append(st.Devices, ds)
-	}
+	// started again on resume (job.books).
+	st.Devices = books
 	switch c := r.clk.(type) {
 	case *virtualClock:
 		vs := &virtualState{T: c.t, ServerFree: c.serverFree, Seq: c.seq, Pending: c.pending, Ready: c.ready}
@@ -466,31 +410,13 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		return fmt.Errorf("engine: checkpoint %s: %w", rd.Path(), err)
 	}
 
-	x := r.x
-	if err := x.restoreCentre(rd, st); err != nil {
-		return err
-	}
 	for i, gone := range st.Gone {
 		if gone {
 			r.members.Leave(i)
 		}
 	}
-	// Each rank restores its own devices from the file (under mpirun every
-	// rank reads the checkpoint).
-	for _, d := range x.devs {
-		ds := st.Devices[d.id]
-		if err := d.apply(ds); err != nil {
-			return fmt.Errorf("engine: checkpoint %s: %w", rd.Path(), err)
-		}
-		if x.members.gone(d.id) {
-			continue
-		}
-		names := vectorNames(d.id, ds, d.optStates())
-		for j, v := range d.vectors(ds) {
-			if err := rd.FiniteFloat32s(names[j], v); err != nil {
-				return err
-			}
-		}
+	if err := r.job.restore(rd, st); err != nil {
+		return err
 	}
 
 	r.dispatched, r.done, r.nextEval, r.lastEval = st.Dispatched, st.Done, st.NextEval, st.LastEval
@@ -561,22 +487,6 @@ func (r *run) restoreHistory(st *engineState) {
 	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
 	r.lossWatch, r.res.Diverging = st.LossWatch, st.LossWatch.Warned
 	r.res.StoppedEarly = r.patienceSpent()
-}
-
-// restoreCentre reads the vectors of the run the executor holds beside its
-// devices: the centre, the previous centre and the ops' vector beside it.
-func (x *executor) restoreCentre(rd *checkpoint.Reader, st *engineState) error {
-	if err := rd.FiniteFloat32s("center", x.center); err != nil {
-		return err
-	}
-	if err := rd.FiniteFloat32s("prev", x.prev); err != nil {
-		return err
-	}
-	if st.HasDPrev {
-		x.cstate = make([]float32, len(x.center))
-		return rd.FiniteFloat32s("dprev", x.cstate)
-	}
-	return nil
 }
 
 // restart sets a resumed run going: under the real clock the batches under

@@ -221,15 +221,15 @@ func TestDistributedRunsInSequence(t *testing.T) {
 					err = r.drive(context.Background())
 				}
 				if err == nil {
-					err = r.cl.stop()
+					err = r.job.cl.stop()
 				}
 				if err != nil {
 					errs[0] = err
 					return
 				}
-				r.x.close()
+				r.job.x.close()
 				select {
-				case <-r.cl.received:
+				case <-r.job.cl.received:
 				default:
 					errs[0] = fmt.Errorf("run %d: the receiver of finished batches outlived its run", i)
 					return

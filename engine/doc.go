@@ -27,6 +27,13 @@
 // comm.Comm to the strategies' ops (strategy.Op), which do the rest of each
 // algorithm's arithmetic. The engine names no algorithm.
 //
+// The driver, the clocks and the checkpoint never read an executor's
+// fields: they command the job (every rank's devices) and take its
+// results — a batch's account for the virtual clock to price, the model to
+// evaluate, the devices' books and vectors for a checkpoint, which the
+// executors write and read back themselves. Who is in the run is one
+// membership record, which the driver and the executor share.
+//
 // In one process (Config.World nil) a single executor holds every device
 // and the collectives are in-memory sums. Across processes (Config.World an
 // MPI world, or comm.Mem in tests) every rank holds Devices/World.Size()

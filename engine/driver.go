@@ -124,7 +124,7 @@ func (p *Prepared) Close() {
 	if p.r.clk != nil {
 		p.r.clk.drain()
 	}
-	p.r.x.close()
+	p.r.job.close()
 	p.r = nil
 }
 
@@ -142,7 +142,7 @@ func (p *Prepared) Run(ctx context.Context, log *runlog.Log, obs Observer) (*Res
 	p.r = nil
 	r.log, r.obs = log, obs
 	if r.world.Rank() != 0 {
-		return nil, serve(r.x)
+		return nil, serve(r.job.x) // a rank other than 0 only serves its executor
 	}
 	err := r.drive(ctx)
 	if err == nil {
@@ -151,7 +151,7 @@ func (p *Prepared) Run(ctx context.Context, log *runlog.Log, obs Observer) (*Res
 	if serr := r.job.stop(); serr != nil && err == nil {
 		err = serr
 	}
-	r.x.close()
+	r.job.close()
 	r.res.TrainSeconds = r.clk.now()
 	r.res.Samples = r.done
 	r.res.Diverged = errors.Is(err, ErrDiverged)
@@ -159,8 +159,7 @@ func (p *Prepared) Run(ctx context.Context, log *runlog.Log, obs Observer) (*Res
 	if !cfg.TimingOnly {
 		r.res.Model = r.evaluated()
 	}
-	if r.x.lay.Steps > 0 {
-		lay := r.x.lay
+	if lay, ok := r.job.layered(); ok {
 		r.res.Layered = &lay
 	}
 	return r.res, err
@@ -179,9 +178,7 @@ type run struct {
 	shape      Shape
 	bytes      int // a replica's size on the wire
 	world      comm.Comm
-	x          *executor // this rank's devices
-	cl         *cluster  // the other ranks' (nil in one process)
-	job        job       // the devices of every rank, commanded
+	job        job // the devices of every rank, commanded: never an executor's fields
 	clk        clock
 	slots      []slot // every device of the job
 	log        *runlog.Log
@@ -307,13 +304,13 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * w.NumParams(), world: world, x: x,
+	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * w.NumParams(), world: world,
 		slots: make([]slot, cfg.Devices), members: x.members, log: log, obs: obs,
 		res: &Result{Strategy: info}, budget: math.MaxInt64}
+	r.job = job{x: x}
 	if world.Size() > 1 {
-		r.cl = newCluster(world, cfg.Devices)
+		r.job.cl = newCluster(world, cfg.Devices)
 	}
-	r.job = job{x: x, cl: r.cl}
 	if cfg.Epochs > 0 {
 		r.budget = int64(math.Ceil(cfg.Epochs * float64(w.Size())))
 	}
@@ -500,7 +497,7 @@ func (r *run) collective(a *strategy.Action, next []work) error {
 // ranks). Not when an evaluation is due after it: evaluation wants every
 // device idle.
 func (r *run) overlaps(a *strategy.Action) bool {
-	return a.Kind == strategy.AllReduce && a.Layered && r.cl != nil && !r.cfg.NoOverlap && r.done < r.nextEval
+	return a.Kind == strategy.AllReduce && a.Layered && r.job.distributed() && !r.cfg.NoOverlap && r.done < r.nextEval
 }
 
 // layered runs a Layered all-reduce across ranks with the strategy's answer
@@ -536,16 +533,8 @@ func (r *run) layered(a *strategy.Action) error {
 
 // evaluated returns the model whose accuracy the strategy reports.
 func (r *run) evaluated() []float32 {
-	if r.info.Evaluates == strategy.Replica0 {
-		// Replica 0, or the first replica still in the run: they are equal
-		// in every strategy that evaluates a replica.
-		for _, d := range r.x.devs {
-			if !r.members.gone(d.id) {
-				return d.p
-			}
-		}
-	}
-	return r.x.center
+	p, _ := r.job.evaluated(r.info.Evaluates == strategy.Replica0)
+	return p
 }
 
 // exhausted reports whether the budget forbids new work.

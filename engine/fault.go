@@ -175,7 +175,7 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 		if err := r.job.slow(f.Device, f.Factor); err != nil && r.faultErr == nil {
 			r.faultErr = err // another rank's device
 		}
-		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Factor: f.Factor, Live: r.x.live()})
+		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Factor: f.Factor, Live: r.job.live()})
 		return false, 0
 	case Stall:
 		r.members.silence(f.Device)
@@ -183,7 +183,7 @@ func (r *run) strike(f Fault, now float64) (leave bool, giveUpAt float64) {
 		if t == 0 {
 			t = DefaultStallTimeout
 		}
-		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Live: r.x.live()})
+		r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: f.Device, Kind: string(f.Kind), Live: r.job.live()})
 		return false, now + t
 	}
 	return true, 0
@@ -200,7 +200,7 @@ func (r *run) leave(d int, kind FaultKind, now float64) bool {
 		r.faultErr = err
 	}
 	r.slots[d].busy = false
-	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: d, Kind: string(kind), Left: true, Live: r.x.live()})
+	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: d, Kind: string(kind), Left: true, Live: r.job.live()})
 	return true
 }
 
@@ -289,7 +289,7 @@ func (x *executor) strikeRank(f Fault) {
 // rank's is struck.
 func (r *run) strikeRank(f Fault, now float64) {
 	rank := f.Rank
-	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: -1, Rank: &rank, Kind: string(f.Kind), Factor: f.Factor, Live: r.x.live()})
+	r.noteFault(runlog.Fault{Event: "fault", Time: now, Device: -1, Rank: &rank, Kind: string(f.Kind), Factor: f.Factor, Live: r.job.live()})
 	if err := r.log.Sync(); err != nil && r.faultErr == nil {
 		r.faultErr = err
 	}

@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/hetsgd/hetsgd/strategy"
+import (
+	"fmt"
+
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/strategy"
+)
 
 // job is the run's devices as the driver commands them: this rank's
 // executor and, in a distributed run, the other ranks' through the
@@ -98,4 +103,126 @@ func (j job) stop() error {
 		return nil
 	}
 	return j.cl.stop()
+}
+
+// distributed reports whether the job spans ranks.
+func (j job) distributed() bool { return j.cl != nil }
+
+// live is the number of devices still in the run.
+func (j job) live() int { return j.x.live() }
+
+// op returns the op named name, as every rank runs it.
+func (j job) op(name string) (strategy.Op, error) { return j.x.op(name) }
+
+// runNow runs batch w at once (the virtual clock, in one process) and
+// returns its account for the clock to price.
+func (j job) runNow(w work, compute bool, sigma float64) batchRun {
+	return j.x.runNow(w, compute, sigma)
+}
+
+// prepareNext prepares every device's next batch during a collective
+// (virtual clock) and returns how long the slowest takes.
+func (j job) prepareNext(prep float64) float64 { return j.x.prepareNext(prep) }
+
+// lastLoss is the mean loss of device dev's last batch run by runNow.
+func (j job) lastLoss(dev int) float64 { return j.x.lastLoss(dev) }
+
+// evaluated returns the model the run evaluates (replica: a replica's, not
+// the centre's) and its name in a checkpoint.
+func (j job) evaluated(replica bool) ([]float32, string) { return j.x.evaluated(replica) }
+
+// layered is where rank 0's time went in layered all-reduces across ranks.
+func (j job) layered() (LayeredTiming, bool) { return j.x.layeredTiming() }
+
+// start starts the devices' goroutines (real clock): every finished batch,
+// of this rank's devices or, through the cluster, of another rank's, is
+// reported on done.
+func (j job) start(done chan<- doneMsg) {
+	j.x.startDevices(func(d *device) { done <- doneMsg{dev: d.id, loss: d.loss} })
+	if j.cl != nil {
+		go j.cl.receive(done)
+	}
+}
+
+// hurry tells the devices at work that the run is stopping.
+func (j job) hurry() { j.x.hurryDevices() }
+
+// stopDevices stops this rank's goroutines and the receiving of the other
+// ranks' reports.
+func (j job) stopDevices() {
+	j.x.stopDevices()
+	if j.cl != nil {
+		j.cl.quit()
+	}
+}
+
+// close releases this rank's devices.
+func (j job) close() { j.x.close() }
+
+// books returns every device's books for a checkpoint, this rank's and the
+// other ranks' (working: the devices whose goroutines are computing a
+// batch).
+func (j job) books(working []bool) ([]deviceState, error) {
+	var remote map[int]deviceState
+	if j.cl != nil {
+		var err error
+		if remote, err = j.cl.snapshot(working); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]deviceState, 0, len(working))
+	for id := range working {
+		ds, mine, err := j.x.book(id, working[id])
+		if err != nil {
+			return nil, err
+		}
+		if !mine {
+			var ok bool
+			if ds, ok = remote[id]; !ok {
+				return nil, fmt.Errorf("engine: checkpoint: no books of device %d from its rank", id)
+			}
+		}
+		out = append(out, ds)
+	}
+	return out, nil
+}
+
+// writeVectors writes the run's vectors into checkpoint w: the centre's,
+// then every device's still in the run, in the order of the devices — this
+// rank's from its memory, another's as its rank sends them (a rank's
+// devices are consecutive, and it sends them in order); books are the
+// devices' (books).
+func (j job) writeVectors(w *checkpoint.Writer, books []deviceState) error {
+	j.x.writeCentre(w)
+	for id, ds := range books {
+		if j.x.members.gone(id) || j.x.writeDevice(w, id, ds) {
+			continue
+		}
+		if id%j.cl.k == 0 {
+			if err := j.cl.askVectors(j.cl.owner(id)); err != nil {
+				return err
+			}
+		}
+		for _, name := range j.x.vectorNames(id, ds) {
+			if err := j.cl.recvVector(j.cl.owner(id), j.x.scratch); err != nil {
+				return fmt.Errorf("engine: checkpoint: %s: %w", name, err)
+			}
+			w.Float32s(name, j.x.scratch)
+		}
+	}
+	return nil
+}
+
+// hasCentreState reports whether the ops keep a vector beside the centre
+// (a checkpoint says so, to read it back).
+func (j job) hasCentreState() bool { return j.x.hasCentreState() }
+
+// restore puts this rank's devices and centre in the state of checkpoint
+// rd (every rank reads it).
+func (j job) restore(rd *checkpoint.Reader, st *engineState) error { return j.x.restore(rd, st) }
+
+// restoreResized starts this rank's devices from checkpoint rd's model and
+// its device first's optimizer state (a run resumed on other devices).
+func (j job) restoreResized(rd *checkpoint.Reader, st *engineState, first int) error {
+	return j.x.restoreResized(rd, st, first)
 }

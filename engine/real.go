@@ -46,10 +46,7 @@ type doneMsg struct {
 func newRealClock(r *run) *realClock {
 	c := &realClock{r: r, t0: time.Now(), done: make(chan doneMsg, r.cfg.Devices+1), queue: make([]strategy.Event, 0, 4),
 		faults: sortedFaults(r.cfg.Faults), rankFaults: sortedFaults(r.cfg.RankFaults)}
-	r.x.startDevices(func(d *device) { c.done <- doneMsg{dev: d.id, loss: d.loss} })
-	if r.cl != nil {
-		go r.cl.receive(c.done)
-	}
+	r.job.start(c.done)
 	return c
 }
 
@@ -198,14 +195,11 @@ func (c *realClock) pause(f func() error) error {
 // here only when the run stops early: the devices skip their slow-downs.
 func (c *realClock) drain() {
 	if c.inflight > 0 {
-		c.r.x.hurryDevices()
+		c.r.job.hurry()
 	}
 	for ; c.inflight > 0; c.inflight-- {
 		m := <-c.done
 		c.r.slots[m.dev].busy = false
 	}
-	c.r.x.stopDevices()
-	if c.r.cl != nil {
-		c.r.cl.quit()
-	}
+	c.r.job.stopDevices()
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/setting"
@@ -49,25 +48,8 @@ func (r *run) restoreResized(rd *checkpoint.Reader, st *engineState) error {
 	if first < 0 {
 		return fmt.Errorf("engine: checkpoint %s: no device of its run is left to take up from", rd.Path())
 	}
-	x := r.x
-	if err := x.restoreCentre(rd, st); err != nil {
+	if err := r.job.restoreResized(rd, st, first); err != nil {
 		return err
-	}
-	pre := "device/" + strconv.Itoa(first) + "/"
-	for _, d := range x.devs {
-		if err := rd.FiniteFloat32s(st.Model, d.p); err != nil {
-			return err
-		}
-		clear(d.g)
-		d.m = nil
-		if d.opt != nil {
-			for j, v := range d.opt.State() {
-				if err := rd.FiniteFloat32s(pre+"opt/"+strconv.Itoa(j), v); err != nil {
-					return err
-				}
-			}
-			d.opt.SetSteps(st.Devices[first].OptSteps)
-		}
 	}
 
 	r.dispatched, r.done, r.lastEval = st.Done, st.Done, st.LastEval

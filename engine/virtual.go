@@ -108,11 +108,7 @@ func (v *virtualClock) schedule(at float64, ev strategy.Event) {
 
 func (v *virtualClock) dispatch(w work) error {
 	r := v.r
-	d := r.x.local(w.dev)
-	r.x.load(d, w)
-	if !r.cfg.TimingOnly {
-		d.compute()
-	}
+	b := r.job.runNow(w, !r.cfg.TimingOnly, r.cfg.Noise)
 	net := r.cfg.Net
 	n := r.cfg.Devices
 	start := max(v.t, v.ready[w.dev])
@@ -123,16 +119,14 @@ func (v *virtualClock) dispatch(w work) error {
 		v.serverFree = start + 2*float64(r.bytes)/net.Link(n).Bandwidth
 		start = v.serverFree + 2*net.Link(n).Latency
 	}
-	rows, nnz := d.worker.Loaded()
-	cost := r.cfg.Cost.Batch(r.shape, rows, nnz)
-	if d.mode == strategy.LocalStep {
+	cost := r.cfg.Cost.Batch(r.shape, b.rows, b.nnz)
+	if b.localStep {
 		cost += r.cfg.Cost.Update(r.shape)
 	}
-	if !d.prepared {
-		cost += r.cfg.Prep * float64(rows)
+	if !b.prepared {
+		cost += r.cfg.Prep * float64(b.rows)
 	}
-	d.prepared = false
-	v.schedule(start+cost/d.speed*d.noiseFactor(r.cfg.Noise), strategy.Event{Kind: strategy.BatchDone, Device: d.id})
+	v.schedule(start+cost/b.speed*b.noise, strategy.Event{Kind: strategy.BatchDone, Device: b.dev})
 	return nil
 }
 
@@ -142,7 +136,7 @@ func (v *virtualClock) started(int) { panic("engine: the virtual clock starts ev
 // server's link: the device's next batch starts when they are through.
 func (v *virtualClock) committed(a *strategy.Action) {
 	r := v.r
-	op, err := r.x.op(a.Op)
+	op, err := r.job.op(a.Op)
 	if err != nil {
 		panic(err) // the commit was carried out with it just before
 	}
@@ -177,14 +171,10 @@ func (v *virtualClock) cost(a *strategy.Action) float64 {
 			return net.AllReduceCost(net.AllReduce, r.bytes, n) + r.cfg.Cost.Update(r.shape)
 		}
 		red, bc, inter := net.HierarchicalParts(r.bytes, n)
-		prep := 0.0
-		for _, d := range r.x.devs {
-			prep = max(prep, r.cfg.Prep*float64(d.rows)/d.speed)
-			d.prepared = true
-		}
+		prep := r.job.prepareNext(r.cfg.Prep)
 		return red + max(inter, prep) + bc + r.cfg.Cost.Update(r.shape)
 	}
-	op, err := r.x.op(a.Op)
+	op, err := r.job.op(a.Op)
 	if err != nil {
 		panic(err) // the action was carried out with it just before
 	}
@@ -217,7 +207,7 @@ func (v *virtualClock) next(ctx context.Context) (strategy.Event, bool, error) {
 			if v.r.members.silenced(e.ev.Device) {
 				continue // a stalled or departed device's batch never reports
 			}
-			v.r.slots[e.ev.Device].loss = v.r.x.local(e.ev.Device).loss
+			v.r.slots[e.ev.Device].loss = v.r.job.lastLoss(e.ev.Device)
 		}
 		v.last = e
 		return e.ev, true, nil

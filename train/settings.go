@@ -337,6 +337,14 @@ func strategyNames() []string {
 	return names
 }
 
+// Range is the values the setting accepts, where it is numeric: stated
+// once, in engine.Ranges (which holds workload.Ranges), by the setting's
+// name, for the engine's Config.Validate to check the field against too.
+func (d Decl) Range() (strategy.Range, bool) {
+	r, ok := engine.Ranges[d.Name]
+	return r, ok
+}
+
 // DeclOf returns the declaration of the setting name; false for a
 // strategy's option and an unknown name.
 func DeclOf(name string) (Decl, bool) {

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/hetsgd/hetsgd/engine"
 )
 
 // Every numeric flag of train and tune has a range in engine.Ranges (the
@@ -36,7 +34,8 @@ func TestNumericFlagsHaveRanges(t *testing.T) {
 		if !numeric {
 			return
 		}
-		r, ok := engine.Ranges[fl.Name]
+		d, _ := DeclOf(fl.Name)
+		r, ok := d.Range()
 		if !ok {
 			t.Errorf("--%s has no range in engine.Ranges", fl.Name)
 			return
