@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,19 @@ type Cost struct {
 // none does.
 type GradientUser interface {
 	Gradients(a *Action) (reads, applies bool)
+}
+
+// An AnswerSampler is a Measurer that says what its answers look like,
+// for the conformance suite (strategytest) to send the strategy in the
+// engine's place: values and second, one per device of the job (NaN for a
+// device gone), drawn from rng, with now and then the rare answers the
+// strategy must survive (a zero gradient, say). With mayNegative it may
+// send answers that give the strategy negative weights, and with
+// mustNegative it must send one now; it returns whether it sent one. A
+// Measurer that is none is answered with positive numbers of several sizes.
+type AnswerSampler interface {
+	Measurer
+	SampleAnswer(rng *rand.Rand, gone []bool, mayNegative, mustNegative bool, values, second []float64) (negative bool)
 }
 
 // Collector is an op of a Collective action: every device of the run is

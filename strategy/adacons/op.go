@@ -3,6 +3,7 @@ package adacons
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -24,6 +25,38 @@ type consensusOp struct {
 }
 
 func (*consensusOp) Format(*strategy.Action) string { return "query-consensus" }
+
+// SampleAnswer draws consensus coefficients as the conformance suite sends
+// them, with the gradients' norms: about 1, in [0.5, 1.5]; one in twenty a
+// zero gradient's (NaN coefficient, norm 0); and, where negatives may be
+// sent (a gradient pointing away from the mean, which the engine can
+// report), now and then one below 0 — the first answer's last device's
+// when one must be, so that the momentum starts below 0.
+func (*consensusOp) SampleAnswer(rng *rand.Rand, gone []bool, mayNegative, mustNegative bool, values, second []float64) bool {
+	last := -1 // the last device in the run
+	for d := range gone {
+		if !gone[d] {
+			last = d
+		}
+	}
+	sent := false
+	for i := range values {
+		second[i] = 0.1 + 10*rng.Float64()
+		switch r := rng.IntN(20); {
+		case gone[i]:
+			values[i], second[i] = math.NaN(), math.NaN()
+		case mustNegative && !sent && i == last:
+			values[i], sent = -0.3, true
+		case r == 0:
+			values[i], second[i] = math.NaN(), 0 // a zero gradient
+		case r < 3 && mayNegative:
+			values[i], sent = -0.5*rng.Float64(), true
+		default:
+			values[i] = 0.5 + rng.Float64()
+		}
+	}
+	return sent
+}
 
 func (*consensusOp) Cost(*strategy.Action) strategy.Cost {
 	return strategy.Cost{AllReduces: 1, Gather: 16}

@@ -25,12 +25,12 @@ import (
 // keeps which devices are idle or busy, completes the batches under way in
 // a seeded pseudo-random order (each device has its own speed and every
 // batch a random jitter, so fast devices finish several batches while slow
-// ones hold one), answers a Query with an Answer event — for Adaptive SGD's
-// query-norms one norm per device, Dim > 0, small enough now and then for
-// its perturbation to fire; for AdaCons's query-consensus coefficients
-// about 1, in [0.5, 1.5], with the gradients' norms, and now and then a NaN
-// coefficient and a norm of 0 for a zero gradient; for any other op
-// positive numbers of several sizes — and sends CollectiveDone after
+// ones hold one), answers a Query with an Answer event — what the op says
+// its answers look like (strategy.AnswerSampler: Adaptive SGD's norms,
+// small enough now and then for its perturbation to fire; AdaCons's
+// consensus coefficients about 1 with the gradients' norms, now and then a
+// zero gradient's), and for any other op positive numbers of several
+// sizes; Dim > 0 — and sends CollectiveDone after
 // AllReduce and a Collective. An answer comes before any batch completes,
 // as in the engine.
 //
@@ -782,44 +782,13 @@ func (s *sim) apply(a strategy.Action) {
 		}
 		s.sinceQuery = 0
 		ev := strategy.Event{Kind: strategy.Answer, Values: make([]float64, s.n), Second: make([]float64, s.n), Dim: 1000}
-		last := -1 // the last device in the run
-		for d := range s.gone {
-			if !s.gone[d] {
-				last = d
+		// The op says what its answers look like (strategy.AnswerSampler);
+		// any other op's are positive numbers of either size.
+		if sm, ok := s.op(a).(strategy.AnswerSampler); ok {
+			if sm.SampleAnswer(s.rng, s.gone, s.c.negative, s.c.negative && !s.negativeSent, ev.Values, ev.Second) {
+				s.negativeSent = true
 			}
-		}
-		// The answers of the queries the suite knows; any other op's are
-		// positive numbers of either size.
-		switch a.Op {
-		case "query-norms":
-			for i := range ev.Values {
-				ev.Values[i] = 1 + 129*s.rng.Float64() // ‖w‖/|w| in [0.001, 0.13]: around pert-thr 0.1
-				ev.Second[i] = 0
-				if s.gone[i] {
-					ev.Values[i], ev.Second[i] = math.NaN(), math.NaN()
-				}
-			}
-		case "query-consensus":
-			for i := range ev.Values {
-				ev.Second[i] = 0.1 + 10*s.rng.Float64()
-				switch r := s.rng.IntN(20); {
-				case s.gone[i]:
-					ev.Values[i], ev.Second[i] = math.NaN(), math.NaN()
-				case s.c.negative && !s.negativeSent && i == last:
-					// The first answer of a run with negative coefficients has
-					// one, so that AdaCons's momentum starts below 0.
-					ev.Values[i] = -0.3
-					s.negativeSent = true
-				case r == 0:
-					ev.Values[i], ev.Second[i] = math.NaN(), 0 // a zero gradient
-				case r < 3 && s.c.negative:
-					ev.Values[i] = -0.5 * s.rng.Float64()
-					s.negativeSent = true
-				default:
-					ev.Values[i] = 0.5 + s.rng.Float64()
-				}
-			}
-		default:
+		} else {
 			for i := range ev.Values {
 				ev.Values[i], ev.Second[i] = s.rng.Float64()*math.Pow(10, float64(s.rng.IntN(7)-3)), s.rng.Float64()
 				if s.gone[i] {
