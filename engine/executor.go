@@ -353,9 +353,18 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 		step = float32(x.w.(LineSearcher).Step(x.devs[0].p, g))
 	}
 	for _, d := range x.devs {
-		if !x.members.gone(d.id) {
-			d.opt.Step(d.p, g, step)
+		if x.members.gone(d.id) {
+			continue
 		}
+		if la, ok := d.worker.(LazyApplier); ok && x.n == 1 && len(next) == 0 && !x.cfg.LineSearch && la.Lazy() {
+			// One device: its own gradient, applied as its Step would have
+			// (the sampled layer's lazy rule), while its worker still holds
+			// the batch (no next one was loaded during the all-reduce).
+			d.upd = d.opt.Fused(step)
+			la.ApplyLast(d.p, g, &d.upd)
+			continue
+		}
+		d.opt.Step(d.p, g, step)
 	}
 	for _, wk := range next {
 		x.run(x.local(wk.dev))

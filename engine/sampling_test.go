@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -137,6 +138,25 @@ func TestSampledCheckpoint(t *testing.T) {
 		}
 		if name == "dense" && (err == nil || !strings.Contains(err.Error(), "sampled output layer")) {
 			t.Fatalf("a sampled run's checkpoint on a dense layer: %v", err)
+		}
+	}
+}
+
+// On one device, sync's all-reduce of the device's gradient keeps the
+// sampled layer's lazy rule: its run is elastic's on one device (a local
+// Step per batch), bit for bit, and not the dense update of every weight.
+func TestOneDeviceSyncIsLazy(t *testing.T) {
+	var params [2][]float32
+	for i, strat := range []string{"sync", "elastic"} {
+		cfg := base(strat, 1, Real)
+		cfg.Epochs, cfg.EvalEvery = 1, 1
+		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
+		r := start(t, cfg, sampledBibtex(t, false), nil)
+		params[i] = r.job.x.devs[0].p
+	}
+	for j := range params[0] {
+		if math.Float32bits(params[0][j]) != math.Float32bits(params[1][j]) {
+			t.Fatalf("parameter %d: sync %v, elastic %v: one device's all-reduce is not its lazy Step", j, params[0][j], params[1][j])
 		}
 	}
 }

@@ -14,6 +14,7 @@ type (
 	RandomStater     = workload.RandomStater
 	PolledLoader     = workload.PolledLoader
 	Stepper          = workload.Stepper
+	LazyApplier      = workload.LazyApplier
 	LineSearcher     = workload.LineSearcher
 	Sizer            = workload.Sizer
 )

@@ -35,10 +35,10 @@ import (
 // rule: for Adam the moments of the other rows wait until their rows are
 // touched again (lazy Adam, as a sparse Adam does). SLIDE's code runs Adam
 // over every weight after each batch, which at 670,091 labels costs more
-// than the sampled layer itself. Step is lazy only where a device steps
-// on its own batch (elastic, adaptive, CROSSBOW, one device); a strategy
-// that all-reduces gradients takes Gradient, and its optimizer then updates
-// every weight.
+// than the sampled layer itself. Step is lazy where a device steps on its
+// own batch (elastic, adaptive, CROSSBOW); a strategy that all-reduces
+// gradients takes Gradient, and on one device applies it lazily through
+// ApplyLast, while on several its optimizer updates every weight.
 type Sampled struct {
 	ws    *Workspace
 	s     *lsh.Sampler
@@ -313,6 +313,24 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		return 0
 	}
 	return total / float64(n)
+}
+
+// ApplyLast applies u as Step would have, to the rows the last Gradient
+// touched only: the first layer's rows of x's features (x: that batch's
+// inputs), the hidden layers, and the output layer's active rows. g holds
+// that Gradient's gradient, or a mean of gradients that touched no other
+// rows (one device's all-reduce). Gradient and then ApplyLast is Step, bit
+// for bit; a strategy that all-reduces one device's gradient thus keeps the
+// lazy rule.
+func (s *Sampled) ApplyLast(p, g []float32, x *sparse.CSR, u *kernel.Update) {
+	w := s.ws
+	m := w.m
+	l0, l := m.layers[0], m.layers[len(m.layers)-1]
+	w.listTouched(x)
+	kernel.ApplyUpdateRows(p[l0.W:l0.B], g[l0.W:l0.B], u, l0.W, w.touched, l0.Out)
+	kernel.ApplyUpdate(p[l0.B:l.W], g[l0.B:l.W], u, l0.B)
+	kernel.ApplyUpdateRows(p[l.W:l.B], g[l.W:l.B], u, l.W, s.union, l.In)
+	kernel.ApplyUpdateRows(p[l.B:l.B+l.Out], g[l.B:l.B+l.Out], u, l.B, s.union, 1)
 }
 
 // share appends to the shared rows those of rows not among them yet.

@@ -306,6 +306,15 @@ func (x *sampledWorker) Gradient(p, g []float32) float64 {
 	return x.smp.Gradient(p, g, &x.batch.X, &x.batch.Y)
 }
 
+// Lazy implements LazyApplier: the sampled layer's lazy rule, unless it
+// updates every weight as SLIDE's code does.
+func (x *sampledWorker) Lazy() bool { return x.cfg.Update == "lazy" }
+
+// ApplyLast implements LazyApplier.
+func (x *sampledWorker) ApplyLast(p, g []float32, u *kernel.Update) {
+	x.smp.ApplyLast(p, g, &x.batch.X, u)
+}
+
 func (x *sampledWorker) Step(p, g []float32, u *kernel.Update) float64 {
 	x.tables(p)
 	x.trained += x.batch.Len()

@@ -239,6 +239,15 @@ type Describer interface {
 	Describe(rec *runlog.Config, lineSearch bool)
 }
 
+// LazyApplier is implemented by workers whose Step updates only the rows a
+// batch touches (Lazy): ApplyLast applies an update so, from the gradient
+// of the last Gradient — a strategy that all-reduces the gradient of one
+// device applies it as that device's Step would have.
+type LazyApplier interface {
+	Lazy() bool
+	ApplyLast(p, g []float32, u *kernel.Update)
+}
+
 // SampledOutput is implemented by workloads whose output layer may be
 // sampled: Sampling returns its settings, nil for a dense layer.
 type SampledOutput interface {
