@@ -135,6 +135,17 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		g.s = &t
 		return proxyP1(g.sample(sample.Len()))
 	}
+	// When even features drawn only from the labels' prototypes do not
+	// identify the labels as well as the real set's, the prototypes are
+	// too diffuse: halve them until they do.
+	for s.PrototypeSize > 2 {
+		v := p1(1)
+		logf("fit %s: prototypes of %d features, signal 1: proxy P@1 %.4f (real %.4f)", d.Name, s.PrototypeSize, v, measured.ProxyP1)
+		if v >= measured.ProxyP1 {
+			break
+		}
+		s.PrototypeSize = max(2, s.PrototypeSize/2)
+	}
 	if s.Signal, err = bisect(ctx, 0, 1, measured.ProxyP1, p1, func(sig, v float64) {
 		logf("fit %s: signal %.4f: proxy P@1 %.4f (real %.4f)", d.Name, sig, v, measured.ProxyP1)
 	}); err != nil {
@@ -233,139 +244,6 @@ func sampleOf(d *Dataset) *Dataset {
 		s.Y.Indptr = append(s.Y.Indptr, int64(len(s.Y.Indices)))
 	}
 	return s
-}
-
-// proxyP1 is the P@1 of the one-pass scorer on d: every fifth point is
-// held out and scored by the others (see FitStandIn).
-func proxyP1(d *Dataset) float64 {
-	L, D := d.Labels(), d.Features()
-	type entry struct {
-		key uint64 // feature<<32 | label
-		w   float32
-	}
-	count := make([]float64, L)
-	// idf of the training part.
-	idf := make([]float32, D)
-	ntrain := 0
-	for i := range d.Len() {
-		if i%5 == 0 {
-			continue
-		}
-		ntrain++
-		feats, _ := d.X.Row(i)
-		for _, f := range feats {
-			idf[f]++
-		}
-	}
-	for f := range idf {
-		idf[f] = float32(math.Log(float64(ntrain+1) / float64(idf[f]+1)))
-	}
-	value := func(vals []float32, feats []int32, j int) float32 {
-		if vals == nil {
-			return idf[feats[j]]
-		}
-		return vals[j] * idf[feats[j]]
-	}
-	norm := func(vals []float32, feats []int32) float32 {
-		var s float64
-		for j := range feats {
-			v := float64(value(vals, feats, j))
-			s += v * v
-		}
-		return float32(1 / math.Sqrt(math.Max(s, 1e-30)))
-	}
-	var es []entry
-	for i := range d.Len() {
-		if i%5 == 0 {
-			continue
-		}
-		feats, vals := d.X.Row(i)
-		labels, _ := d.Y.Row(i)
-		inv := norm(vals, feats)
-		for _, l := range labels {
-			count[l]++
-			for j, f := range feats {
-				es = append(es, entry{uint64(f)<<32 | uint64(l), value(vals, feats, j) * inv})
-			}
-		}
-	}
-	slices.SortFunc(es, func(a, b entry) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
-	// Merged: the labels of feature f at start[f]:start[f+1].
-	start := make([]int, D+1)
-	var lab []int32
-	var w []float32
-	cnorm := make([]float64, L)
-	for i := 0; i < len(es); {
-		j, sum := i, float32(0)
-		for ; j < len(es) && es[j].key == es[i].key; j++ {
-			sum += es[j].w
-		}
-		f, l := int32(es[i].key>>32), int32(es[i].key)
-		start[f+1]++
-		lab = append(lab, l)
-		w = append(w, sum)
-		cnorm[l] += float64(sum) * float64(sum)
-		i = j
-	}
-	for e, l := range lab {
-		w[e] /= float32(math.Sqrt(cnorm[l]))
-	}
-	for f := range D {
-		start[f+1] += start[f]
-	}
-	prior := int32(0)
-	for l := range count {
-		if count[l] > count[prior] {
-			prior = int32(l)
-		}
-	}
-	score := make([]float32, L)
-	stamp := make([]int32, L)
-	var touched []int32
-	hits, tests := 0, 0
-	for i := 0; i < d.Len(); i += 5 {
-		feats, vals := d.X.Row(i)
-		labels, _ := d.Y.Row(i)
-		if len(labels) == 0 {
-			continue
-		}
-		tests++
-		inv := norm(vals, feats)
-		touched = touched[:0]
-		for j, f := range feats {
-			x := value(vals, feats, j) * inv
-			for e := start[f]; e < start[f+1]; e++ {
-				l := lab[e]
-				if stamp[l] != int32(i+1) {
-					stamp[l] = int32(i + 1)
-					score[l] = 0
-					touched = append(touched, l)
-				}
-				score[l] += x * w[e]
-			}
-		}
-		best := prior
-		if len(touched) > 0 {
-			best = touched[0]
-			for _, l := range touched {
-				if score[l] > score[best] || score[l] == score[best] && l < best {
-					best = l
-				}
-			}
-		}
-		if slices.Contains(labels, best) {
-			hits++
-		}
-	}
-	return float64(hits) / float64(max(tests, 1))
 }
 
 // FitAny returns the stand-in that path names: a stand-in file (".json",

@@ -242,6 +242,10 @@ type standInGen struct {
 	topics                            []int32
 }
 
+// calibrationRounds is how many times calibrate corrects the weights:
+// the head converges in a handful.
+const calibrationRounds = 6
+
 // Streams of the generator, the second word of its PCG sources.
 const (
 	streamLayout    = 0x5ea7d1
@@ -323,9 +327,9 @@ func (g *standInGen) calibrate() {
 	n := min(s.Train, 20000)
 	counts := make([]int32, L)
 	var labels []int32
-	for round := range 4 {
+	for round := range calibrationRounds + 1 {
 		g.index()
-		if round == 3 {
+		if round == calibrationRounds {
 			break
 		}
 		clear(counts)
@@ -346,7 +350,7 @@ func (g *standInGen) calibrate() {
 			if got < 5 || want < 5 {
 				continue
 			}
-			f := math.Pow(want/got, 0.9)
+			f := want / got
 			for k := bands[b]; k < bands[b+1]; k++ {
 				g.weight[k] *= f
 			}
@@ -435,7 +439,7 @@ func (g *standInGen) drawLabels(r *rand.Rand, labels []int32, k int) []int32 {
 // uniform over the features, so nothing is stored.
 func (g *standInGen) prototype(kind uint64, owner int32, slot int) int32 {
 	h := mix(g.seed^(kind+1)<<56^uint64(owner)<<20, uint64(slot))
-	return g.featureIDs[int((h>>11)%uint64(g.s.Features))]
+	return g.featureIDs[draw(g.featureCDF, float64(h>>11)/(1<<53))]
 }
 
 // point draws point i of a split: label ids (sorted), feature ids and
