@@ -25,6 +25,45 @@
 // every epoch) into a Batch whose buffers are sized once for the largest
 // batch, so the training loop does not allocate.
 //
+// # Stand-ins
+//
+// Generate imitates a Profile (a few published statistics) with labels
+// drawn independently from a power law. A StandIn imitates a real set
+// more closely, with the structure of extreme-classification data, and
+// FitStandIn fits one to a set; data gen --like FILE|DIR writes a stand-in
+// of any size. The model, point by point (each from its own seeded
+// stream, so a set streams out in O(points) and the same parameters and
+// seed give the same bytes):
+//
+//   - Labels per point and features per point are drawn from the real
+//     set's distributions, kept as 129 quantiles: means, spread and tails.
+//   - Labels have a frequency rank; the share of points carrying the label
+//     of each rank follows the real set's sorted frequency curve, kept as a
+//     function of the rank's fraction of the label count so that it
+//     rescales to any number of labels. The generator calibrates its label
+//     weights by simulation so that distinct draws hit the curve's head.
+//   - Co-occurrence: labels fall in Topics clusters (a seeded round-robin
+//     over shuffled ranks, so each holds head and tail labels). A point's
+//     first label, and each later one with chance 1 − Concentration, is
+//     drawn from all labels; the others from the topics it already has.
+//     Within a topic labels keep their weights, so the curve holds.
+//   - Features: each label rank and each topic owns a prototype of
+//     PrototypeSize features drawn (by a hash, never stored) from the real
+//     set's feature-frequency curve. A feature of a point comes with chance
+//     Signal from one of its labels' prototypes, otherwise with chance
+//     TopicShare from one of its topics' prototypes, otherwise from the
+//     feature curve alone: the shared noise of common words.
+//   - Values: 1 when the real set is binary, otherwise positive and scaled
+//     to the real set's mean row norm.
+//
+// FitStandIn reads counts, quantiles and curves off the set, and matches
+// the two knobs the data does not show by bisection on generated samples:
+// Concentration on the co-occurrence (the mean log lift of co-occurring
+// label pairs), Signal on the P@1 of a softmax regression trained on a
+// sample. Topics hold about four times a point's labels; TopicShare is 0.3.
+// BENCHMARKS.md compares a trained model on Bibtex and Delicious with the
+// same model on their stand-ins.
+//
 // Bibtex ships inside the binary (Bundled) so that hetsgd trains on real data
 // with no download; see bundled/PROVENANCE.md.
 package data

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,6 +130,41 @@ func FuzzParseFloat(f *testing.F) {
 		}
 		if err != nil && ok && !errors.Is(err, strconv.ErrRange) {
 			t.Fatalf("parseFloat(%q) accepted what strconv rejects: %v", s, err)
+		}
+	})
+}
+
+// A stand-in file is either refused with a *ParseError or read into a
+// StandIn that passes Check and writes back to the same StandIn.
+func FuzzReadStandIn(f *testing.F) {
+	var b bytes.Buffer
+	testStandIn().WriteJSON(&b)
+	f.Add(b.Bytes())
+	f.Add([]byte(`{"format":"hetsgd-standin/1"}`))
+	f.Add([]byte(`{"format":"hetsgd-standin/1","labels":-1}`))
+	f.Add([]byte("[]"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := ReadStandIn(bytes.NewReader(in), "fuzz.json")
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error is not a ParseError: %v", err)
+			}
+			return
+		}
+		if err := s.Check(); err != nil {
+			t.Fatalf("read a stand-in that fails Check: %v", err)
+		}
+		var out bytes.Buffer
+		if err := s.WriteJSON(&out); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadStandIn(&out, "again.json")
+		if err != nil {
+			t.Fatalf("written back, refused: %v", err)
+		}
+		if !reflect.DeepEqual(back, s) {
+			t.Fatalf("round trip changed the stand-in")
 		}
 	})
 }

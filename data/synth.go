@@ -118,6 +118,9 @@ type GenStats struct {
 	UsedLabels               int
 	MaxLabelFreq             int
 	LabelsWithOnePointOrLess int
+	// Summary holds the label curve's and co-occurrence's statistics;
+	// stand-ins fill it (the profile generator does not).
+	Summary *Summary
 }
 
 // Generate writes a synthetic training and test set imitating p to trainW
@@ -151,6 +154,14 @@ func GenerateDir(dir string, p Profile, seed uint64, overwrite bool) (train, tes
 // train.txt beside an old test.txt only if the process dies between the two
 // renames.
 func GenerateDirContext(ctx context.Context, dir string, p Profile, seed uint64, overwrite bool) (train, test GenStats, err error) {
+	return generateDir(dir, overwrite, func(trainW, testW io.Writer) (GenStats, GenStats, error) {
+		return GenerateContext(ctx, p, seed, trainW, testW)
+	})
+}
+
+// generateDir runs gen on train.txt and test.txt in dir, whole files or
+// none (see GenerateDirContext).
+func generateDir(dir string, overwrite bool, gen func(trainW, testW io.Writer) (GenStats, GenStats, error)) (train, test GenStats, err error) {
 	if err = os.MkdirAll(dir, 0o755); err != nil {
 		return train, test, fmt.Errorf("data: %w", err)
 	}
@@ -171,7 +182,7 @@ func GenerateDirContext(ctx context.Context, dir string, p Profile, seed uint64,
 		}
 		defer files[i].Abort() // does nothing after Commit
 	}
-	if train, test, err = GenerateContext(ctx, p, seed, files[0], files[1]); err != nil {
+	if train, test, err = gen(files[0], files[1]); err != nil {
 		return train, test, err
 	}
 	if err := files[0].Commit(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -17,7 +18,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"stats": runDataStats,
 		"gen":   runDataGen,
 	}
-	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE [--scale S] [--seed N] --out DIR\n\nRun \"hetsgd data stats --help\" or \"hetsgd data gen --help\" for their flags.\n"
+	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR\n\nRun \"hetsgd data stats --help\" or \"hetsgd data gen --help\" for their flags.\n"
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(stdout, usage) // asked for: not an error
 		return flag.ErrHelp
@@ -73,24 +74,22 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data gen", "data gen --like PROFILE [--scale S] [--points N] [--seed N] --out DIR", stderr)
-	like := fs.String("like", "", "statistics to imitate: "+strings.Join(data.ProfileNames(), ", "))
+	fs := newFlagSet("data gen", "data gen --like PROFILE|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR", stderr)
+	like := fs.String("like", "", "what to imitate: a profile ("+strings.Join(data.ProfileNames(), ", ")+"), a dataset file or folder to fit a stand-in to, or a stand-in file that --save-fit wrote")
 	scale := fs.Float64("scale", 1, "multiply points, features and labels by this `factor`")
 	points := fs.Int("points", 0, "training points `N` (test points in the profile's proportion), features and labels as --scale makes them (default: the scaled profile's)")
-	seed := fs.Uint64("seed", 1, "`seed` of the generator")
+	seed := fs.Uint64("seed", 1, "`seed` of the generator (and of the fit's samples)")
 	out := fs.String("out", "", "output `dir` for train.txt and test.txt")
-	force := fs.Bool("force", false, "overwrite existing files in --out")
+	force := fs.Bool("force", false, "overwrite existing files in --out (and --save-fit)")
+	saveFit := fs.String("save-fit", "", "write the fitted stand-in's parameters to `file` (JSON), for --like later")
+	verbose := fs.Bool("v", false, "print the fit's search steps")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *like == "" || *out == "" {
-		fmt.Fprintln(stderr, "hetsgd data gen: --like and --out are required")
+	if *like == "" || *out == "" && *saveFit == "" {
+		fmt.Fprintln(stderr, "hetsgd data gen: --like and --out (or --save-fit) are required")
 		fs.Usage()
 		return errUsage
-	}
-	p, err := data.LookupProfile(*like)
-	if err != nil {
-		return err
 	}
 	if !(*scale > 0 && *scale <= 1) {
 		return fmt.Errorf("--scale %v: need a factor in (0, 1]", *scale)
@@ -98,14 +97,48 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *points < 0 || *points > math.MaxInt32 {
 		return fmt.Errorf("--points %d: need a count of training points in [1, %d] (0: the profile's)", *points, math.MaxInt32)
 	}
-	p = p.Scaled(*scale)
-	if *points > 0 {
-		p = p.WithPoints(*points)
+	if p, err := data.LookupProfile(*like); err == nil {
+		if *saveFit != "" {
+			return fmt.Errorf("--save-fit: --like %s is a profile, not a fit (give a dataset file or folder)", *like)
+		}
+		p = p.Scaled(*scale)
+		if *points > 0 {
+			p = p.WithPoints(*points)
+		}
+		train, test, err := data.GenerateDirContext(ctx, *out, p, *seed, *force)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
+		return data.WriteReport(stdout, train, test)
+	} else if _, statErr := os.Stat(*like); statErr != nil && !strings.HasPrefix(*like, "bundled:") {
+		return fmt.Errorf("--like %s: neither a profile (%s) nor a file or folder: %w", *like, strings.Join(data.ProfileNames(), ", "), statErr)
 	}
-	train, test, err := data.GenerateDirContext(ctx, *out, p, *seed, *force)
+	opt := data.FitOptions{Seed: *seed}
+	if *verbose {
+		opt.Log = stderr
+	}
+	s, err := data.Loader{Log: stderr, Context: ctx}.FitAny(*like, opt)
+	if err != nil {
+		return fmt.Errorf("--like %s: %w", *like, err)
+	}
+	if *saveFit != "" {
+		if err := s.Save(*saveFit, *force); err != nil {
+			return fmt.Errorf("--save-fit: %w", err)
+		}
+		fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
+	}
+	if *out == "" {
+		return nil
+	}
+	s = s.Scaled(*scale)
+	if *points > 0 {
+		s = s.WithPoints(*points)
+	}
+	train, test, err := s.GenerateDirContext(ctx, *out, *seed, *force)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
-	return data.WriteReport(stdout, train, test)
+	return data.WriteStandInReport(stdout, s, train, test)
 }

@@ -430,3 +430,41 @@ func TestTrainBuildsItsStrategyOnce(t *testing.T) {
 		}
 	}
 }
+
+// data gen --like DIR fits a stand-in to the folder's set, --save-fit
+// keeps its parameters, and --like FIT.json generates from them again, at
+// any size; a bad fit file is named with the setting that is wrong.
+func TestDataGenStandIn(t *testing.T) {
+	base := t.TempDir()
+	real, fitted, again := filepath.Join(base, "real"), filepath.Join(base, "fitted"), filepath.Join(base, "again")
+	fit := filepath.Join(base, "fit.json")
+	if code, _, errs := runCLI(t, "data", "gen", "--like", "bibtex", "--scale", "0.1", "--out", real); code != 0 {
+		t.Fatalf("data gen (profile): exit %d %q", code, errs)
+	}
+	code, out, errs := runCLI(t, "data", "gen", "--like", real, "--save-fit", fit, "--out", fitted)
+	if code != 0 {
+		t.Fatalf("data gen --like DIR: exit %d %q", code, errs)
+	}
+	words := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"train points 488 488", "co-occurrence", "labels on ≤2 points", "model: "} {
+		if !strings.Contains(words, want) {
+			t.Errorf("data gen --like DIR: no %q in\n%s", want, out)
+		}
+	}
+	code, out, errs = runCLI(t, "data", "gen", "--like", fit, "--points", "100", "--out", again)
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "train points 488 100") {
+		t.Fatalf("data gen --like FIT.json --points 100: exit %d %q\n%s", code, errs, out)
+	}
+	if code, _, errs := runCLI(t, "train", "--data", again, "--epochs", "1", "--hidden", "16"); code != 0 {
+		t.Fatalf("training on a stand-in: %s", errs)
+	}
+	b, _ := os.ReadFile(fit)
+	bad := filepath.Join(base, "bad.json")
+	os.WriteFile(bad, bytes.Replace(b, []byte(`"topic_share": 0.3`), []byte(`"topic_share": 2`), 1), 0o644)
+	if code, _, errs := runCLI(t, "data", "gen", "--like", bad, "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "bad.json: invalid stand-in: topic_share: 2") {
+		t.Errorf("bad fit file: exit %d %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, "data", "gen", "--like", filepath.Join(base, "nowhere"), "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "neither a profile") {
+		t.Errorf("--like of nothing: exit %d %q", code, errs)
+	}
+}

@@ -1,0 +1,637 @@
+package data
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/hetsgd/hetsgd/sparse"
+)
+
+// StandIn holds the parameters of the stand-in generator: the statistics of
+// a real set that it reproduces (FitStandIn measures them) and the knobs of
+// its model, which the package documentation describes. A StandIn is plain
+// data: it is saved and read back as JSON (WriteJSON, ReadStandIn), and the
+// same StandIn and seed always generate the same bytes.
+type StandIn struct {
+	// Name is the set the parameters were fitted to.
+	Name string `json:"name"`
+	// Train and Test are the points of each split to generate; Features
+	// and Labels the dimensions.
+	Train    int `json:"train"`
+	Test     int `json:"test"`
+	Features int `json:"features"`
+	Labels   int `json:"labels"`
+	// LabelsPerPoint and FeaturesPerPoint are quantiles of the per-point
+	// counts at the probabilities i/(n−1), i = 0..n−1: the whole
+	// distribution, its spread and its tail, in a few hundred bytes.
+	LabelsPerPoint   []float64 `json:"labels_per_point"`
+	FeaturesPerPoint []float64 `json:"features_per_point"`
+	// LabelCurve is the share of points carrying the label of each
+	// frequency rank, as a function of the rank's fraction of the label
+	// count, so that it rescales to any number of labels.
+	LabelCurve Curve `json:"label_curve"`
+	// FeatureCurve is the same for features; it shapes the noise.
+	FeatureCurve Curve `json:"feature_curve"`
+	// RowNorm is the L2 norm given to every row; 0 means binary rows (every
+	// value 1), as in Bibtex and Delicious.
+	RowNorm float64 `json:"row_norm"`
+	// Topics is the number of label clusters; Concentration the chance
+	// that a point's next label comes from one of the topics it already
+	// has rather than from the whole label set.
+	Topics        int     `json:"topics"`
+	Concentration float64 `json:"concentration"`
+	// Signal is the chance that a feature of a point is drawn from one of
+	// its labels' prototypes; TopicShare the chance that one that is not
+	// comes from one of its topics' prototypes (the rest is noise).
+	Signal     float64 `json:"signal"`
+	TopicShare float64 `json:"topic_share"`
+	// PrototypeSize is the number of features in each label's and each
+	// topic's prototype.
+	PrototypeSize int `json:"prototype_size"`
+	// Real holds the statistics of the set fitted to, for reports; nil
+	// for a StandIn built by hand.
+	Real *Summary `json:"real,omitempty"`
+}
+
+// Summary is what a stand-in is compared on.
+type Summary struct {
+	Points            int     `json:"points"`
+	AvgLabels         float64 `json:"avg_labels"`
+	AvgFeatures       float64 `json:"avg_features"`
+	TopLabelShare     float64 `json:"top_label_share"`       // points carrying the most frequent label, over points
+	HeadShare         float64 `json:"head_share"`            // label assignments on the most frequent tenth of the labels
+	LabelsOnOneOrLess float64 `json:"labels_on_one_or_less"` // share of the labels on at most 1 point
+	LabelsOnTwoOrLess float64 `json:"labels_on_two_or_less"`
+	// CoOccurrence is the mean log lift of the label pairs that occur
+	// together, log(N·n_ij/(n_i·n_j)) weighted by n_ij, measured on the
+	// first CoOccurrencePoints points (it depends on their number, so
+	// sets are compared on the same number).
+	CoOccurrence       float64 `json:"co_occurrence"`
+	CoOccurrencePoints int     `json:"co_occurrence_points"`
+	// ProxyP1 is the P@1 of the one-pass scorer (see FitStandIn) on the
+	// fit's sample; 0 when not measured.
+	ProxyP1 float64 `json:"proxy_p1,omitempty"`
+}
+
+// Curve is a positive, non-increasing function of a rank fraction q in
+// (0, 1], known at knots At (increasing) and interpolated linearly in log
+// Value between them (constant beyond the ends).
+type Curve struct {
+	At    []float64 `json:"at"`
+	Value []float64 `json:"value"`
+}
+
+// Eval returns the curve at q.
+func (c Curve) Eval(q float64) float64 {
+	n := len(c.At)
+	i := sort.SearchFloat64s(c.At, q)
+	switch {
+	case i == 0:
+		return c.Value[0]
+	case i == n:
+		return c.Value[n-1]
+	}
+	t := (q - c.At[i-1]) / (c.At[i] - c.At[i-1])
+	return math.Exp((1-t)*math.Log(c.Value[i-1]) + t*math.Log(c.Value[i]))
+}
+
+// curveOf returns the curve of counts sorted in decreasing order, as
+// shares of points (zeros floored at a quarter point, so the log is
+// finite): every rank when there are few, otherwise the head's ranks one by
+// one, geometrically spaced ranks after them and a uniform grid, so that
+// both the head and the long tail are kept.
+func curveOf(sorted []int, points int) Curve {
+	n := len(sorted)
+	ranks := []int{}
+	if n <= 256 {
+		for r := range n {
+			ranks = append(ranks, r)
+		}
+	} else {
+		for r := range 32 {
+			ranks = append(ranks, r)
+		}
+		for x := 32.0; x < float64(n); x *= 1.1 {
+			ranks = append(ranks, int(x))
+		}
+		for i := range 65 {
+			ranks = append(ranks, min(n-1, i*(n-1)/64))
+		}
+		slices.Sort(ranks)
+		ranks = slices.Compact(ranks)
+	}
+	floor := 0.25 / float64(max(points, 1))
+	c := Curve{At: make([]float64, len(ranks)), Value: make([]float64, len(ranks))}
+	for i, r := range ranks {
+		c.At[i] = (float64(r) + 0.5) / float64(n)
+		c.Value[i] = math.Max(float64(sorted[r])/float64(max(points, 1)), floor)
+	}
+	return c
+}
+
+// quantileKnots is how many quantiles of a per-point count are kept.
+const quantileKnots = 129
+
+// quantilesOf returns the counts' quantiles at i/(quantileKnots−1).
+func quantilesOf(counts []int) []float64 {
+	s := slices.Clone(counts)
+	slices.Sort(s)
+	q := make([]float64, quantileKnots)
+	if len(s) == 0 {
+		return q
+	}
+	for i := range q {
+		q[i] = float64(s[int(math.Round(float64(i)*float64(len(s)-1)/(quantileKnots-1)))])
+	}
+	return q
+}
+
+// drawQuantile draws a count from quantiles q: the inverse distribution
+// function interpolated at u, rounded.
+func drawQuantile(q []float64, u float64) int {
+	x := u * float64(len(q)-1)
+	i := min(int(x), len(q)-2)
+	t := x - float64(i)
+	return int(math.Round((1-t)*q[i] + t*q[i+1]))
+}
+
+// meanQuantile is the mean of the distribution drawQuantile draws from
+// (before rounding and clamping).
+func meanQuantile(q []float64) float64 {
+	var s float64
+	for i := 1; i < len(q); i++ {
+		s += (q[i-1] + q[i]) / 2
+	}
+	return s / float64(len(q)-1)
+}
+
+// WithPoints returns the stand-in with n training points and its test
+// points in the same proportion (at least 8).
+func (s *StandIn) WithPoints(n int) *StandIn {
+	q := *s
+	q.Test = max(8, int(math.Round(float64(n)*float64(s.Test)/float64(max(s.Train, 1)))))
+	q.Train = n
+	return &q
+}
+
+// Scaled returns the stand-in with points, features and labels multiplied
+// by scale (at least 16 features and labels, 16 training and 8 test
+// points); the curves rescale with them, the per-point counts are capped
+// at a quarter of the dimensions.
+func (s *StandIn) Scaled(scale float64) *StandIn {
+	if scale == 1 {
+		return s
+	}
+	q := *s
+	sc := func(n, least int) int { return max(least, int(math.Round(float64(n)*scale))) }
+	q.Features, q.Labels = sc(s.Features, 16), sc(s.Labels, 16)
+	q.Train, q.Test = sc(s.Train, 16), sc(s.Test, 8)
+	capped := func(qs []float64, most int) []float64 {
+		out := slices.Clone(qs)
+		for i := range out {
+			out[i] = math.Min(out[i], float64(max(1, most/4)))
+		}
+		return out
+	}
+	q.LabelsPerPoint = capped(s.LabelsPerPoint, q.Labels)
+	q.FeaturesPerPoint = capped(s.FeaturesPerPoint, q.Features)
+	q.Topics = max(1, min(q.Labels, int(math.Round(float64(s.Topics)*float64(q.Labels)/float64(s.Labels)))))
+	q.PrototypeSize = max(1, min(s.PrototypeSize, q.Features))
+	return &q
+}
+
+// profile is the stand-in as a Profile, for GenStats and WriteReport.
+func (s *StandIn) profile() Profile {
+	return Profile{
+		Name: s.Name + " stand-in", Features: s.Features, Labels: s.Labels, Train: s.Train, Test: s.Test,
+		AvgNNZ: meanQuantile(s.FeaturesPerPoint), AvgLabels: meanQuantile(s.LabelsPerPoint),
+	}
+}
+
+// standInGen generates points of a StandIn. Everything it holds is O(labels
+// + features); each point comes from its own seeded stream.
+type standInGen struct {
+	s    *StandIn
+	seed uint64
+	// By label frequency rank: the label's id, its topic, its weight.
+	labelIDs []int32
+	topicOf  []int32
+	weight   []float64
+	// globalCDF draws a rank by weight; topicRanks holds the ranks
+	// grouped by topic (topic t at topicStart[t]:topicStart[t+1]) and
+	// topicCDF the cumulative weights within each group.
+	globalCDF  []float64
+	topicStart []int
+	topicRanks []int32
+	topicCDF   []float64
+	// featureIDs maps feature frequency rank to id; featureCDF draws a
+	// rank from the feature curve.
+	featureIDs []int32
+	featureCDF []float64
+	// Scratch, reused from point to point: stamps mark what a point
+	// already holds (stamp, bumped per point, saves clearing them).
+	labelStamp, featStamp, topicStamp []uint32
+	stamp                             uint32
+	topics                            []int32
+}
+
+// calibrationRounds is how many times calibrate corrects the weights:
+// the head converges in a handful.
+const calibrationRounds = 6
+
+// Streams of the generator, the second word of its PCG sources.
+const (
+	streamLayout    = 0x5ea7d1
+	streamCalibrate = 0xca11b
+)
+
+func newStandInGen(s *StandIn, seed uint64) *standInGen {
+	g := &standInGen{s: s, seed: seed}
+	L, D := s.Labels, s.Features
+	r := rand.New(rand.NewPCG(seed, streamLayout))
+	g.labelIDs = identity(L)
+	r.Shuffle(L, func(i, j int) { g.labelIDs[i], g.labelIDs[j] = g.labelIDs[j], g.labelIDs[i] })
+	// Topics take the ranks of a seeded permutation in turn, so that each
+	// has head and tail labels alike.
+	order := identity(L)
+	r.Shuffle(L, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	g.topicOf = make([]int32, L)
+	for i, rank := range order {
+		g.topicOf[rank] = int32(i % s.Topics)
+	}
+	g.featureIDs = identity(D)
+	r.Shuffle(D, func(i, j int) { g.featureIDs[i], g.featureIDs[j] = g.featureIDs[j], g.featureIDs[i] })
+	g.featureCDF = make([]float64, D)
+	var sum float64
+	for k := range D {
+		sum += s.FeatureCurve.Eval((float64(k) + 0.5) / float64(D))
+		g.featureCDF[k] = sum
+	}
+	for k := range g.featureCDF {
+		g.featureCDF[k] /= sum
+	}
+	g.labelStamp = make([]uint32, L)
+	g.featStamp = make([]uint32, D)
+	g.topicStamp = make([]uint32, s.Topics)
+	g.weight = make([]float64, L)
+	g.globalCDF = make([]float64, L)
+	g.topicStart = make([]int, s.Topics+1)
+	g.topicRanks = make([]int32, L)
+	g.topicCDF = make([]float64, L)
+	g.calibrate()
+	return g
+}
+
+func identity(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	return p
+}
+
+// calibrate sets the label weights so that the share of points carrying
+// each rank follows the label curve. A point draws labels until it has
+// its count of distinct ones, so a frequent label's share is not
+// proportional to its weight: a label of share p gets the weight −log(1−p)
+// (exact when the number of draws is Poisson), and then a few rounds of
+// simulation correct the weights of each band of ranks by the ratio of
+// their target to what came out.
+func (g *standInGen) calibrate() {
+	s := g.s
+	L := s.Labels
+	target := make([]float64, L)
+	var sum float64
+	for k := range target {
+		target[k] = s.LabelCurve.Eval((float64(k) + 0.5) / float64(L))
+		sum += target[k]
+	}
+	avg := meanQuantile(s.LabelsPerPoint)
+	for k := range target {
+		target[k] = math.Min(target[k]*avg/sum, 0.98)
+		g.weight[k] = -math.Log1p(-target[k])
+	}
+	// Bands: the head's ranks one by one, then geometrically wider.
+	var bands []int
+	for b := 0; b < L; b = max(b+1, int(float64(b)*1.15)) {
+		bands = append(bands, b)
+	}
+	bands = append(bands, L)
+	n := min(s.Train, 20000)
+	counts := make([]int32, L)
+	var labels []int32
+	for round := range calibrationRounds + 1 {
+		g.index()
+		if round == calibrationRounds {
+			break
+		}
+		clear(counts)
+		for i := range n {
+			r := rand.New(rand.NewPCG(g.seed^streamCalibrate, uint64(i)))
+			labels = g.drawLabels(r, labels[:0], drawQuantile(s.LabelsPerPoint, r.Float64()))
+			for _, l := range labels {
+				counts[l]++ // labels are ranks here
+			}
+		}
+		for b := 0; b+1 < len(bands); b++ {
+			var want, got float64
+			for k := bands[b]; k < bands[b+1]; k++ {
+				want += target[k] * float64(n)
+				got += float64(counts[k])
+			}
+			// Too few draws in a band to tell: leave it.
+			if got < 5 || want < 5 {
+				continue
+			}
+			f := want / got
+			for k := bands[b]; k < bands[b+1]; k++ {
+				g.weight[k] *= f
+			}
+		}
+	}
+}
+
+// index rebuilds the cumulative tables from the weights.
+func (g *standInGen) index() {
+	var sum float64
+	for k, w := range g.weight {
+		sum += w
+		g.globalCDF[k] = sum
+	}
+	for k := range g.globalCDF {
+		g.globalCDF[k] /= sum
+	}
+	T := g.s.Topics
+	clear(g.topicStart)
+	for _, t := range g.topicOf {
+		g.topicStart[t+1]++
+	}
+	for t := range T {
+		g.topicStart[t+1] += g.topicStart[t]
+	}
+	next := slices.Clone(g.topicStart[:T])
+	for k, t := range g.topicOf {
+		g.topicRanks[next[t]] = int32(k)
+		next[t]++
+	}
+	for t := range T {
+		lo, hi := g.topicStart[t], g.topicStart[t+1]
+		sum = 0
+		for i := lo; i < hi; i++ {
+			sum += g.weight[g.topicRanks[i]]
+			g.topicCDF[i] = sum
+		}
+		for i := lo; i < hi; i++ {
+			g.topicCDF[i] /= sum
+		}
+	}
+}
+
+// drawLabels appends k distinct label ranks to labels and leaves the
+// point's topics in g.topics. The first label, and each later one with
+// chance 1 − Concentration, comes from the whole label set by weight
+// (its topic joins the point's); the others come from one of the point's
+// topics, by weight within it. Either way a label's chance stays
+// proportional to its weight, so the label curve holds whatever the
+// concentration.
+func (g *standInGen) drawLabels(r *rand.Rand, labels []int32, k int) []int32 {
+	s := g.s
+	k = max(1, min(k, s.Labels))
+	g.stamp++
+	if g.stamp == 0 { // wrapped: old stamps could match again
+		clear(g.labelStamp)
+		clear(g.featStamp)
+		clear(g.topicStamp)
+		g.stamp = 1
+	}
+	g.topics = g.topics[:0]
+	for tries := 0; len(labels) < k && tries < 8*k+16; tries++ {
+		var rank int32
+		if len(g.topics) > 0 && r.Float64() < s.Concentration {
+			t := g.topics[r.IntN(len(g.topics))]
+			lo, hi := g.topicStart[t], g.topicStart[t+1]
+			i := lo + sort.SearchFloat64s(g.topicCDF[lo:hi], r.Float64())
+			rank = g.topicRanks[min(i, hi-1)]
+		} else {
+			rank = draw(g.globalCDF, r.Float64())
+			if t := g.topicOf[rank]; g.topicStamp[t] != g.stamp {
+				g.topicStamp[t] = g.stamp
+				g.topics = append(g.topics, t)
+			}
+		}
+		if g.labelStamp[rank] != g.stamp {
+			g.labelStamp[rank] = g.stamp
+			labels = append(labels, rank)
+		}
+	}
+	return labels
+}
+
+// prototype returns the slot'th feature of the prototype of a label rank
+// (kind 0) or topic (kind 1): a hash of the seed, the owner and the slot,
+// uniform over the features, so nothing is stored.
+func (g *standInGen) prototype(kind uint64, owner int32, slot int) int32 {
+	h := mix(g.seed^(kind+1)<<56^uint64(owner)<<20, uint64(slot))
+	return g.featureIDs[draw(g.featureCDF, float64(h>>11)/(1<<53))]
+}
+
+// point draws point i of a split: label ids (sorted), feature ids and
+// values, appended to the given slices.
+func (g *standInGen) point(split uint64, i int, labels, feats []int32, vals []float32) ([]int32, []int32, []float32) {
+	s := g.s
+	r := rand.New(rand.NewPCG(g.seed, mix(split+1, uint64(i))))
+	labels = g.drawLabels(r, labels, drawQuantile(s.LabelsPerPoint, r.Float64()))
+	m := max(1, min(drawQuantile(s.FeaturesPerPoint, r.Float64()), s.Features))
+	first := len(feats)
+	for tries := 0; len(feats)-first < m && tries < 4*m+16; tries++ {
+		var f int32
+		switch u := r.Float64(); {
+		case u < s.Signal:
+			f = g.prototype(0, labels[r.IntN(len(labels))], r.IntN(s.PrototypeSize))
+		case u < s.Signal+(1-s.Signal)*s.TopicShare:
+			f = g.prototype(1, g.topics[r.IntN(len(g.topics))], r.IntN(s.PrototypeSize))
+		default:
+			f = g.featureIDs[draw(g.featureCDF, r.Float64())]
+		}
+		if g.featStamp[f] == g.stamp {
+			continue
+		}
+		g.featStamp[f] = g.stamp
+		feats = append(feats, f)
+		if s.RowNorm == 0 {
+			vals = append(vals, 1)
+		} else {
+			vals = append(vals, float32(0.5+r.Float64()))
+		}
+	}
+	if s.RowNorm > 0 {
+		var norm float64
+		for _, v := range vals[first:] {
+			norm += float64(v) * float64(v)
+		}
+		scale := float32(s.RowNorm / math.Sqrt(norm))
+		for j := first; j < len(vals); j++ {
+			vals[j] *= scale
+		}
+	}
+	for j := range labels {
+		labels[j] = g.labelIDs[labels[j]]
+	}
+	slices.Sort(labels)
+	return labels, feats, vals
+}
+
+// write writes n points of a split in the XC format and returns their
+// statistics.
+func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64) (GenStats, error) {
+	s := g.s
+	st := GenStats{Profile: s.profile(), Points: n}
+	sum := newSummer(s.Labels, coPoints(s))
+	bw := bufio.NewWriterSize(w, 1<<20)
+	fmt.Fprintf(bw, "%d %d %d\n", n, s.Features, s.Labels)
+	var (
+		labels, feats []int32
+		vals          []float32
+		line          []byte
+	)
+	for i := range n {
+		if i%genCheck == 0 {
+			if err := ctx.Err(); err != nil {
+				return st, fmt.Errorf("data: generating a stand-in of %s: stopped at point %d of %d: %w", s.Name, i, n, err)
+			}
+		}
+		labels, feats, vals = g.point(split, i, labels[:0], feats[:0], vals[:0])
+		sum.add(labels, len(feats))
+		line = line[:0]
+		for j, l := range labels {
+			if j > 0 {
+				line = append(line, ',')
+			}
+			line = strconv.AppendInt(line, int64(l), 10)
+		}
+		for j, f := range feats {
+			line = append(line, ' ')
+			line = strconv.AppendInt(line, int64(f), 10)
+			line = append(line, ':')
+			line = strconv.AppendFloat(line, float64(vals[j]), 'g', 4, 32)
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return st, fmt.Errorf("data: writing a stand-in of %s: %w", s.Name, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return st, fmt.Errorf("data: writing a stand-in of %s: %w", s.Name, err)
+	}
+	sum.fill(&st)
+	return st, nil
+}
+
+// coPoints is the number of points the co-occurrence is measured on: the
+// real set's, so that the two are comparable.
+func coPoints(s *StandIn) int {
+	if s.Real != nil && s.Real.CoOccurrencePoints > 0 {
+		return s.Real.CoOccurrencePoints
+	}
+	return coOccurrenceMaxPoints
+}
+
+// sample generates n training points as a Dataset, for the fit.
+func (g *standInGen) sample(n int) *Dataset {
+	s := g.s
+	d := &Dataset{Name: s.Name + " stand-in sample"}
+	d.X = sparse.CSR{Rows: n, Cols: s.Features, Indptr: make([]int64, 1, n+1)}
+	d.Y = sparse.CSR{Rows: n, Cols: s.Labels, Indptr: make([]int64, 1, n+1)}
+	var labels []int32
+	for i := range n {
+		labels, d.X.Indices, d.X.Values = g.point(0, i, labels[:0], d.X.Indices, d.X.Values)
+		d.Y.Indices = append(d.Y.Indices, labels...)
+		d.X.Indptr = append(d.X.Indptr, int64(len(d.X.Indices)))
+		d.Y.Indptr = append(d.Y.Indptr, int64(len(d.Y.Indices)))
+	}
+	return d
+}
+
+// GenerateContext writes the stand-in's training and test sets to trainW
+// and testW in the XC format, stopping when ctx ends. Two runs with the
+// same StandIn and seed write the same bytes.
+func (s *StandIn) GenerateContext(ctx context.Context, seed uint64, trainW, testW io.Writer) (train, test GenStats, err error) {
+	if err = s.Check(); err != nil {
+		return train, test, fmt.Errorf("data: the stand-in of %s: %w", s.Name, err)
+	}
+	g := newStandInGen(s, seed)
+	if train, err = g.write(ctx, trainW, s.Train, 0); err != nil {
+		return
+	}
+	test, err = g.write(ctx, testW, s.Test, 1)
+	return
+}
+
+// GenerateDirContext writes train.txt and test.txt into dir as
+// GenerateDirContext does for a profile: whole files or none.
+func (s *StandIn) GenerateDirContext(ctx context.Context, dir string, seed uint64, overwrite bool) (train, test GenStats, err error) {
+	return generateDir(dir, overwrite, func(trainW, testW io.Writer) (GenStats, GenStats, error) {
+		return s.GenerateContext(ctx, seed, trainW, testW)
+	})
+}
+
+// WriteStandInReport prints the generated sets' statistics beside those of
+// the set the stand-in was fitted to (blank when it was built by hand).
+// The co-occurrence is compared on the same number of points; at other
+// sizes of the sets the real set's label curve is compared through shares,
+// which do not depend on the number of points.
+func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
+	ref := Summary{}
+	if s.Real != nil {
+		ref = *s.Real
+	}
+	gen := Summary{}
+	if train.Summary != nil {
+		gen = *train.Summary
+	}
+	num := func(v float64, format string) string {
+		if s.Real == nil {
+			return ""
+		}
+		return fmt.Sprintf(format, v)
+	}
+	rows := []struct{ name, real, gen string }{
+		{"train points", num(float64(ref.Points), "%.0f"), fmt.Sprint(train.Points)},
+		{"test points", "", fmt.Sprint(test.Points)},
+		{"features", "", fmt.Sprint(s.Features)},
+		{"labels", "", fmt.Sprint(s.Labels)},
+		{"avg nnz per point", num(ref.AvgFeatures, "%.2f"), fmt.Sprintf("%.2f", gen.AvgFeatures)},
+		{"avg labels per point", num(ref.AvgLabels, "%.2f"), fmt.Sprintf("%.2f", gen.AvgLabels)},
+		{"top label share", num(ref.TopLabelShare, "%.4f"), fmt.Sprintf("%.4f", gen.TopLabelShare)},
+		{"head share (top 10%)", num(ref.HeadShare, "%.4f"), fmt.Sprintf("%.4f", gen.HeadShare)},
+		{"labels on ≤1 point", num(ref.LabelsOnOneOrLess, "%.4f"), fmt.Sprintf("%.4f", gen.LabelsOnOneOrLess)},
+		{"labels on ≤2 points", num(ref.LabelsOnTwoOrLess, "%.4f"), fmt.Sprintf("%.4f", gen.LabelsOnTwoOrLess)},
+		{"co-occurrence", num(ref.CoOccurrence, "%.4f"), fmt.Sprintf("%.4f", gen.CoOccurrence)},
+		{"  on points", num(float64(ref.CoOccurrencePoints), "%.0f"), fmt.Sprint(gen.CoOccurrencePoints)},
+	}
+	if _, err := fmt.Fprintf(w, "%-22s %12s %12s\n", s.Name, "real", "stand-in"); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if _, err := fmt.Fprintf(w, "%-22s %12s %12s\n", r.name, r.real, r.gen); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "model: %d topics, concentration %.3f, signal %.3f, topic share %.2f, prototypes of %d features, %s\n",
+		s.Topics, s.Concentration, s.Signal, s.TopicShare, s.PrototypeSize, valuesName(s.RowNorm))
+	return err
+}
+
+func valuesName(rowNorm float64) string {
+	if rowNorm == 0 {
+		return "binary values"
+	}
+	return fmt.Sprintf("rows of L2 norm %.3g", rowNorm)
+}
