@@ -490,6 +490,11 @@ func (x *executor) makeNodes() error {
 // close frees the communicators the executor made (every rank calls it at
 // the end of a run).
 func (x *executor) close() {
+	for _, d := range x.devs {
+		if c, ok := d.worker.(Closer); ok {
+			c.Close() // a background build joins the run's end
+		}
+	}
 	for _, c := range []comm.Comm{x.node, x.leaders} {
 		if c != nil {
 			c.Close()

@@ -15,6 +15,7 @@ type (
 	PolledLoader     = workload.PolledLoader
 	Stepper          = workload.Stepper
 	LazyApplier      = workload.LazyApplier
+	Closer           = workload.Closer
 	LineSearcher     = workload.LineSearcher
 	Sizer            = workload.Sizer
 )

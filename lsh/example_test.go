@@ -16,7 +16,7 @@ func Example() {
 		w[i] = float32((i*7919)%201-100) / 100
 	}
 	fam, _ := lsh.NewDWTA(hidden, 2, 10, 1) // K = 2 values a table, L = 10 tables
-	ix, _ := lsh.NewIndex(fam, labels, 128)
+	ix, _ := lsh.NewIndex(fam, labels, labels) // buckets keep every row that hashes to them
 	ix.Build(w, hidden, 1)
 	s, _ := lsh.NewSampler(ix, 50, 1)
 	h := w[42*hidden : 43*hidden] // a hidden vector just like label 42's row

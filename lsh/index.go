@@ -3,6 +3,8 @@ package lsh
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/hetsgd/hetsgd/kernel"
 )
 
 // An Index is L hash tables over the rows of a matrix: each table maps a
@@ -16,17 +18,44 @@ type Index struct {
 	start [][]uint32
 	ids   [][]int32
 	codes []uint32 // scratch of Build: every row's code in table t at codes[t·rows+row]
-	row   []uint32 // scratch of Build: one row's L codes
-	count []uint32 // scratch of Build: rows per bucket of one table
+
+	// Build runs on every core (kernel.Default): the rows are hashed in
+	// parts, each with its scratch row of L codes, then the tables are
+	// filled, each by one part, with its own bucket counts and its own
+	// reservoir stream, seeded by the build's seed and the table. The
+	// scratch is sized once, at the first Build, for the pool's parts.
+	hash  hashTask
+	fill  fillTask
+	parts []buildScratch
+}
+
+// buildScratch is one part's scratch of Build.
+type buildScratch struct {
+	row   []uint32 // one row's L codes
+	count []uint32 // rows per bucket of one table
 	pcg   *rand.PCG
-	rng   *rand.Rand // Build's reservoir sampling, reseeded by each Build
+	rng   *rand.Rand // reservoir sampling of the table being filled
+}
+
+// hashTask hashes a part of the rows into codes; fillTask fills a part of
+// the tables from them. They are fields of the Index, so that a Build
+// passes the pool no new value.
+type hashTask struct {
+	ix  *Index
+	w   []float32
+	dim int
+}
+
+type fillTask struct {
+	ix   *Index
+	seed uint64
 }
 
 // Bytes estimates the memory of an index of rows rows over the tables of
 // fam, so that a run can refuse what the machine does not have.
 func Bytes(fam Family, rows int) int64 {
 	l, b := int64(fam.Tables()), int64(1)<<fam.Bits()
-	return l*(b+1)*4 + l*int64(rows)*4 + int64(rows)*l*4 + b*4
+	return l*(b+1)*4 + l*int64(rows)*4 + int64(rows)*l*4 + int64(kernel.Default().Workers())*(b+l)*4
 }
 
 // NewIndex returns an empty index for rows rows hashed by fam, keeping at
@@ -37,9 +66,8 @@ func NewIndex(fam Family, rows, capacity int) (*Index, error) {
 	}
 	l, b := fam.Tables(), 1<<fam.Bits()
 	ix := &Index{fam: fam, rows: rows, capacity: capacity, buckets: b,
-		start: make([][]uint32, l), ids: make([][]int32, l),
-		codes: make([]uint32, rows*l), row: make([]uint32, l), count: make([]uint32, b), pcg: rand.NewPCG(0, 0)}
-	ix.rng = rand.New(ix.pcg)
+		start: make([][]uint32, l), ids: make([][]int32, l), codes: make([]uint32, rows*l)}
+	ix.hash.ix, ix.fill.ix = ix, ix
 	for t := range l {
 		ix.start[t] = make([]uint32, b+1)
 		ix.ids[t] = make([]int32, 0, rows)
@@ -65,53 +93,88 @@ func (ix *Index) SetFamily(fam Family) {
 // Build hashes the rows of the rows×dim matrix w (row-major) into the tables,
 // replacing what they held. A bucket that more than Capacity rows hash to
 // keeps a uniform random subset of Capacity of them, drawn from a stream
-// seeded by seed; the rows a bucket keeps are in increasing order.
+// seeded by seed and the table; the rows a bucket keeps are in increasing
+// order. The tables are the same whatever the number of cores it runs on,
+// and after the first Build it allocates nothing.
 func (ix *Index) Build(w []float32, dim int, seed uint64) {
 	if len(w) != ix.rows*dim {
 		panic(fmt.Sprintf("lsh: a matrix of %d values for %d rows of %d", len(w), ix.rows, dim))
 	}
+	pool := kernel.Default()
 	l := ix.fam.Tables()
-	// Table-major codes: each table's passes below read its codes in
-	// order, where a row-major layout would miss the cache at every row.
+	parts := min(pool.Workers(), l, ix.rows)
+	if len(ix.parts) < parts {
+		for range parts - len(ix.parts) {
+			pcg := rand.NewPCG(0, 0)
+			ix.parts = append(ix.parts, buildScratch{row: make([]uint32, l), count: make([]uint32, ix.buckets), pcg: pcg, rng: rand.New(pcg)})
+		}
+	}
+	ix.hash.w, ix.hash.dim = w, dim
+	pool.Run(&ix.hash, parts)
+	ix.hash.w = nil
+	ix.fill.seed = seed
+	pool.Run(&ix.fill, parts)
+}
+
+// Part hashes the rows of part i of n. Table-major codes: each table's
+// fill reads its codes in order, where a row-major layout would miss the
+// cache at every row.
+func (h *hashTask) Part(i, n int) {
+	ix := h.ix
+	row := ix.parts[i].row
+	rows := ix.rows
+	for r := i * rows / n; r < (i+1)*rows/n; r++ {
+		ix.fam.Hash(row, h.w[r*h.dim:(r+1)*h.dim])
+		for t, c := range row {
+			ix.codes[t*rows+r] = c
+		}
+	}
+}
+
+// Part fills the tables of part i of n.
+func (f *fillTask) Part(i, n int) {
+	ix := f.ix
+	l := ix.fam.Tables()
+	for t := i * l / n; t < (i+1)*l/n; t++ {
+		ix.fillTable(t, &ix.parts[i], f.seed)
+	}
+}
+
+// fillTable fills table t from the codes: it counts the rows of each
+// bucket, places the first Capacity of each in row order, and lets every
+// later one replace a random kept row with probability Capacity/seen
+// (reservoir sampling), from a stream seeded by seed and t — so that the
+// tables are the same whichever part fills them.
+func (ix *Index) fillTable(t int, sc *buildScratch, seed uint64) {
 	n := ix.rows
-	for i := range n {
-		ix.fam.Hash(ix.row, w[i*dim:(i+1)*dim])
-		for t, c := range ix.row {
-			ix.codes[t*n+i] = c
+	sc.pcg.Seed(seed, 0xb0c4e7+uint64(t))
+	r := sc.rng
+	count := sc.count
+	clear(count)
+	codes := ix.codes[t*n : (t+1)*n]
+	for _, c := range codes {
+		count[c]++
+	}
+	start := ix.start[t]
+	start[0] = 0
+	for b, c := range count {
+		start[b+1] = start[b] + min(c, uint32(ix.capacity))
+	}
+	ids := ix.ids[t][:start[ix.buckets]]
+	clear(count) // now: rows seen so far per bucket
+	for i, b := range codes {
+		seen := count[b]
+		count[b]++
+		if seen < uint32(ix.capacity) {
+			ids[start[b]+seen] = int32(i)
+		} else if j := r.Uint32N(seen + 1); j < uint32(ix.capacity) {
+			// Keep the bucket in row order: drop slot j, append i.
+			at := ids[start[b]:start[b+1]]
+			copy(at[j:], at[j+1:])
+			at[len(at)-1] = int32(i)
 		}
 	}
-	ix.pcg.Seed(seed, 0xb0c4e7)
-	r := ix.rng
-	for t := range l {
-		// Count the rows of each bucket, place the first Capacity of each
-		// in row order, and let every later one replace a random kept row
-		// with probability Capacity/seen (reservoir sampling).
-		clear(ix.count)
-		codes := ix.codes[t*n : (t+1)*n]
-		for _, c := range codes {
-			ix.count[c]++
-		}
-		start := ix.start[t]
-		start[0] = 0
-		for b, c := range ix.count {
-			start[b+1] = start[b] + min(c, uint32(ix.capacity))
-		}
-		ids := ix.ids[t][:start[ix.buckets]]
-		clear(ix.count) // now: rows seen so far per bucket
-		for i, b := range codes {
-			seen := ix.count[b]
-			ix.count[b]++
-			if seen < uint32(ix.capacity) {
-				ids[start[b]+seen] = int32(i)
-			} else if j := r.Uint32N(seen + 1); j < uint32(ix.capacity) {
-				// Keep the bucket in row order: drop slot j, append i.
-				at := ids[start[b]:start[b+1]]
-				copy(at[j:], at[j+1:])
-				at[len(at)-1] = int32(i)
-			}
-		}
-		ix.ids[t] = ids
-	}
+	ix.ids[t] = ids
 }
 
 // Bucket returns the rows of table t's bucket b (shared; valid until the

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/kernel"
 )
 
 func randVec(r *rand.Rand, dim int) []float32 {
@@ -464,6 +466,37 @@ func TestDWTABinMatchesReference(t *testing.T) {
 			if got, want := d.bin(v, b), binReference(d, v, b); got != want {
 				t.Fatalf("bin %d of %v: %d, want %d", b, v, got, want)
 			}
+		}
+	}
+}
+
+// Build runs on every core and its tables do not depend on how many there
+// are: one worker and four build the same tables, bucket for bucket; after
+// the first Build, a Build allocates nothing.
+func TestIndexBuildParallel(t *testing.T) {
+	const rows, dim = 3000, 32
+	defer kernel.SetThreads(0)
+	r := rand.New(rand.NewPCG(3, 3))
+	w := matrix(r, rows, dim)
+	for name, f := range families(t, dim, 3, 8, 4) {
+		var built [2]*Index
+		for i, threads := range []int{1, 4} {
+			kernel.SetThreads(threads)
+			ix, err := NewIndex(f, rows, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.Build(w, dim, 7)
+			built[i] = ix
+		}
+		for tb := range f.Tables() {
+			if !slices.Equal(built[0].ids[tb], built[1].ids[tb]) || !slices.Equal(built[0].start[tb], built[1].start[tb]) {
+				t.Fatalf("%s: table %d differs between 1 and 4 workers", name, tb)
+			}
+		}
+		ix := built[1]
+		if a := testing.AllocsPerRun(5, func() { ix.Build(w, dim, 8) }); a != 0 {
+			t.Errorf("%s: Build allocates %v times after the first", name, a)
 		}
 	}
 }

@@ -251,6 +251,17 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sam
 	return sw, nil
 }
 
+// Close implements Closer: it waits for a background build under way,
+// which reads the worker's snapshot and fills its spare tables, and swaps
+// its tables in, so that no goroutine of the worker outlives the run.
+func (x *sampledWorker) Close() {
+	if x.done != nil {
+		<-x.done
+		x.ix, x.spare, x.done = x.spare, x.ix, nil
+		x.sampler.Use(x.ix)
+	}
+}
+
 // tables keeps the device's tables in step with its weights p: built before
 // the first step, then rebuilt every Rehash samples (new hash functions
 // every Rebuild), the intervals growing by e^Growth each time. A finished

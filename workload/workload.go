@@ -239,6 +239,13 @@ type Describer interface {
 	Describe(rec *runlog.Config, lineSearch bool)
 }
 
+// Closer is implemented by workers with work of their own under way (a
+// sampled layer's table build in the background): Close waits for it to
+// end. A run closes its workers when it ends.
+type Closer interface {
+	Close()
+}
+
 // LazyApplier is implemented by workers whose Step updates only the rows a
 // batch touches (Lazy): ApplyLast applies an update so, from the gradient
 // of the last Gradient — a strategy that all-reduces the gradient of one
