@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/bounded"
 	"github.com/hetsgd/hetsgd/internal/timing"
+	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/workload"
 
 	"github.com/hetsgd/hetsgd/kernel"
@@ -93,6 +95,9 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 	c := Model{PerBatch: coef[0], PerSparse: coef[1], PerDense: coef[2], PerLogit: coef[3], PerWeight: coef[4], PerParam: perParam,
 		Source: fmt.Sprintf("hetsgd calibrate, %d shapes, %s, kernel %s, %d threads, %s",
 			len(grid), cpuName(), kernel.Impl(), kernel.Default().Workers(), time.Now().UTC().Format("2006-01-02"))}
+	if err := c.calibrateSampled(ctx, quick, w); err != nil {
+		return Model{}, err
+	}
 	if w != nil {
 		var worst float64
 		fmt.Fprintf(w, "%6s %6s %6s %5s %7s  %9s %9s\n", "inputs", "hidden", "labels", "batch", "nnz/row", "measured", "model")
@@ -108,6 +113,97 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 		fmt.Fprintf(w, "gradient fit: worst relative error %.0f%% over %d shapes; update: %.3g s per parameter\n", 100*worst, len(xs), perParam)
 	}
 	return c, c.Validate()
+}
+
+// calibrateSampled measures the sampled output layer's terms: PerHash from
+// a table build (its hash values: every row, K·L each), then PerGather
+// fitted, by least squares through 0, to what c's other terms leave of the
+// times of sampled steps (SLIDE's layer with the tool's defaults, its
+// tables built once before the timed steps, plain SGD) over a few label
+// counts, widths and batch sizes.
+func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer) error {
+	r := rand.New(rand.NewPCG(3, 4))
+	s := workload.DefaultSampling()
+	s.Background, s.Rehash, s.Rebuild = false, 1<<30, 1<<30
+	type shape struct{ inputs, hidden, labels, rows, nnz int }
+	grid := []shape{{20000, 64, 16384, 64, 64}, {20000, 128, 16384, 256, 64}, {50000, 128, 65536, 128, 256}, {50000, 64, 65536, 256, 64}}
+	if quick {
+		grid = []shape{{2000, 64, 4096, 64, 64}, {2000, 128, 4096, 128, 64}}
+	}
+	// PerHash: a build of the largest layer's tables.
+	last := grid[len(grid)-1]
+	fam, err := lsh.NewDWTA(last.hidden, s.K, s.L, 1)
+	if err != nil {
+		return err
+	}
+	ix, err := lsh.NewIndex(fam, last.labels, s.Capacity)
+	if err != nil {
+		return err
+	}
+	wt := make([]float32, last.labels*last.hidden)
+	for i := range wt {
+		wt[i] = float32(r.NormFloat64())
+	}
+	sec, err := timeIt(ctx, func() { ix.Build(wt, last.hidden, 1) }, quick)
+	if err != nil {
+		return fmt.Errorf("cost: calibration stopped timing a table build: %w", err)
+	}
+	c.PerHash = sec / float64(last.labels*s.K*s.L)
+	// PerGather: sampled steps.
+	var num, den float64
+	type row struct {
+		p         shape
+		work      workload.Work
+		sec, pred float64
+	}
+	var rows []row
+	for i, p := range grid {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("cost: calibration stopped after %d of %d sampled shapes: %w", i, len(grid), err)
+		}
+		x, y := workload.RandomBatch(r, 4*p.rows, p.inputs, p.labels, p.nnz)
+		set := &data.Dataset{Name: "calibration", X: x, Y: y}
+		xw, err := workload.NewXML(set, set, []int{p.hidden}, 0, 0, p.rows)
+		if err != nil {
+			return err
+		}
+		if err := xw.SetSampling(s); err != nil {
+			return err
+		}
+		wk, err := xw.NewWorker(p.rows, 1, true)
+		if err != nil {
+			return err
+		}
+		par, g := make([]float32, xw.NumParams()), make([]float32, xw.NumParams())
+		xw.Init(par, 1)
+		wk.Load(data.NewSampler(set.Len(), 1), p.rows)
+		opt, _ := optim.New(optim.Config{Name: "sgd"}, len(par))
+		step := wk.(workload.Stepper)
+		sec, err := timeIt(ctx, func() { u := opt.Fused(1e-3); step.Step(par, g, &u) }, quick)
+		if err != nil {
+			return fmt.Errorf("cost: calibration stopped after %d of %d sampled shapes: %w", i, len(grid), err)
+		}
+		work := wk.(workload.Accountant).LastWork()
+		sh := xw.Shape()
+		n, nnz := wk.Loaded()
+		z := float64(work.Logits) * sh.Out
+		rest := c.BatchWork(sh, n, nnz, work) - c.PerGather*z + c.UpdateWork(sh, work)
+		num += (sec - rest) * z / (sec * sec) // relative residuals, as the dense fit's
+		den += z * z / (sec * sec)
+		rows = append(rows, row{p: p, work: work, sec: sec, pred: rest})
+	}
+	c.PerGather = max(num/den, 1e-15)
+	if w != nil {
+		fmt.Fprintf(w, "%6s %6s %6s %5s %9s  %9s %9s\n", "inputs", "hidden", "labels", "batch", "logits", "measured", "model")
+		var worst float64
+		for _, r := range rows {
+			pred := r.pred + c.PerGather*float64(r.work.Logits)*float64(r.p.hidden)
+			worst = max(worst, math.Abs(pred-r.sec)/r.sec)
+			fmt.Fprintf(w, "%6d %6d %6d %5d %9d  %7.3fms %7.3fms\n", r.p.inputs, r.p.hidden, r.p.labels, r.p.rows, r.work.Logits, r.sec*1e3, pred*1e3)
+		}
+		fmt.Fprintf(w, "sampled layer: worst relative error %.0f%% over %d shapes; %.3g s per gathered multiply-add, %.3g s per hash value\n", 100*worst, len(rows), c.PerGather, c.PerHash)
+	}
+	return nil
 }
 
 // timeIt returns the median time of f over a few runs, after a warm-up.

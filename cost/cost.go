@@ -23,6 +23,18 @@ import (
 // weights that every gradient makes whatever the batch (clearing the first
 // layer's gradient, packing the weights for the products, writing their
 // gradient), and the optimizer's pass over the parameters.
+//
+// A sampled output layer (SLIDE's) computes logits for a batch's active
+// rows only, and its batch is priced by what it did (workload.Work):
+//
+//	batch  = PerBatch + PerSparse·nnz·h₁ + PerDense·rows·(Σ in·out − o·L) + PerLogit·logits
+//	         + PerGather·logits·o + PerHash·hashes + PerWeight·(|w| − (o+1)·L)
+//	update = PerParam·touched   (every parameter when the update was not lazy)
+//
+// where o is the width of the output layer's input: each logit is a dot
+// product of that length over a row gathered from the layer (forward, and
+// the gradient's two products backward), and each hash value reads a bin of
+// the vector it hashes (a point's retrieval, a table build).
 // `hetsgd calibrate` measures them on the machine at hand.
 type Model struct {
 	PerBatch  float64 `json:"per_batch"`
@@ -31,7 +43,14 @@ type Model struct {
 	PerLogit  float64 `json:"per_logit"`
 	PerWeight float64 `json:"per_weight"`
 	PerParam  float64 `json:"per_param"`
+	// The sampled output layer's terms (0 in a model calibrated before
+	// there were any: such a model cannot price a sampled layer).
+	PerGather float64 `json:"per_gather,omitempty"`
+	PerHash   float64 `json:"per_hash,omitempty"`
 	Source    string  `json:"source"` // where the figures come from
+	// SampledSource is where the sampled layer's terms come from, when not
+	// from Source's calibration.
+	SampledSource string `json:"sampled_source,omitempty"`
 }
 
 //go:embed default_cost.json
@@ -61,7 +80,7 @@ func Load(path string) (Model, error) {
 
 // Validate reports a model that cannot be used.
 func (c Model) Validate() error {
-	for _, v := range []float64{c.PerBatch, c.PerSparse, c.PerDense, c.PerLogit, c.PerWeight, c.PerParam} {
+	for _, v := range []float64{c.PerBatch, c.PerSparse, c.PerDense, c.PerLogit, c.PerWeight, c.PerParam, c.PerGather, c.PerHash} {
 		if !(v >= 0) || math.IsInf(v, 0) {
 			return fmt.Errorf("cost: cost model %+v: every coefficient must be finite and ≥ 0", c)
 		}
@@ -81,6 +100,30 @@ func (c Model) Batch(s workload.Shape, rows, nnz int) float64 {
 
 // Update returns the cost of one optimizer pass over the parameters.
 func (c Model) Update(s workload.Shape) float64 { return c.PerParam * s.Params }
+
+// Sampled reports whether the model can price a sampled output layer.
+func (c Model) Sampled() bool { return c.PerGather > 0 && c.PerHash > 0 }
+
+// BatchWork returns the cost of a batch that did w beyond its shape: a
+// dense batch's (Batch) for the zero Work, else a sampled output layer's.
+func (c Model) BatchWork(s workload.Shape, rows, nnz int, w workload.Work) float64 {
+	if w.Logits == 0 && w.Hashes == 0 {
+		return c.Batch(s, rows, nnz)
+	}
+	out := s.Out * s.Labels // the output layer's weights
+	return c.PerBatch + c.PerSparse*float64(nnz)*s.H1 + c.PerDense*float64(rows)*max(0, s.Dense-out) +
+		c.PerLogit*float64(w.Logits) + c.PerGather*float64(w.Logits)*s.Out + c.PerHash*float64(w.Hashes) +
+		c.PerWeight*max(0, s.Params-out-s.Labels)
+}
+
+// UpdateWork returns the cost of the update after a batch that did w: the
+// parameters it touched, or every one.
+func (c Model) UpdateWork(s workload.Shape, w workload.Work) float64 {
+	if w.Touched > 0 {
+		return c.PerParam * float64(w.Touched)
+	}
+	return c.Update(s)
+}
 
 // nFeatures is the number of regressors of a batch's cost.
 const nFeatures = 5

@@ -7,6 +7,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/race"
 )
 
 // testStandIn is a stand-in built by hand: 200 labels, 500 features, 1 to
@@ -95,8 +97,8 @@ func TestStandInFollowsParameters(t *testing.T) {
 // Fitted to a set generated with known parameters, the fit finds them
 // again, and the set it generates has the same statistics.
 func TestFitStandInRecoversParameters(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fits (seconds)")
+	if testing.Short() || race.Enabled {
+		t.Skip("a fit is single-threaded arithmetic (seconds, ten times that under the race detector): the ordinary stage runs it")
 	}
 	want := testStandIn()
 	d := newStandInGen(want, 3).sample(want.Train)

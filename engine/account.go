@@ -6,6 +6,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // What an executor reports of its devices, as results rather than fields:
@@ -17,7 +18,8 @@ import (
 // batchRun is a batch a device ran at once under the virtual clock, as
 // the clock prices it: its rows and nonzeros, whether the device also
 // stepped its replica, whether its data was prepared during a collective,
-// the device's speed and the batch's cost noise factor.
+// the device's speed, the batch's cost noise factor, and what a sampled
+// layer's batch computed.
 type batchRun struct {
 	dev       int
 	rows, nnz int
@@ -25,6 +27,7 @@ type batchRun struct {
 	prepared  bool
 	speed     float64
 	noise     float64
+	work      workload.Work // what it did beyond its shape (a sampled layer's)
 }
 
 // runNow loads batch w onto its device (a device of this rank) and, unless
@@ -39,6 +42,9 @@ func (x *executor) runNow(w work, compute bool, sigma float64) batchRun {
 	rows, nnz := d.worker.Loaded()
 	b := batchRun{dev: d.id, rows: rows, nnz: nnz, localStep: d.mode == strategy.LocalStep, prepared: d.prepared,
 		speed: d.speed}
+	if a, ok := d.worker.(Accountant); ok && compute {
+		b.work = a.LastWork()
+	}
 	d.prepared = false
 	b.noise = d.noiseFactor(sigma)
 	return b

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/workload"
 
@@ -171,7 +172,7 @@ func (r *run) identity() []fixed {
 		{"optimizer", js(cfg.Optimizer), "{Config.Optimizer}"}, {"strategy options", js(opts), "{Config.Options}"},
 		{"seed", strconv.FormatUint(cfg.Seed, 10), "{Config.Seed}"}, {"speeds", js(cfg.Speeds), "{Config.Speeds}"},
 		{"fault", js(cfg.Faults), "{Config.Faults}"}, {"noise", f(cfg.Noise), "{Config.Noise}"},
-		{"cost", js(cfg.Cost), "{Config.Cost}"}, {"network", js(cfg.Net), "{Config.Net}"},
+		{"cost", js(identityCost(cfg.Cost, sampledLayer(r.w) != nil)), "{Config.Cost}"}, {"network", js(cfg.Net), "{Config.Net}"},
 		{"prep", f(cfg.Prep), "{Config.Prep}"}, {"line-search", strconv.FormatBool(cfg.LineSearch), "{Config.LineSearch}"},
 	}
 	if s := sampledLayer(r.w); s != nil {
@@ -180,6 +181,17 @@ func (r *run) identity() []fixed {
 		out = append(out, fixed{"output layer", js(*s), "the sampled output layer (its settings)"})
 	}
 	return out
+}
+
+// identityCost is the cost model as a run's identity holds it: a dense
+// run's without the sampled layer's terms, which it never uses, so that a
+// model calibrated since (or the default, which gained them) resumes the
+// checkpoints of the same run.
+func identityCost(c cost.Model, sampled bool) cost.Model {
+	if !sampled {
+		c.PerGather, c.PerHash, c.SampledSource = 0, 0, ""
+	}
+	return c
 }
 
 // workloadKind names what a run trains for its identity: its kind

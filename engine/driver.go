@@ -90,8 +90,13 @@ func Prepare(cfg Config, w Workload) (*Prepared, error) {
 		}
 	}
 	if sampledLayer(w) != nil && cfg.Clock == Virtual {
-		// The cost model prices a dense output layer.
-		return nil, setting.Errorf("engine", "engine: {Config.Clock} %s: a sampled output layer runs under the real clock only (the virtual clock's cost model has no term for it)", cfg.Clock)
+		// The virtual clock prices what a sampled layer's batch computed.
+		switch {
+		case cfg.TimingOnly:
+			return nil, setting.Errorf("engine", "engine: {Config.TimingOnly}: a sampled output layer's batch costs what it computes, and a timing-only run computes nothing")
+		case !cfg.Cost.Sampled():
+			return nil, setting.Errorf("engine", "engine: {Config.Cost} (%s) has no terms for a sampled output layer: calibrate one with hetsgd calibrate", cfg.Cost.Source)
+		}
 	}
 	if info, err := strategy.Lookup(cfg.Strategy); err == nil && layeredInProcess(cfg, info.Groups) {
 		if cfg.Checkpoint.Dir != "" || cfg.Resume != nil {

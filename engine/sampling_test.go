@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/workload"
 )
 
@@ -63,8 +65,7 @@ func TestSampledRunLearns(t *testing.T) {
 	}
 }
 
-// The settings are checked, each error naming its field; the virtual clock
-// is refused.
+// The settings are checked, each error naming its field.
 func TestSamplingSettings(t *testing.T) {
 	for field, mod := range map[string]func(*workload.Sampling){
 		"Sampling.Hash":     func(s *workload.Sampling) { s.Hash = "minhash" },
@@ -87,9 +88,55 @@ func TestSamplingSettings(t *testing.T) {
 	if err := workload.DefaultSampling().Check(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(context.Background(), base("sync", 1, Virtual), sampledBibtex(t, false), nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "Config.Clock") {
-		t.Fatalf("a sampled run under the virtual clock: %v", err)
+	// Under the virtual clock: a cost model without the sampled layer's
+	// terms cannot price it, and a timing-only run computes nothing to
+	// price.
+	cfg := base("sync", 1, Virtual)
+	cfg.Cost.PerGather, cfg.Cost.PerHash = 0, 0
+	_, err := Run(context.Background(), cfg, sampledBibtex(t, false), nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "Config.Cost") {
+		t.Fatalf("a sampled run under the virtual clock without the cost model's sampled terms: %v", err)
+	}
+	cfg = sampledVirtual(base("sync", 1, Virtual))
+	cfg.TimingOnly = true
+	if _, err := Run(context.Background(), cfg, sampledBibtex(t, false), nil, nil); err == nil || !strings.Contains(err.Error(), "Config.TimingOnly") {
+		t.Fatalf("a timing-only sampled run: %v", err)
+	}
+}
+
+// sampledVirtual gives cfg a cost model that prices a sampled layer.
+func sampledVirtual(cfg Config) Config {
+	cfg.Cost.PerGather, cfg.Cost.PerHash = 2e-11, 1e-9
+	return cfg
+}
+
+// A sampled layer runs under the virtual clock, every strategy of it
+// deterministic: its tables are built in line (a background build's timing
+// would be the machine's), its batches priced by what they computed. Two
+// runs with the same seed write the same log, byte for byte; the sampled
+// batches cost their own time, not a dense layer's.
+func TestSampledVirtualIsDeterministic(t *testing.T) {
+	logOf := func(w Workload) (string, *Result) {
+		cfg := sampledVirtual(base("adaptive", 4, Virtual))
+		cfg.Speeds = []float64{1, 0.9, 0.8, 0.68}
+		cfg.Epochs, cfg.EvalEvery = 1, 0.25
+		var buf bytes.Buffer
+		res, err := Run(context.Background(), cfg, w, runlog.NewLog(&buf), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buf.String(), res
+	}
+	a, res := logOf(sampledBibtex(t, true))
+	if b, _ := logOf(sampledBibtex(t, true)); a != b {
+		t.Fatal("two sampled virtual runs with the same seed wrote different logs")
+	}
+	dense, denseRes := logOf(xml(t, 0))
+	if dense == a || res.TrainSeconds == denseRes.TrainSeconds {
+		t.Fatalf("the sampled run's virtual time %v is the dense run's", res.TrainSeconds)
+	}
+	if p1 := res.Evals[len(res.Evals)-1].P1; !(p1 > 0.2) {
+		t.Fatalf("the sampled virtual run reached P@1 %v after an epoch", p1)
 	}
 }
 

@@ -119,9 +119,9 @@ func (v *virtualClock) dispatch(w work) error {
 		v.serverFree = start + 2*float64(r.bytes)/net.Link(n).Bandwidth
 		start = v.serverFree + 2*net.Link(n).Latency
 	}
-	cost := r.cfg.Cost.Batch(r.shape, b.rows, b.nnz)
+	cost := r.cfg.Cost.BatchWork(r.shape, b.rows, b.nnz, b.work)
 	if b.localStep {
-		cost += r.cfg.Cost.Update(r.shape)
+		cost += r.cfg.Cost.UpdateWork(r.shape, b.work)
 	}
 	if !b.prepared {
 		cost += r.cfg.Prep * float64(b.rows)

@@ -16,6 +16,7 @@ type (
 	Stepper          = workload.Stepper
 	LazyApplier      = workload.LazyApplier
 	Closer           = workload.Closer
+	Accountant       = workload.Accountant
 	LineSearcher     = workload.LineSearcher
 	Sizer            = workload.Sizer
 )

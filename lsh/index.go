@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 
@@ -182,4 +183,67 @@ func (ix *Index) fillTable(t int, sc *buildScratch, seed uint64) {
 func (ix *Index) Bucket(t int, b uint32) []int32 {
 	s := ix.start[t]
 	return ix.ids[t][s[b]:s[b+1]]
+}
+
+// MarshalBinary encodes the tables (not the family, which its owner draws
+// again from its seed): a checkpoint keeps them, so that a resumed run
+// retrieves the same rows as the run it continues.
+func (ix *Index) MarshalBinary() ([]byte, error) {
+	l := len(ix.start)
+	n := 0
+	for t := range l {
+		n += len(ix.start[t]) + len(ix.ids[t])
+	}
+	out := make([]byte, 0, 4*(n+2*l))
+	for t := range l {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(ix.ids[t])))
+		for _, v := range ix.start[t] {
+			out = binary.LittleEndian.AppendUint32(out, v)
+		}
+		for _, v := range ix.ids[t] {
+			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		}
+	}
+	return out, nil
+}
+
+// UnmarshalBinary restores tables MarshalBinary encoded for an index of the
+// same rows and family shape, checking that every bucket's rows are rows of
+// the index.
+func (ix *Index) UnmarshalBinary(b []byte) error {
+	for t := range ix.start {
+		if len(b) < 4 {
+			return fmt.Errorf("lsh: tables: table %d is cut short", t)
+		}
+		n := binary.LittleEndian.Uint32(b)
+		b = b[4:]
+		if uint64(n) > uint64(cap(ix.ids[t])) || uint64(len(b)) < 4*(uint64(len(ix.start[t]))+uint64(n)) {
+			return fmt.Errorf("lsh: tables: table %d of %d rows does not fit an index of %d rows, or is cut short", t, n, ix.rows)
+		}
+		start := ix.start[t]
+		for i := range start {
+			start[i] = binary.LittleEndian.Uint32(b[4*i:])
+			if start[i] > n || i > 0 && start[i] < start[i-1] {
+				return fmt.Errorf("lsh: tables: table %d's bucket %d starts at %d of %d rows", t, i, start[i], n)
+			}
+		}
+		if start[len(start)-1] != n {
+			return fmt.Errorf("lsh: tables: table %d lists %d rows, its buckets %d", t, n, start[len(start)-1])
+		}
+		b = b[4*len(start):]
+		ids := ix.ids[t][:n]
+		for i := range ids {
+			v := binary.LittleEndian.Uint32(b[4*i:])
+			if v >= uint32(ix.rows) {
+				return fmt.Errorf("lsh: tables: table %d holds row %d of %d", t, v, ix.rows)
+			}
+			ids[i] = int32(v)
+		}
+		ix.ids[t] = ids
+		b = b[4*n:]
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("lsh: tables: %d bytes past the last table", len(b))
+	}
+	return nil
 }

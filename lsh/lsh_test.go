@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -499,4 +500,64 @@ func TestIndexBuildParallel(t *testing.T) {
 			t.Errorf("%s: Build allocates %v times after the first", name, a)
 		}
 	}
+}
+
+// Tables survive their encoding: an index restored from another's bytes
+// holds the same buckets; bytes cut short, or naming a row the index does
+// not have, are refused.
+func TestIndexMarshal(t *testing.T) {
+	const rows, dim = 500, 16
+	r := rand.New(rand.NewPCG(5, 5))
+	w := matrix(r, rows, dim)
+	f, err := NewDWTA(dim, 2, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, _ := NewIndex(f, rows, 8)
+	ix.Build(w, dim, 3)
+	b, err := ix.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := NewIndex(f, rows, 8)
+	if err := again.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	for tb := range f.Tables() {
+		if !slices.Equal(ix.ids[tb], again.ids[tb]) || !slices.Equal(ix.start[tb], again.start[tb]) {
+			t.Fatalf("table %d differs after the round trip", tb)
+		}
+	}
+	if err := again.UnmarshalBinary(b[:len(b)-1]); err == nil {
+		t.Error("tables cut short were taken")
+	}
+	bad := slices.Clone(b)
+	copy(bad[len(bad)-4:], []byte{0xff, 0xff, 0, 0})
+	if err := again.UnmarshalBinary(bad); err == nil {
+		t.Error("a row past the index's was taken")
+	}
+}
+
+// UnmarshalBinary refuses, without panicking, any bytes that are not an
+// index's tables, and takes back what it accepts.
+func FuzzIndexUnmarshal(f *testing.F) {
+	fam, err := NewDWTA(8, 1, 2, 1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ix, _ := NewIndex(fam, 20, 4)
+	ix.Build(matrix(rand.New(rand.NewPCG(1, 1)), 20, 8), 8, 1)
+	b, _ := ix.MarshalBinary()
+	f.Add(b)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ix, _ := NewIndex(fam, 20, 4)
+		if err := ix.UnmarshalBinary(b); err != nil {
+			return
+		}
+		again, err := ix.MarshalBinary()
+		if err != nil || !bytes.Equal(again, b) {
+			t.Fatalf("accepted bytes do not encode back: %v", err)
+		}
+	})
 }

@@ -54,9 +54,12 @@ type Sampled struct {
 	bf    []float32 // the shared rows' biases, then their gradient
 	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
-	mark  []uint32  // mark[k] == stamp: row k is in union
-	stamp uint32
-	shift []float32 // −log π_k, the correction's per label (Labels and Correct)
+	// lazyLast: the last batch was a lazy Step (or ApplyLast followed its
+	// Gradient): only the rows Touched counts were updated.
+	lazyLast bool
+	mark     []uint32 // mark[k] == stamp: row k is in union
+	stamp    uint32
+	shift    []float32 // −log π_k, the correction's per label (Labels and Correct)
 }
 
 // SampledOptions shape a sampled pass.
@@ -161,6 +164,7 @@ func (s *Sampled) Shared() []int32 { return s.ids }
 // Gradient writes into g the gradient of the mean sampled loss over the
 // batch and returns that loss; every element of g is written.
 func (s *Sampled) Gradient(p, g []float32, x, y *sparse.CSR) float64 {
+	s.lazyLast = false
 	return s.train(p, g, x, y, nil)
 }
 
@@ -173,7 +177,9 @@ func (s *Sampled) Step(p, g []float32, x, y *sparse.CSR, u *kernel.Update) float
 		kernel.ApplyUpdate(p, g, u, 0)
 		return loss
 	}
-	return s.train(p, g, x, y, u)
+	loss := s.train(p, g, x, y, u)
+	s.lazyLast = true
+	return loss
 }
 
 func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) float64 {
@@ -331,6 +337,27 @@ func (s *Sampled) ApplyLast(p, g []float32, x *sparse.CSR, u *kernel.Update) {
 	kernel.ApplyUpdate(p[l0.B:l.W], g[l0.B:l.W], u, l0.B)
 	kernel.ApplyUpdateRows(p[l.W:l.B], g[l.W:l.B], u, l.W, s.union, l.In)
 	kernel.ApplyUpdateRows(p[l.B:l.B+l.Out], g[l.B:l.B+l.Out], u, l.B, s.union, 1)
+	s.lazyLast = true
+}
+
+// Logits is the number of logits the last batch computed: each point's own
+// rows and the batch's shared rows, for every point.
+func (s *Sampled) Logits() int {
+	n := s.ws.rows
+	return s.start[n] + n*len(s.ids)
+}
+
+// Touched is the number of parameters the last Step updated lazily: the
+// first layer's rows of the batch's features, the hidden layers, and the
+// output layer's active rows; 0 when it updated every one (Dense, or a
+// Gradient).
+func (s *Sampled) Touched() int {
+	if s.o.Dense || !s.lazyLast {
+		return 0
+	}
+	m := s.ws.m
+	l0, l := m.layers[0], m.layers[len(m.layers)-1]
+	return len(s.ws.touched)*l0.Out + (l.W - l0.B) + len(s.union)*(l.In+1)
 }
 
 // share appends to the shared rows those of rows not among them yet.

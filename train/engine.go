@@ -218,8 +218,6 @@ func inapplicable(info strategy.Info, optimizer string, f *Settings, ranks int) 
 	}
 	if f.Workload == "regression" {
 		add(true, "applies to --workload xml only", "output")
-	} else if f.Output == "lsh" && !realClock {
-		add(true, "lsh runs under the real clock only (--time real): the virtual clock's cost model has no term for a sampled output layer", "output")
 	}
 	if f.Workload != "regression" {
 		add(true, "applies to --workload regression only", "dim", "step-rule", "line-search")

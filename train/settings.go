@@ -159,7 +159,7 @@ var Decls = []Decl{
 	{Name: "dropout", Field: "workload.NewXML.dropout", Default: workload.DefaultDropout, value: func(s *Settings) any { return &s.Dropout },
 		Usage: "probability of dropping a hidden unit in training (0: off)"},
 	{Name: "output", Default: "dense", value: func(s *Settings) any { return &s.Output },
-		Usage: "output layer: dense (every label, every step) or lsh (SLIDE's: each point's labels, the labels its hash tables retrieve, and random labels its batch shares; real clock only; evaluation stays exact)"},
+		Usage: "output layer: dense (every label, every step) or lsh (SLIDE's: each point's labels, the labels its hash tables retrieve, and random labels its batch shares; evaluation stays exact; under the virtual clock its tables are built in line and its batches priced by what they compute)"},
 	{Name: "lsh-hash", Field: "workload.Sampling.Hash", Default: sampling.Hash, value: func(s *Settings) any { return &s.LSH.Hash },
 		Usage: "--output lsh: hash family, dwta (densified winner-take-all) or srp (signed random projections)"},
 	{Name: "lsh-k", Field: "workload.Sampling.K", Default: sampling.K, value: func(s *Settings) any { return &s.LSH.K },

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"bytes"
+	"encoding/gob"
 	"fmt"
 	"math"
 
@@ -188,10 +190,12 @@ type sampledWorker struct {
 	hashGap   float64
 	drawGap   float64
 	draws     uint64 // hash families drawn, for their seeds
+	hashes    int64  // hash values computed in line since the last batch began (a table build)
 }
 
-func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker) (*sampledWorker, error) {
+func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, background bool) (*sampledWorker, error) {
 	s := *w.sampling
+	s.Background = s.Background && background // in line under the virtual clock
 	ls := w.m.Layers()
 	l := ls[len(ls)-1]
 	fam, err := s.family(l.In, seed)
@@ -294,6 +298,7 @@ func (x *sampledWorker) tables(p []float32) {
 	if !x.built || !x.cfg.Background {
 		x.ix.SetFamily(fam)
 		x.ix.Build(w, x.layer.In, seed)
+		x.hashes += int64(x.layer.Out) * int64(x.cfg.K*x.cfg.L)
 	} else {
 		x.spare.SetFamily(fam)
 		copy(x.snapshot, w)
@@ -311,7 +316,86 @@ func (x *sampledWorker) tables(p []float32) {
 	x.nextHash = now + x.hashGap
 }
 
+// sampledState is what a checkpoint keeps of a sampled worker beyond the
+// dropout stream: the sampler's stream, the schedule of table builds and
+// draws of hash functions, and the tables in use (their functions are
+// drawn again from the worker's seed and Draws).
+type sampledState struct {
+	Dropout, Sampler, Tables             []byte
+	Trained                              int
+	NextHash, NextDraw, HashGap, DrawGap float64
+	Draws                                uint64
+	Built                                bool
+}
+
+// RandomState implements RandomStater: every stream and table the
+// worker's next batches depend on, so that a resumed run samples as the
+// run it continues. A background build under way is joined first.
+func (x *sampledWorker) RandomState() ([]byte, error) {
+	x.Close()
+	st := sampledState{Trained: x.trained, NextHash: x.nextHash, NextDraw: x.nextDraw, HashGap: x.hashGap, DrawGap: x.drawGap,
+		Draws: x.draws, Built: x.built}
+	var err error
+	if st.Dropout, err = x.xmlWorker.RandomState(); err != nil {
+		return nil, err
+	}
+	if st.Sampler, err = x.sampler.State(); err != nil {
+		return nil, err
+	}
+	if x.built {
+		if st.Tables, err = x.ix.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(st); err != nil {
+		return nil, fmt.Errorf("workload: the sampled layer's state: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// SetRandomState implements RandomStater.
+func (x *sampledWorker) SetRandomState(b []byte) error {
+	var st sampledState
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
+		// A checkpoint of an earlier hetsgd kept the dropout stream only
+		// (its file's checksum rules out damage): the tables are built
+		// anew at the next batch.
+		return x.xmlWorker.SetRandomState(b)
+	}
+	x.Close()
+	if err := x.xmlWorker.SetRandomState(st.Dropout); err != nil {
+		return err
+	}
+	if err := x.sampler.SetState(st.Sampler); err != nil {
+		return fmt.Errorf("workload: the sampled layer's sampler: %w", err)
+	}
+	if st.Built {
+		fam, err := x.cfg.family(x.layer.In, x.seed+st.Draws)
+		if err != nil {
+			return err
+		}
+		x.ix.SetFamily(fam)
+		if err := x.ix.UnmarshalBinary(st.Tables); err != nil {
+			return fmt.Errorf("workload: the sampled layer's %w", err)
+		}
+		x.sampler.Use(x.ix)
+	}
+	x.trained, x.nextHash, x.nextDraw, x.hashGap, x.drawGap = st.Trained, st.NextHash, st.NextDraw, st.HashGap, st.DrawGap
+	x.draws, x.built = st.Draws, st.Built
+	return nil
+}
+
+// LastWork implements Accountant: the last batch's logits, the hash
+// values of its points' retrieval (K·L a point) and of a table build in
+// line, and the parameters a lazy update touched.
+func (x *sampledWorker) LastWork() Work {
+	n := int64(x.batch.Len())
+	return Work{Logits: int64(x.smp.Logits()), Hashes: x.hashes + n*int64(x.cfg.K*x.cfg.L), Touched: int64(x.smp.Touched())}
+}
+
 func (x *sampledWorker) Gradient(p, g []float32) float64 {
+	x.hashes = 0
 	x.tables(p)
 	x.trained += x.batch.Len()
 	return x.smp.Gradient(p, g, &x.batch.X, &x.batch.Y)
@@ -327,6 +411,7 @@ func (x *sampledWorker) ApplyLast(p, g []float32, u *kernel.Update) {
 }
 
 func (x *sampledWorker) Step(p, g []float32, u *kernel.Update) float64 {
+	x.hashes = 0
 	x.tables(p)
 	x.trained += x.batch.Len()
 	return x.smp.Step(p, g, &x.batch.X, &x.batch.Y, u)

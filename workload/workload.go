@@ -27,7 +27,9 @@ type Workload interface {
 	// NewWorker returns the compute of one device, for batches up to
 	// maxBatch; seed seeds its private random stream (dropout, sampling of
 	// data-free workloads). With shared set, workers may share scratch
-	// space: the caller runs them one at a time.
+	// space: the caller runs them one at a time (the virtual clock), and a
+	// worker does all its work in line (no table build in the background,
+	// whose timing is the machine's), so that the run is deterministic.
 	NewWorker(maxBatch int, seed uint64, shared bool) (Worker, error)
 	Evaluate(p []float32) metric.Scores
 	// Shape describes the model for the cost model.
@@ -86,6 +88,27 @@ type LineSearcher interface {
 // outputs and of parameters.
 type Shape struct {
 	H1, Dense, Labels, Params float64
+	// Out is the width of the output layer's input (the last hidden
+	// layer's, or the features' for a linear model): a sampled output
+	// layer's logit is a dot product of that length.
+	Out float64
+}
+
+// Work is what a worker's last batch did beyond what its shape says, for
+// a virtual clock to price (cost.Model.BatchWork): a sampled output
+// layer's logits (rows dotted with a point's hidden vector, over the
+// batch), the hash values it computed (retrieval, and a table build in
+// line), and the parameters its update touched (0: every one). The zero
+// Work is a dense batch's.
+type Work struct {
+	Logits, Hashes, Touched int64
+}
+
+// Accountant is implemented by workers whose batches differ from their
+// shape's dense cost (a sampled output layer): LastWork is the last
+// batch's Work.
+type Accountant interface {
+	LastWork() Work
 }
 
 // XML is the sparse MLP on an XML dataset, scored by P@k on a test set.
@@ -171,7 +194,7 @@ func (w *XML) MLP() *model.MLP { return w.m }
 
 func MLPShape(m *model.MLP) Shape {
 	ls := m.Layers()
-	s := Shape{H1: float64(ls[0].Out), Labels: float64(m.Config().Outputs), Params: float64(m.NumParams())}
+	s := Shape{H1: float64(ls[0].Out), Labels: float64(m.Config().Outputs), Params: float64(m.NumParams()), Out: float64(ls[len(ls)-1].In)}
 	for _, l := range ls[1:] {
 		s.Dense += float64(l.In * l.Out)
 	}
@@ -181,7 +204,7 @@ func MLPShape(m *model.MLP) Shape {
 func (w *XML) NewWorker(maxBatch int, seed uint64, shared bool) (Worker, error) {
 	if w.sampling != nil {
 		// Every device keeps its own tables and sampled buffers.
-		return w.newSampledWorker(maxBatch, seed, &xmlWorker{set: w.Train, batch: data.NewBatch(w.Train, maxBatch)})
+		return w.newSampledWorker(maxBatch, seed, &xmlWorker{set: w.Train, batch: data.NewBatch(w.Train, maxBatch)}, !shared)
 	}
 	ws := w.shared
 	if !shared || ws == nil || ws.Cap() < maxBatch {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/internal/race"
 	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/workload"
 )
@@ -397,7 +398,7 @@ func TestTrainOutputLSH(t *testing.T) {
 		want string
 	}{
 		{[]string{"--lsh-k", "3"}, "--lsh-k applies with --output lsh only"},
-		{[]string{"--output", "lsh", "--time", "virtual"}, "--output lsh runs under the real clock only"},
+		{[]string{"--output", "lsh", "--time", "virtual", "--timing-only"}, "--timing-only: a sampled output layer's batch costs what it computes"},
 		{[]string{"--output", "lsh", "--lsh-k", "11"}, "--lsh-k 11"},
 		{[]string{"--output", "lsh", "--lsh-active", "0"}, "--lsh-active"},
 		{[]string{"--output", "sparse"}, `--output "sparse": want dense or lsh`},
@@ -435,6 +436,9 @@ func TestTrainBuildsItsStrategyOnce(t *testing.T) {
 // keeps its parameters, and --like FIT.json generates from them again, at
 // any size; a bad fit file is named with the setting that is wrong.
 func TestDataGenStandIn(t *testing.T) {
+	if race.Enabled {
+		t.Skip("a fit is single-threaded arithmetic (seconds, ten times that under the race detector): the ordinary stage runs it")
+	}
 	base := t.TempDir()
 	real, fitted, again := filepath.Join(base, "real"), filepath.Join(base, "fitted"), filepath.Join(base, "again")
 	fit := filepath.Join(base, "fit.json")
