@@ -23,6 +23,6 @@ func TestSampledVirtualResumeIsTheSameRun(t *testing.T) {
 	cfg.Speeds = []float64{1, 0.9, 0.8, 0.68}
 	cfg.Cost.PerGather, cfg.Cost.PerHash = 2e-11, 1e-9
 	cfg.Options = map[string]float64{"mega-batch": 10} // merges, and so evaluations, within the epoch
-	cfg.LR = 0.03 // the sampled layer's lazy Adam learns at elastic's rate, not this test's dense one
+	cfg.LR = 0.03                                      // the sampled layer's lazy Adam learns at elastic's rate, not this test's dense one
 	enginetest.ResumeIsTheSameRun(t, cfg, w)
 }

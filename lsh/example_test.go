@@ -15,7 +15,7 @@ func Example() {
 	for i := range w {
 		w[i] = float32((i*7919)%201-100) / 100
 	}
-	fam, _ := lsh.NewDWTA(hidden, 2, 10, 1) // K = 2 values a table, L = 10 tables
+	fam, _ := lsh.NewDWTA(hidden, 2, 10, 1)    // K = 2 values a table, L = 10 tables
 	ix, _ := lsh.NewIndex(fam, labels, labels) // buckets keep every row that hashes to them
 	ix.Build(w, hidden, 1)
 	s, _ := lsh.NewSampler(ix, 50, 1)
