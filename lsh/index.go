@@ -28,6 +28,7 @@ type Index struct {
 	hash  hashTask
 	fill  fillTask
 	parts []buildScratch
+	pool  *kernel.Pool // nil: kernel.Default
 }
 
 // buildScratch is one part's scratch of Build.
@@ -76,6 +77,13 @@ func NewIndex(fam Family, rows, capacity int) (*Index, error) {
 	return ix, nil
 }
 
+// SetPool makes Build run on pool rather than on kernel.Default: a build
+// in the background, beside a training whose kernels keep the default
+// pool's workers busy, is better off on a pool of its own (one worker: the
+// caller), for a long part of a build would hold a shared worker the
+// training's parts wait for.
+func (ix *Index) SetPool(p *kernel.Pool) { ix.pool = p }
+
 // Family returns the index's hash family.
 func (ix *Index) Family() Family { return ix.fam }
 
@@ -101,7 +109,10 @@ func (ix *Index) Build(w []float32, dim int, seed uint64) {
 	if len(w) != ix.rows*dim {
 		panic(fmt.Sprintf("lsh: a matrix of %d values for %d rows of %d", len(w), ix.rows, dim))
 	}
-	pool := kernel.Default()
+	pool := ix.pool
+	if pool == nil {
+		pool = kernel.Default()
+	}
 	l := ix.fam.Tables()
 	parts := min(pool.Workers(), l, ix.rows)
 	if len(ix.parts) < parts {

@@ -251,6 +251,11 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, backg
 		if sw.spare, err = lsh.NewIndex(fam, l.Out, s.Capacity); err != nil {
 			return nil, err
 		}
+		// The background builds run on their own goroutine alone: on the
+		// kernels' pool they would hold the workers the training's kernels
+		// wait for (BENCHMARKS §12: twice the epoch's time).
+		sw.spare.SetPool(serialPool)
+		ix.SetPool(serialPool) // the two swap after each build
 	}
 	return sw, nil
 }
@@ -265,6 +270,9 @@ func (x *sampledWorker) Close() {
 		x.sampler.Use(x.ix)
 	}
 }
+
+// serialPool runs a background table build's parts on its own goroutine.
+var serialPool = kernel.NewPool(1)
 
 // tables keeps the device's tables in step with its weights p: built before
 // the first step, then rebuilt every Rehash samples (new hash functions
