@@ -118,9 +118,10 @@ const (
 // HashFunction 2, densified winner-take-all with binsize 8, i.e. 3 bits a
 // value: 18 bits, the 2^18 buckets of RangePow 18. For Delicious (983
 // labels) its authors ran Simhash, HashFunction 4, with K 9, L 50 and
-// RangePow 9: 9 one-bit values, the 2^9 buckets of RangePow 9 (these are
-// not in a config file of the copy we read; they are the settings the
-// SLIDE runs on Delicious reported against this tool were made with). Its
+// RangePow 9: 9 one-bit values, the 2^9 buckets of RangePow 9. These are
+// in no config file of the code we read (an older revision's
+// Config_delicious.csv is for Delicious-200K); they are the settings of
+// the SLIDE runs on Delicious that BENCHMARKS.md §12 compares with. Its
 // Simhash (SLIDE/srp.cpp) is a sparse random projection over a third of
 // the hidden units with ±1 weights; ours (lsh.NewSRP) projects on them
 // all. Our bucket capacity is its BUCKETSIZE, 128.
