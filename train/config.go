@@ -62,6 +62,9 @@ func (f *Settings) Effective(fs *flag.FlagSet, info strategy.Info, cfg engine.Co
 		if _, no := skip[name]; no {
 			return
 		}
+		if f.slideHashing && slices.Contains(slideHashFlags, name) {
+			return // derived from the data set, and derived again
+		}
 		if !set[name] && slices.Contains(omitUnset, name) {
 			return // empty: the bundled data, the built-in models, equal speeds, no faults
 		}

@@ -44,6 +44,15 @@ func (f *Settings) BuildWorkload(ctx context.Context, format data.Format, batch 
 	}
 	w, err := workload.NewXML(trainSet, testSet, f.Hidden, f.Dropout, f.EvalPoints, max(batch, 256))
 	if err == nil && f.Output == "lsh" {
+		if f.slideHashing {
+			var name string
+			f.LSH, name = f.LSH.SLIDEFor(trainSet.Labels())
+			if name == "" {
+				name = fmt.Sprintf("%d labels, a data set SLIDE's configs do not name: its Amazon-670K setting", trainSet.Labels())
+			}
+			fmt.Fprintf(stderr, "%s: SLIDE's hashing for %s (--lsh-hash %s --lsh-k %d --lsh-l %d --lsh-capacity %d)\n",
+				f.Strategy, name, f.LSH.Hash, f.LSH.K, f.LSH.L, f.LSH.Capacity)
+		}
 		err = w.SetSampling(f.LSH)
 	}
 	return w, source, err

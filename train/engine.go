@@ -231,7 +231,9 @@ func inapplicable(info strategy.Info, optimizer string, f *Settings, ranks int) 
 // (strategy.Info.Output) that layer: slide gets --output lsh in
 // workload.Sampling.SLIDE's mode (--lsh-fill point, --lsh-update dense,
 // --lsh-correct=false), as SLIDE's code trains. A flag given against it is
-// an error.
+// an error. With none of --lsh-hash, --lsh-k, --lsh-l and --lsh-capacity
+// given, slide takes SLIDE's hashing for the data set once it is loaded
+// (workload.Sampling.SLIDEFor).
 func (f *Settings) StrategyOutput(fs *flag.FlagSet) error {
 	info, err := strategy.Lookup(f.Strategy)
 	if err != nil || info.Output != "slide" {
@@ -250,8 +252,13 @@ func (f *Settings) StrategyOutput(fs *flag.FlagSet) error {
 			return err
 		}
 	}
+	f.slideHashing = !slices.ContainsFunc(slideHashFlags, func(n string) bool { return given[n] })
 	return nil
 }
+
+// slideHashFlags are the hashing settings slide derives from the data set
+// when none of them is given.
+var slideHashFlags = []string{"lsh-hash", "lsh-k", "lsh-l", "lsh-capacity"}
 
 // notApplying is why a flag does nothing for a run.
 type notApplying struct {

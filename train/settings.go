@@ -63,9 +63,13 @@ type Settings struct {
 	// resumedDevices are the devices of the run a resume continues (0:
 	// none): they stay its devices, under mpirun or in one process.
 	resumedDevices int
-	Config         string
-	PrintConfig    bool
-	Dashboard      string
+	// slideHashing: the slide strategy with no hashing flag given takes
+	// SLIDE's hashing for the data set, known once the data is loaded
+	// (workload.Sampling.SLIDEFor).
+	slideHashing bool
+	Config       string
+	PrintConfig  bool
+	Dashboard    string
 
 	Strategy       string
 	Devices        int

@@ -62,3 +62,90 @@ func TestCloseJoinsTheBackgroundBuild(t *testing.T) {
 	}
 	x.Close() // twice: nothing left to wait for
 }
+
+// slideWorker is a worker of the bundled Bibtex (159 labels, fewer than
+// SLIDE's floor of 1,000 rows) with the sampled layer s, its parameters
+// initialised and a batch of 32 loaded.
+func slideWorker(t *testing.T, s Sampling) (*XML, *sampledWorker, []float32) {
+	t.Helper()
+	train, test, err := data.Bundled("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewXML(train, test, []int{16}, 0, 0, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Background = false
+	if err := w.SetSampling(s); err != nil {
+		t.Fatal(err)
+	}
+	wk, err := w.NewWorker(32, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float32, w.NumParams())
+	w.Init(p, 1)
+	wk.Load(data.NewSampler(w.Size(), 1), 32)
+	return w, wk.(*sampledWorker), p
+}
+
+// In SLIDE's mode a label space smaller than SLIDE's floor is trained
+// whole, as SLIDE's code pads every point's set to 1,000 rows: the loss
+// and the gradient are the dense layer's, whatever the 0.5% budget says.
+func TestSLIDEModeTrainsEveryLabelUnderTheFloor(t *testing.T) {
+	w, x, p := slideWorker(t, DefaultSampling().SLIDE())
+	g, gd := make([]float32, len(p)), make([]float32, len(p))
+	loss := x.Gradient(p, g)
+	labels := w.Train.Labels()
+	for i := range x.batch.Len() {
+		if n, _ := x.batch.Y.Row(i); len(n) > 0 && len(x.smp.Own(i)) != labels {
+			t.Fatalf("point %d trains %d rows of %d", i, len(x.smp.Own(i)), labels)
+		}
+	}
+	dense := w.m.NewWorkspace(32).Gradient(p, gd, &x.batch.X, &x.batch.Y)
+	if math.Abs(loss-dense) > 1e-6*(1+math.Abs(dense)) {
+		t.Fatalf("loss %v, dense %v", loss, dense)
+	}
+	for i := range g {
+		if d := math.Abs(float64(g[i] - gd[i])); d > 1e-5*(1+math.Abs(float64(gd[i]))) {
+			t.Fatalf("gradient[%d] = %v, dense %v", i, g[i], gd[i])
+		}
+	}
+}
+
+// Outside SLIDE's mode the floor does not apply: with its own points'
+// padding but the lazy update, a point's set is padded to Active's budget
+// only (its labels aside).
+func TestFloorOnlyInSLIDEMode(t *testing.T) {
+	s := DefaultSampling().SLIDE()
+	s.Update = "lazy"
+	w, x, p := slideWorker(t, s)
+	x.Gradient(p, make([]float32, len(p)))
+	budget := s.active(w.Train.Labels())
+	for i := range x.batch.Len() {
+		labels, _ := x.batch.Y.Row(i)
+		if own := len(x.smp.Own(i)); own > max(budget, len(labels)) {
+			t.Fatalf("point %d trains %d rows: want at most %d (its %d labels, or the budget)", i, own, max(budget, len(labels)), len(labels))
+		}
+	}
+}
+
+// SLIDE's hashing is its Delicious setting on 983 labels, its Amazon-670K
+// setting on 670,091, and Amazon-670K's, unnamed, on any other count.
+func TestSLIDEFor(t *testing.T) {
+	for _, c := range []struct {
+		labels int
+		hash   string
+		k, l   int
+		name   string
+	}{{983, "srp", 9, 50, "Delicious"}, {670_091, "dwta", 6, 50, "Amazon-670K"}, {159, "dwta", 6, 50, ""}} {
+		s, name := DefaultSampling().SLIDE().SLIDEFor(c.labels)
+		if s.Hash != c.hash || s.K != c.k || s.L != c.l || s.Capacity != 128 || name != c.name {
+			t.Errorf("%d labels: %s K %d L %d capacity %d (%q), want %s K %d L %d capacity 128 (%q)", c.labels, s.Hash, s.K, s.L, s.Capacity, name, c.hash, c.k, c.l, c.name)
+		}
+		if !s.isSLIDE() || s.Check() != nil {
+			t.Errorf("%d labels: left SLIDE's mode (%v) or invalid (%v)", c.labels, s.isSLIDE(), s.Check())
+		}
+	}
+}

@@ -389,6 +389,15 @@ func TestTrainOutputLSH(t *testing.T) {
 			t.Errorf("slide --print-config: exit %d, no %q in\n%s", code, want, out)
 		}
 	}
+	// Its hashing, given no hashing flag, is SLIDE's for the data set, known
+	// once the data is loaded: derived, so left out of --print-config.
+	if strings.Contains(out, "lsh-k:") || strings.Contains(out, "lsh-hash:") {
+		t.Errorf("slide --print-config lists the hashing it derives from the data:\n%s", out)
+	}
+	code, out, errs = runCLI(t, "train", "--strategy", "slide", "--epochs", "0.2", "--progress", "off")
+	if code != 0 || !strings.Contains(errs, "slide: SLIDE's hashing for 159 labels") || !strings.Contains(errs, "--lsh-hash dwta --lsh-k 6 --lsh-l 50") {
+		t.Fatalf("train --strategy slide: exit %d %q %q", code, out, errs)
+	}
 	code, out, _ = runCLI(t, "train", "--output", "lsh", "--lsh-k", "2", "--print-config")
 	if code != 0 || !strings.Contains(out, "output: lsh") || !strings.Contains(out, "lsh-k: 2") || !strings.Contains(out, "lsh-growth: 0.05") {
 		t.Fatalf("--print-config: exit %d\n%s", code, out)

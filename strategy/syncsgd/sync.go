@@ -14,7 +14,11 @@
 //   - "slide": SLIDE's training loop (Chen et al., MLSys 2020), whose
 //     threads sum a batch's gradients on a sampled output layer and take
 //     one Adam step; the tool gives it the sampled layer in SLIDE's code's
-//     mode (Info.Output).
+//     mode (Info.Output): each point's labels and every row its buckets
+//     hold, padded with random rows to 1,000 (all the labels, when fewer)
+//     as SLIDE/Layer.cpp does, and SLIDE's hashing for the data set when
+//     none is given (workload.Sampling.SLIDE and SLIDEFor say where in
+//     SLIDE's code each rule is).
 //
 // The learning rate may ramp up linearly over the first epochs (--warmup,
 // from --warmup-start·lr), the gradual warm-up of Goyal et al. that Layered
