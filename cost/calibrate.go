@@ -149,6 +149,7 @@ func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer) e
 		return fmt.Errorf("cost: calibration stopped timing a table build: %w", err)
 	}
 	c.PerHash = sec / float64(last.labels*s.K*s.L)
+	c.BuildShare = 1 / float64(kernel.Default().Workers())
 	// PerGather: sampled steps.
 	var num, den float64
 	type row struct {

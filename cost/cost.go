@@ -28,13 +28,14 @@ import (
 // rows only, and its batch is priced by what it did (workload.Work):
 //
 //	batch  = PerBatch + PerSparse·nnz·h₁ + PerDense·rows·(Σ in·out − o·L) + PerLogit·logits
-//	         + PerGather·logits·o + PerHash·hashes + PerWeight·(|w| − (o+1)·L)
+//	         + PerGather·logits·o + PerHash·(hashes + BuildShare·overlapped) + PerWeight·(|w| − (o+1)·L)
 //	update = PerParam·touched   (every parameter when the update was not lazy)
 //
 // where o is the width of the output layer's input: each logit is a dot
 // product of that length over a row gathered from the layer (forward, and
 // the gradient's two products backward), and each hash value reads a bin of
-// the vector it hashes (a point's retrieval, a table build).
+// the vector it hashes (a point's retrieval, a table build; of a build in
+// the background, only the share of the cores it takes from the training).
 // `hetsgd calibrate` measures them on the machine at hand.
 type Model struct {
 	PerBatch  float64 `json:"per_batch"`
@@ -47,6 +48,10 @@ type Model struct {
 	// there were any: such a model cannot price a sampled layer).
 	PerGather float64 `json:"per_gather,omitempty"`
 	PerHash   float64 `json:"per_hash,omitempty"`
+	// BuildShare is the share of a background table build the training
+	// pays: the build takes one of the cores its kernels would use, 1/cores
+	// of the machine calibrated.
+	BuildShare float64 `json:"build_share,omitempty"`
 	Source    string  `json:"source"` // where the figures come from
 	// SampledSource is where the sampled layer's terms come from, when not
 	// from Source's calibration.
@@ -80,10 +85,13 @@ func Load(path string) (Model, error) {
 
 // Validate reports a model that cannot be used.
 func (c Model) Validate() error {
-	for _, v := range []float64{c.PerBatch, c.PerSparse, c.PerDense, c.PerLogit, c.PerWeight, c.PerParam, c.PerGather, c.PerHash} {
+	for _, v := range []float64{c.PerBatch, c.PerSparse, c.PerDense, c.PerLogit, c.PerWeight, c.PerParam, c.PerGather, c.PerHash, c.BuildShare} {
 		if !(v >= 0) || math.IsInf(v, 0) {
 			return fmt.Errorf("cost: cost model %+v: every coefficient must be finite and ≥ 0", c)
 		}
+	}
+	if c.BuildShare > 1 {
+		return fmt.Errorf("cost: cost model %+v: build_share %v is more than the whole build", c, c.BuildShare)
 	}
 	if c.PerBatch+c.PerSparse+c.PerDense+c.PerLogit == 0 {
 		return fmt.Errorf("cost: cost model %+v charges nothing for a batch", c)
@@ -107,12 +115,12 @@ func (c Model) Sampled() bool { return c.PerGather > 0 && c.PerHash > 0 }
 // BatchWork returns the cost of a batch that did w beyond its shape: a
 // dense batch's (Batch) for the zero Work, else a sampled output layer's.
 func (c Model) BatchWork(s workload.Shape, rows, nnz int, w workload.Work) float64 {
-	if w.Logits == 0 && w.Hashes == 0 {
+	if w.Logits == 0 && w.Hashes == 0 && w.Overlapped == 0 {
 		return c.Batch(s, rows, nnz)
 	}
 	out := s.Out * s.Labels // the output layer's weights
 	return c.PerBatch + c.PerSparse*float64(nnz)*s.H1 + c.PerDense*float64(rows)*max(0, s.Dense-out) +
-		c.PerLogit*float64(w.Logits) + c.PerGather*float64(w.Logits)*s.Out + c.PerHash*float64(w.Hashes) +
+		c.PerLogit*float64(w.Logits) + c.PerGather*float64(w.Logits)*s.Out + c.PerHash*(float64(w.Hashes)+c.BuildShare*float64(w.Overlapped)) +
 		c.PerWeight*max(0, s.Params-out-s.Labels)
 }
 

@@ -62,15 +62,15 @@ func TestCalibration(t *testing.T) {
 // the passes over the weights outside the output layer; its update by the
 // parameters it touched. A dense batch's Work is zero and keeps Batch.
 func TestBatchWorkKnownAnswers(t *testing.T) {
-	c := Model{PerBatch: 1, PerSparse: 2, PerDense: 3, PerLogit: 5, PerWeight: 7, PerParam: 11, PerGather: 13, PerHash: 17}
+	c := Model{PerBatch: 1, PerSparse: 2, PerDense: 3, PerLogit: 5, PerWeight: 7, PerParam: 11, PerGather: 13, PerHash: 17, BuildShare: 0.5}
 	// 10 features → 4 hidden → 6 labels: Dense 4·6, Params 10·4+4+4·6+6.
 	s := workload.Shape{H1: 4, Dense: 24, Labels: 6, Params: 74, Out: 4}
 	if got, want := c.BatchWork(s, 2, 3, workload.Work{}), c.Batch(s, 2, 3); got != want {
 		t.Fatalf("a dense batch: %v, want Batch's %v", got, want)
 	}
-	w := workload.Work{Logits: 5, Hashes: 8, Touched: 20}
-	// 1 + 2·3·4 + 3·2·(24−24) + 5·5 + 13·5·4 + 17·8 + 7·(74−24−6)
-	want := 1.0 + 24 + 0 + 25 + 260 + 136 + 7*44
+	w := workload.Work{Logits: 5, Hashes: 8, Overlapped: 4, Touched: 20}
+	// 1 + 2·3·4 + 3·2·(24−24) + 5·5 + 13·5·4 + 17·(8 + 0.5·4) + 7·(74−24−6)
+	want := 1.0 + 24 + 0 + 25 + 260 + 170 + 7*44
 	if got := c.BatchWork(s, 2, 3, w); got != want {
 		t.Fatalf("a sampled batch: %v, want %v", got, want)
 	}

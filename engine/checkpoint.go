@@ -189,7 +189,7 @@ func (r *run) identity() []fixed {
 // checkpoints of the same run.
 func identityCost(c cost.Model, sampled bool) cost.Model {
 	if !sampled {
-		c.PerGather, c.PerHash, c.SampledSource = 0, 0, ""
+		c.PerGather, c.PerHash, c.BuildShare, c.SampledSource = 0, 0, 0, ""
 	}
 	return c
 }

@@ -267,11 +267,19 @@ type sampledWorker struct {
 	drawGap   float64
 	draws     uint64 // hash families drawn, for their seeds
 	hashes    int64  // hash values computed in line since the last batch began (a table build)
+	beside    int64  // the same, of a build that stands for a background one (overlapped)
+	// overlapped: the builds are in line only for the virtual clock's sake,
+	// and stand for background builds, whose time the training hides.
+	overlapped bool
 }
 
 func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, background bool) (*sampledWorker, error) {
 	s := *w.sampling
-	s.Background = s.Background && background // in line under the virtual clock
+	// In line under the virtual clock; a build the settings put in the
+	// background then costs the device nothing (LastWork), as under the
+	// real clock, where it runs beside the training.
+	overlapped := s.Background && !background
+	s.Background = s.Background && background
 	ls := w.m.Layers()
 	l := ls[len(ls)-1]
 	fam, err := s.family(l.In, seed)
@@ -327,7 +335,7 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, backg
 		return nil, err
 	}
 	base.ws = smp.Workspace()
-	sw := &sampledWorker{xmlWorker: *base, cfg: s, smp: smp, sampler: sampler, layer: l, seed: seed, ix: ix,
+	sw := &sampledWorker{xmlWorker: *base, cfg: s, smp: smp, sampler: sampler, layer: l, seed: seed, ix: ix, overlapped: overlapped,
 		hashGap: float64(s.Rehash), drawGap: float64(s.Rebuild), nextDraw: float64(s.Rebuild)}
 	if s.Background {
 		sw.snapshot = make([]float32, l.In*l.Out)
@@ -389,7 +397,11 @@ func (x *sampledWorker) tables(p []float32) {
 	if !x.built || !x.cfg.Background {
 		x.ix.SetFamily(fam)
 		x.ix.Build(w, x.layer.In, seed)
-		x.hashes += int64(x.layer.Out) * int64(x.cfg.K*x.cfg.L)
+		if h := int64(x.layer.Out) * int64(x.cfg.K*x.cfg.L); x.overlapped && x.built {
+			x.beside += h
+		} else {
+			x.hashes += h
+		}
 	} else {
 		x.spare.SetFamily(fam)
 		copy(x.snapshot, w)
@@ -479,14 +491,16 @@ func (x *sampledWorker) SetRandomState(b []byte) error {
 
 // LastWork implements Accountant: the last batch's logits, the hash
 // values of its points' retrieval (K·L a point) and of a table build in
-// line, and the parameters a lazy update touched.
+// line — the first, which the training waits for, in Hashes, and those
+// that stand for background builds in Overlapped — and the parameters a
+// lazy update touched.
 func (x *sampledWorker) LastWork() Work {
 	n := int64(x.batch.Len())
-	return Work{Logits: int64(x.smp.Logits()), Hashes: x.hashes + n*int64(x.cfg.K*x.cfg.L), Touched: int64(x.smp.Touched())}
+	return Work{Logits: int64(x.smp.Logits()), Hashes: x.hashes + n*int64(x.cfg.K*x.cfg.L), Overlapped: x.beside, Touched: int64(x.smp.Touched())}
 }
 
 func (x *sampledWorker) Gradient(p, g []float32) float64 {
-	x.hashes = 0
+	x.hashes, x.beside = 0, 0
 	x.tables(p)
 	x.trained += x.batch.Len()
 	return x.smp.Gradient(p, g, &x.batch.X, &x.batch.Y)
@@ -502,7 +516,7 @@ func (x *sampledWorker) ApplyLast(p, g []float32, u *kernel.Update) {
 }
 
 func (x *sampledWorker) Step(p, g []float32, u *kernel.Update) float64 {
-	x.hashes = 0
+	x.hashes, x.beside = 0, 0
 	x.tables(p)
 	x.trained += x.batch.Len()
 	return x.smp.Step(p, g, &x.batch.X, &x.batch.Y, u)

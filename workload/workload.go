@@ -98,10 +98,12 @@ type Shape struct {
 // a virtual clock to price (cost.Model.BatchWork): a sampled output
 // layer's logits (rows dotted with a point's hidden vector, over the
 // batch), the hash values it computed (retrieval, and a table build in
-// line), and the parameters its update touched (0: every one). The zero
-// Work is a dense batch's.
+// line), those of a table build that stands for one in the background
+// (Overlapped: the training pays only for the core it takes), and the
+// parameters its update touched (0: every one). The zero Work is a dense
+// batch's.
 type Work struct {
-	Logits, Hashes, Touched int64
+	Logits, Hashes, Overlapped, Touched int64
 }
 
 // Accountant is implemented by workers whose batches differ from their
