@@ -21,7 +21,11 @@
 // loads the data and builds the model; ConfigRecord is the run log's first
 // record; Inputs and CheckOutputs make sure no output replaces an input;
 // Resumed.Place and Resumed.OpenLog decide where a resumed run writes.
-// The front end parses, prints and starts the engine (engine.Prepare).
+// Run does all of that and runs the job (engine.Prepare, then its Run),
+// writing the run log and reporting through a Front: the front end's
+// writers, its names for the settings, its progress bar and live view. A
+// front end parses its arguments onto a flag set Register filled, and
+// hands Run the result.
 //
 // The path of one setting, --lr, as an example: its declaration in Decls
 // makes the flag (Register) and the config-file key; EngineConfig copies
