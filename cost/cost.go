@@ -52,7 +52,7 @@ type Model struct {
 	// pays: the build takes one of the cores its kernels would use, 1/cores
 	// of the machine calibrated.
 	BuildShare float64 `json:"build_share,omitempty"`
-	Source    string  `json:"source"` // where the figures come from
+	Source     string  `json:"source"` // where the figures come from
 	// SampledSource is where the sampled layer's terms come from, when not
 	// from Source's calibration.
 	SampledSource string `json:"sampled_source,omitempty"`
