@@ -24,26 +24,10 @@ func TestInclusionKnownAnswers(t *testing.T) {
 // A background table build under way when the run ends is joined by
 // Close: its goroutine is over and its tables are in use.
 func TestCloseJoinsTheBackgroundBuild(t *testing.T) {
-	train, test, err := data.Bundled("bibtex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewXML(train, test, []int{16}, 0, 0, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := DefaultSampling()
 	s.K, s.L, s.Active, s.Rehash, s.Background = 2, 4, 0.1, 32, true
-	if err := w.SetSampling(s); err != nil {
-		t.Fatal(err)
-	}
-	wk, err := w.NewWorker(32, 1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := wk.(*sampledWorker)
-	p, g := make([]float32, w.NumParams()), make([]float32, w.NumParams())
-	w.Init(p, 1)
+	w, x, p := bibtexWorker(t, s, false)
+	g := make([]float32, len(p))
 	stream := data.NewSampler(w.Size(), 1)
 	for range 100 {
 		x.Load(stream, 32)
@@ -64,9 +48,18 @@ func TestCloseJoinsTheBackgroundBuild(t *testing.T) {
 }
 
 // slideWorker is a worker of the bundled Bibtex (159 labels, fewer than
-// SLIDE's floor of 1,000 rows) with the sampled layer s, its parameters
-// initialised and a batch of 32 loaded.
+// SLIDE's floor of 1,000 rows) with the sampled layer s, built in line, its
+// parameters initialised and a batch of 32 loaded.
 func slideWorker(t *testing.T, s Sampling) (*XML, *sampledWorker, []float32) {
+	t.Helper()
+	s.Background = false
+	return bibtexWorker(t, s, false)
+}
+
+// bibtexWorker is a worker of the bundled Bibtex with the sampled layer s
+// (built in the background if s says so), its parameters initialised and a
+// batch of 32 loaded; shared: for the virtual clock.
+func bibtexWorker(t *testing.T, s Sampling, shared bool) (*XML, *sampledWorker, []float32) {
 	t.Helper()
 	train, test, err := data.Bundled("bibtex")
 	if err != nil {
@@ -76,11 +69,10 @@ func slideWorker(t *testing.T, s Sampling) (*XML, *sampledWorker, []float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Background = false
 	if err := w.SetSampling(s); err != nil {
 		t.Fatal(err)
 	}
-	wk, err := w.NewWorker(32, 1, false)
+	wk, err := w.NewWorker(32, 1, shared)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +139,27 @@ func TestSLIDEFor(t *testing.T) {
 		if !s.isSLIDE() || s.Check() != nil {
 			t.Errorf("%d labels: left SLIDE's mode (%v) or invalid (%v)", c.labels, s.isSLIDE(), s.Check())
 		}
+	}
+}
+
+// A worker for the virtual clock (shared) builds its tables in line, and a
+// build its settings put in the background is accounted as overlapped.
+func TestVirtualWorkerBuildsInLine(t *testing.T) {
+	s := DefaultSampling()
+	s.K, s.L, s.Active, s.Rehash, s.Background = 2, 4, 0.1, 32, true
+	w, x, p := bibtexWorker(t, s, true)
+	g := make([]float32, len(p))
+	stream := data.NewSampler(w.Size(), 1)
+	var overlapped int64
+	for range 20 {
+		x.Load(stream, 32)
+		x.Gradient(p, g)
+		if x.done != nil {
+			t.Fatal("a worker of the virtual clock started a background build")
+		}
+		overlapped += x.LastWork().Overlapped
+	}
+	if x.spare != nil || overlapped == 0 {
+		t.Fatalf("spare tables %v, overlapped hash values %d: want none and some", x.spare != nil, overlapped)
 	}
 }
