@@ -189,7 +189,7 @@ func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer) e
 		n, nnz := wk.Loaded()
 		z := float64(work.Logits) * sh.Out
 		rest := c.BatchWork(sh, n, nnz, work) + c.UpdateWork(sh, work) // every term but the gather's, still 0
-		num += (sec - rest) * z / (sec * sec) // relative residuals, as the dense fit's
+		num += (sec - rest) * z / (sec * sec)                          // relative residuals, as the dense fit's
 		den += z * z / (sec * sec)
 		rows = append(rows, row{p: p, work: work, sec: sec, pred: rest})
 	}
