@@ -104,29 +104,10 @@ func (c Curve) Eval(q float64) float64 {
 
 // curveOf returns the curve of counts sorted in decreasing order, as
 // shares of points (zeros floored at a quarter point, so the log is
-// finite): every rank when there are few, otherwise the head's ranks one by
-// one, geometrically spaced ranks after them and a uniform grid, so that
-// both the head and the long tail are kept.
+// finite), at the ranks curveRanks keeps.
 func curveOf(sorted []int, points int) Curve {
 	n := len(sorted)
-	ranks := []int{}
-	if n <= 256 {
-		for r := range n {
-			ranks = append(ranks, r)
-		}
-	} else {
-		for r := range 32 {
-			ranks = append(ranks, r)
-		}
-		for x := 32.0; x < float64(n); x *= 1.1 {
-			ranks = append(ranks, int(x))
-		}
-		for i := range 65 {
-			ranks = append(ranks, min(n-1, i*(n-1)/64))
-		}
-		slices.Sort(ranks)
-		ranks = slices.Compact(ranks)
-	}
+	ranks := curveRanks(n)
 	floor := 0.25 / float64(max(points, 1))
 	c := Curve{At: make([]float64, len(ranks)), Value: make([]float64, len(ranks))}
 	for i, r := range ranks {
@@ -134,6 +115,31 @@ func curveOf(sorted []int, points int) Curve {
 		c.Value[i] = math.Max(float64(sorted[r])/float64(max(points, 1)), floor)
 	}
 	return c
+}
+
+// curveRanks returns the ranks of n that a curve keeps: every rank when
+// there are few, otherwise the head's ranks one by one, geometrically
+// spaced ranks after them and a uniform grid, so that both the head and
+// the long tail are kept.
+func curveRanks(n int) []int {
+	ranks := []int{}
+	if n <= 256 {
+		for r := range n {
+			ranks = append(ranks, r)
+		}
+		return ranks
+	}
+	for r := range 32 {
+		ranks = append(ranks, r)
+	}
+	for x := 32.0; x < float64(n); x *= 1.1 {
+		ranks = append(ranks, int(x))
+	}
+	for i := range 65 {
+		ranks = append(ranks, min(n-1, i*(n-1)/64))
+	}
+	slices.Sort(ranks)
+	return slices.Compact(ranks)
 }
 
 // quantileKnots is how many quantiles of a per-point count are kept.

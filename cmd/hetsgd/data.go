@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -18,7 +19,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"stats": runDataStats,
 		"gen":   runDataGen,
 	}
-	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like PROFILE|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR\n\nRun \"hetsgd data stats --help\" or \"hetsgd data gen --help\" for their flags.\n"
+	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR\n\nRun \"hetsgd data stats --help\" or \"hetsgd data gen --help\" for their flags.\n"
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(stdout, usage) // asked for: not an error
 		return flag.ErrHelp
@@ -74,8 +75,8 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data gen", "data gen --like PROFILE|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR", stderr)
-	like := fs.String("like", "", "what to imitate: a profile ("+strings.Join(data.ProfileNames(), ", ")+"), a dataset file or folder to fit a stand-in to, or a stand-in file that --save-fit wrote")
+	fs := newFlagSet("data gen", "data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR", stderr)
+	like := fs.String("like", "", "what to imitate: a paper's set ("+strings.Join(data.PaperStandInNames(), ", ")+": a stand-in built from its published statistics), a profile of the earlier independent-label generator (profile:NAME, NAME one of "+strings.Join(data.ProfileNames(), ", ")+"; a bare "+strings.Join(nonPaperProfiles(), " or ")+" too), a dataset file or folder to fit a stand-in to, or a stand-in file that --save-fit wrote")
 	scale := fs.Float64("scale", 1, "multiply points, features and labels by this `factor`")
 	points := fs.Int("points", 0, "training points `N` (test points in the profile's proportion), features and labels as --scale makes them (default: the scaled profile's)")
 	seed := fs.Uint64("seed", 1, "`seed` of the generator (and of the fit's samples)")
@@ -97,7 +98,16 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *points < 0 || *points > math.MaxInt32 {
 		return fmt.Errorf("--points %d: need a count of training points in [1, %d] (0: the profile's)", *points, math.MaxInt32)
 	}
-	if p, err := data.LookupProfile(*like); err == nil {
+	var s *data.StandIn
+	if ps, err := data.PaperStandIn(*like); err == nil {
+		if *saveFit != "" {
+			if err := ps.Save(*saveFit, *force); err != nil {
+				return fmt.Errorf("--save-fit: %w", err)
+			}
+			fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
+		}
+		s = ps
+	} else if p, err := lookupProfile(*like); err == nil {
 		if *saveFit != "" {
 			return fmt.Errorf("--save-fit: --like %s is a profile, not a fit (give a dataset file or folder)", *like)
 		}
@@ -112,21 +122,21 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
 		return data.WriteReport(stdout, train, test)
 	} else if _, statErr := os.Stat(*like); statErr != nil && !strings.HasPrefix(*like, "bundled:") {
-		return fmt.Errorf("--like %s: neither a profile (%s) nor a file or folder: %w", *like, strings.Join(data.ProfileNames(), ", "), statErr)
-	}
-	opt := data.FitOptions{Seed: *seed}
-	if *verbose {
-		opt.Log = stderr
-	}
-	s, err := data.Loader{Log: stderr, Context: ctx}.FitAny(*like, opt)
-	if err != nil {
-		return fmt.Errorf("--like %s: %w", *like, err)
-	}
-	if *saveFit != "" {
-		if err := s.Save(*saveFit, *force); err != nil {
-			return fmt.Errorf("--save-fit: %w", err)
+		return fmt.Errorf("--like %s: neither a paper's set (%s), a profile (profile:NAME: %s) nor a file or folder: %w", *like, strings.Join(data.PaperStandInNames(), ", "), strings.Join(data.ProfileNames(), ", "), statErr)
+	} else {
+		opt := data.FitOptions{Seed: *seed}
+		if *verbose {
+			opt.Log = stderr
 		}
-		fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
+		if s, err = (data.Loader{Log: stderr, Context: ctx}).FitAny(*like, opt); err != nil {
+			return fmt.Errorf("--like %s: %w", *like, err)
+		}
+		if *saveFit != "" {
+			if err := s.Save(*saveFit, *force); err != nil {
+				return fmt.Errorf("--save-fit: %w", err)
+			}
+			fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
+		}
 	}
 	if *out == "" {
 		return nil
@@ -141,4 +151,29 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
 	return data.WriteStandInReport(stdout, s, train, test)
+}
+
+// lookupProfile resolves --like profile:NAME, or a bare NAME that is not a
+// paper's set, to a profile of the earlier generator: the paper's names
+// mean their stand-ins, and profile:NAME keeps earlier figures
+// reproducible.
+func lookupProfile(like string) (data.Profile, error) {
+	if name, ok := strings.CutPrefix(like, "profile:"); ok {
+		return data.LookupProfile(name)
+	}
+	if slices.Contains(data.PaperStandInNames(), like) {
+		return data.Profile{}, fmt.Errorf("%s is a paper's set", like)
+	}
+	return data.LookupProfile(like)
+}
+
+// nonPaperProfiles are the profiles a bare name still selects.
+func nonPaperProfiles() []string {
+	var names []string
+	for _, n := range data.ProfileNames() {
+		if !slices.Contains(data.PaperStandInNames(), n) {
+			names = append(names, n)
+		}
+	}
+	return names
 }

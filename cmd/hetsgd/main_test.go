@@ -172,14 +172,27 @@ func TestDataCommands(t *testing.T) {
 	// --points keeps the profile's features and labels (the full label
 	// space) and sets the points, the test points in proportion.
 	dir = t.TempDir()
-	code, out, errs = runCLI(t, "data", "gen", "--like", "amazon-670k", "--points", "300", "--out", dir)
+	code, out, errs = runCLI(t, "data", "gen", "--like", "profile:amazon-670k", "--points", "300", "--out", dir)
 	if code != 0 {
 		t.Fatalf("data gen --points: exit %d %q", code, errs)
 	}
 	words := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{"train points 300 300", "test points 94 94", "labels 670091 670091"} {
 		if !strings.Contains(words, want) {
-			t.Errorf("data gen --points 300: no %q in\n%s", want, out)
+			t.Errorf("data gen --like profile:amazon-670k --points 300: no %q in\n%s", want, out)
+		}
+	}
+	// A paper's name is its stand-in, built from the published
+	// statistics.
+	dir = t.TempDir()
+	code, out, errs = runCLI(t, "data", "gen", "--like", "amazon-670k", "--points", "300", "--out", dir)
+	if code != 0 {
+		t.Fatalf("data gen --like amazon-670k --points 300: exit %d %q", code, errs)
+	}
+	words = strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"train points 300", "test points 94", "labels 670091", "30738 topics"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("data gen --like amazon-670k --points 300: no %q in\n%s", want, out)
 		}
 	}
 	if code, _, errs := runCLI(t, "data", "gen", "--like", "amazon-670k", "--points", "-1", "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "--points -1") {
@@ -477,7 +490,7 @@ func TestDataGenStandIn(t *testing.T) {
 	if code, _, errs := runCLI(t, "data", "gen", "--like", bad, "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "bad.json: invalid stand-in: topic_share: 2") {
 		t.Errorf("bad fit file: exit %d %q", code, errs)
 	}
-	if code, _, errs := runCLI(t, "data", "gen", "--like", filepath.Join(base, "nowhere"), "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "neither a profile") {
+	if code, _, errs := runCLI(t, "data", "gen", "--like", filepath.Join(base, "nowhere"), "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "neither a paper's set") {
 		t.Errorf("--like of nothing: exit %d %q", code, errs)
 	}
 }
