@@ -88,7 +88,7 @@ func LoadSet(ctx context.Context, name, dataDir string, seed uint64) (*Set, erro
 		return nil, err
 	}
 	set, err := NewSet(name, tr, te, fmt.Sprintf(
-		"Synthetic %s-like data from `hetsgd data gen --like %s --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: %.1f and %.1f), power-law labels.",
+		"Synthetic %s-like data from `hetsgd data gen --like profile:%s --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: %.1f and %.1f), power-law labels.",
 		s.profile, s.profile, s.scale, seed, tr.Len(), te.Len(), tr.Features(), tr.Labels(),
 		float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len()), real.AvgNNZ, real.AvgLabels))
 	return &set, err
