@@ -64,6 +64,13 @@
 // BENCHMARKS.md compares a trained model on Bibtex and Delicious with the
 // same model on their stand-ins.
 //
+// PaperStandIn builds the stand-ins of the papers' large sets
+// (amazon-670k, delicious-200k), which cannot be fitted here, from their
+// published statistics, choosing in writing what the tables do not give
+// (see paperSets); data gen --like amazon-670k writes one. The earlier
+// profile generator stays reachable as data gen --like profile:NAME, so
+// that figures measured on it reproduce.
+//
 // Bibtex ships inside the binary (Bundled) so that hetsgd trains on real data
 // with no download; see bundled/PROVENANCE.md.
 package data
