@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/race"
 )
 
 // The label curves' exponents are those the documentation states, and
@@ -50,6 +52,11 @@ func TestPoissonAndLogNormalQuantiles(t *testing.T) {
 // The papers' stand-ins are valid, generate the published means, and
 // put no label on more points than the documented head share.
 func TestPaperStandIns(t *testing.T) {
+	// Single-threaded and seconds long; the race detector would make it
+	// a minute and has nothing to find in it.
+	if race.Enabled {
+		t.Skip("single-threaded; runs without the race detector")
+	}
 	want := map[string]struct{ labels, features, top float64 }{
 		"amazon-670k":    {5.45, 75.7, 0.0529},
 		"delicious-200k": {75.54, 301, 0.402},
