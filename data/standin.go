@@ -687,13 +687,11 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 	}
 	var extra string
 	if s.Anchors != nil {
-		var n int
+		var sum float64
 		for k := range s.Labels {
-			if s.Anchors.Eval((float64(k)+0.5)/float64(s.Labels)) > 0 {
-				n++
-			}
+			sum += s.Anchors.Eval((float64(k) + 0.5) / float64(s.Labels))
 		}
-		extra += fmt.Sprintf(", anchors on %d labels", n)
+		extra += fmt.Sprintf(", anchors (chance %.4f a label)", sum/float64(s.Labels))
 	}
 	_, err := fmt.Fprintf(w, "model: %d topics, concentration %.3f, signal %.3f, topic share %.2f, prototypes of %d features%s, %s\n",
 		s.Topics, s.Concentration, s.Signal, s.TopicShare, s.PrototypeSize, extra, valuesName(s.RowNorm))
