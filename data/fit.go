@@ -40,13 +40,23 @@ const (
 	// interval shrinks 2^searchSteps times, well below the statistics'
 	// sampling noise.
 	searchSteps = 12
+	// An anchor of a label is a feature on at least anchorMinPoints
+	// points, at least anchorPrecision of them carrying the label. Fewer
+	// points would count chance: a rare label's prototype holds rare
+	// features that, on a dozen points, all carry the label.
+	anchorMinPoints = 50
+	anchorPrecision = 0.9
 )
 
 // FitStandIn measures d and returns the parameters of a stand-in that
 // reproduces it: its dimensions and points, the distributions of labels and
 // features per point (quantiles), its label and feature frequency curves,
-// its row norms; then the two parameters that cannot be read off the data,
-// each by a bisection on generated samples of the real set's size:
+// its row norms and its anchors (the features on at least anchorMinPoints
+// points of a sample of at most fitSamplePoints, at least anchorPrecision
+// of them carrying one label, are that label's anchors; the anchor chance
+// of a band of ranks is the mean share of its labels' points that hold
+// their anchor); then the parameters that cannot be read off the data, by
+// bisections on generated samples of the real set's size:
 //
 //   - Concentration, matched on the co-occurrence (mean log lift of the
 //     label pairs that occur together, see Summary);
@@ -127,8 +137,14 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
 	}
 
-	// Signal: the scorer's P@1 grows with it.
+	// Anchors: read off the set.
 	sample := sampleOf(d)
+	s.Anchors, measured.AnchoredLabels, measured.AnchorRecall = anchorsOf(sample)
+	if s.Anchors != nil {
+		logf("fit %s: anchors on %.1f%% of the labels, recall %.4f a label", d.Name, 100*measured.AnchoredLabels, measured.AnchorRecall)
+	}
+
+	// Signal: the scorer's P@1 grows with it.
 	measured.ProxyP1 = proxyP1(sample)
 	s.Real = &measured
 	g := newStandInGen(s, opt.Seed)
@@ -271,4 +287,87 @@ func (l Loader) FitAny(path string, opt FitOptions) (*StandIn, error) {
 	}
 	s.Name = strings.TrimPrefix(filepath.Base(filepath.Clean(path)), "bundled:")
 	return s, nil
+}
+
+// anchorsOf reads the anchors off d: the features on at least
+// anchorMinPoints points, at least anchorPrecision of them carrying one
+// label, each that label's anchor (a label keeps its most frequent one).
+// It returns, by the labels' frequency rank, the share of a label's points
+// that hold its anchor (0 for a label with none), averaged over bands of
+// ranks (one by one at the head, then 25 % wider each), nil when no label
+// has one; and the share of the labels with an anchor and the mean share
+// of a label's points holding it.
+func anchorsOf(d *Dataset) (a *Shares, anchored, recall float64) {
+	N, D, L := d.Len(), d.Features(), d.Labels()
+	nl := make([]int, L)
+	for _, l := range d.Y.Indices {
+		nl[l]++
+	}
+	// Each feature's points, to count their labels feature by feature.
+	start := make([]int, D+1)
+	for _, f := range d.X.Indices {
+		start[f+1]++
+	}
+	for f := range D {
+		start[f+1] += start[f]
+	}
+	points := make([]int32, len(d.X.Indices))
+	next := slices.Clone(start[:D])
+	for i := range N {
+		feats, _ := d.X.Row(i)
+		for _, f := range feats {
+			points[next[f]] = int32(i)
+			next[f]++
+		}
+	}
+	best := make([]float64, L)
+	count := make([]int, L)
+	var touched []int32
+	for f := range D {
+		nf := start[f+1] - start[f]
+		if nf < anchorMinPoints {
+			continue
+		}
+		touched = touched[:0]
+		top := int32(-1)
+		for _, i := range points[start[f]:start[f+1]] {
+			labels, _ := d.Y.Row(int(i))
+			for _, l := range labels {
+				if count[l] == 0 {
+					touched = append(touched, l)
+				}
+				count[l]++
+				if top < 0 || count[l] > count[top] {
+					top = l
+				}
+			}
+		}
+		if top >= 0 && float64(count[top]) >= anchorPrecision*float64(nf) {
+			best[top] = max(best[top], float64(count[top])/float64(nl[top]))
+		}
+		for _, l := range touched {
+			count[l] = 0
+		}
+	}
+	order := identity(L)
+	slices.SortStableFunc(order, func(x, y int32) int { return nl[y] - nl[x] })
+	a = &Shares{}
+	for lo := 0; lo < L; {
+		hi := min(L, max(lo+1, int(float64(lo)*1.25)))
+		var sum float64
+		for _, l := range order[lo:hi] {
+			sum += best[l]
+			if best[l] > 0 {
+				anchored++
+			}
+		}
+		a.At = append(a.At, (float64(lo+hi)/2)/float64(L))
+		a.Value = append(a.Value, sum/float64(hi-lo))
+		recall += sum
+		lo = hi
+	}
+	if anchored == 0 {
+		return nil, 0, 0
+	}
+	return a, anchored / float64(L), recall / float64(L)
 }

@@ -140,6 +140,13 @@ func FuzzReadStandIn(f *testing.F) {
 	var b bytes.Buffer
 	testStandIn().WriteJSON(&b)
 	f.Add(b.Bytes())
+	anchored := testStandIn()
+	anchored.Anchors = &Shares{At: []float64{0.01, 0.5}, Value: []float64{1, 0}}
+	b.Reset()
+	anchored.WriteJSON(&b)
+	f.Add(b.Bytes())
+	f.Add([]byte(`{"format":"hetsgd-standin/1","anchors":{"at":[],"value":[]}}`))
+	f.Add([]byte(`{"format":"hetsgd-standin/1","anchors":null}`))
 	f.Add([]byte(`{"format":"hetsgd-standin/1"}`))
 	f.Add([]byte(`{"format":"hetsgd-standin/1","labels":-1}`))
 	f.Add([]byte("[]"))

@@ -55,6 +55,12 @@ type StandIn struct {
 	// PrototypeSize is the number of features in each label's and each
 	// topic's prototype.
 	PrototypeSize int `json:"prototype_size"`
+	// Anchors is the chance that a point carrying the label of each
+	// frequency rank holds the label's anchor, a feature of its own, as a
+	// function of the rank's fraction of the label count; nil: no anchors
+	// (stand-ins fitted before anchors, and sets with no label that a
+	// feature marks).
+	Anchors *Shares `json:"anchors,omitempty"`
 	// Real holds the statistics of the set fitted to, for reports; nil
 	// for a StandIn built by hand.
 	Real *Summary `json:"real,omitempty"`
@@ -75,9 +81,15 @@ type Summary struct {
 	// sets are compared on the same number).
 	CoOccurrence       float64 `json:"co_occurrence"`
 	CoOccurrencePoints int     `json:"co_occurrence_points"`
-	// ProxyP1 is the P@1 of the one-pass scorer (see FitStandIn) on the
-	// fit's sample; 0 when not measured.
+	// ProxyP1 is the P@1 of the softmax regression FitStandIn matches the
+	// signal on, on the fit's sample; 0 when not measured.
 	ProxyP1 float64 `json:"proxy_p1,omitempty"`
+	// AnchoredLabels is the share of the labels with an anchor (a feature
+	// on at least anchorMinPoints points, at least anchorPrecision of them
+	// carrying the label), AnchorRecall the mean share of a label's points
+	// that hold its anchor, over all labels; for reports.
+	AnchoredLabels float64 `json:"anchored_labels,omitempty"`
+	AnchorRecall   float64 `json:"anchor_recall,omitempty"`
 }
 
 // Curve is a positive, non-increasing function of a rank fraction q in
@@ -100,6 +112,29 @@ func (c Curve) Eval(q float64) float64 {
 	}
 	t := (q - c.At[i-1]) / (c.At[i] - c.At[i-1])
 	return math.Exp((1-t)*math.Log(c.Value[i-1]) + t*math.Log(c.Value[i]))
+}
+
+// Shares is a function of a rank fraction q in (0, 1] with values in
+// [0, 1], known at knots At (increasing) and interpolated linearly between
+// them (constant beyond the ends). Unlike a Curve it may be 0 and need not
+// decrease.
+type Shares struct {
+	At    []float64 `json:"at"`
+	Value []float64 `json:"value"`
+}
+
+// Eval returns the shares at q.
+func (c *Shares) Eval(q float64) float64 {
+	n := len(c.At)
+	i := sort.SearchFloat64s(c.At, q)
+	switch {
+	case i == 0:
+		return c.Value[0]
+	case i == n:
+		return c.Value[n-1]
+	}
+	t := (q - c.At[i-1]) / (c.At[i] - c.At[i-1])
+	return (1-t)*c.Value[i-1] + t*c.Value[i]
 }
 
 // curveOf returns the curve of counts sorted in decreasing order, as
@@ -241,6 +276,10 @@ type standInGen struct {
 	// rank from the feature curve.
 	featureIDs []int32
 	featureCDF []float64
+	// anchor is the chance of each label rank's anchor and anchorOf its
+	// feature; nil without anchors.
+	anchor   []float64
+	anchorOf []int32
 	// Scratch, reused from point to point: stamps mark what a point
 	// already holds (stamp, bumped per point, saves clearing them).
 	labelStamp, featStamp, topicStamp []uint32
@@ -256,6 +295,7 @@ const calibrationRounds = 6
 const (
 	streamLayout    = 0x5ea7d1
 	streamCalibrate = 0xca11b
+	streamAnchor    = 0xa9c40
 )
 
 func newStandInGen(s *StandIn, seed uint64) *standInGen {
@@ -282,6 +322,16 @@ func newStandInGen(s *StandIn, seed uint64) *standInGen {
 	}
 	for k := range g.featureCDF {
 		g.featureCDF[k] /= sum
+	}
+	if s.Anchors != nil {
+		// A label's anchor is drawn uniformly from the rarer half of the
+		// features, so that it occurs mostly with its label.
+		g.anchor = make([]float64, L)
+		g.anchorOf = make([]int32, L)
+		for k := range L {
+			g.anchor[k] = s.Anchors.Eval((float64(k) + 0.5) / float64(L))
+			g.anchorOf[k] = g.featureIDs[D/2+int(mix(seed^streamAnchor, uint64(k))%uint64(D-D/2))]
+		}
 	}
 	g.labelStamp = make([]uint32, L)
 	g.featStamp = make([]uint32, D)
@@ -456,6 +506,23 @@ func (g *standInGen) point(split uint64, i int, labels, feats []int32, vals []fl
 	labels = g.drawLabels(r, labels, drawQuantile(s.LabelsPerPoint, r.Float64()))
 	m := max(1, min(drawQuantile(s.FeaturesPerPoint, r.Float64()), s.Features))
 	first := len(feats)
+	add := func(f int32) {
+		g.featStamp[f] = g.stamp
+		feats = append(feats, f)
+		if s.RowNorm == 0 {
+			vals = append(vals, 1)
+		} else {
+			vals = append(vals, float32(0.5+r.Float64()))
+		}
+	}
+	// Anchors first: each label's, with its chance.
+	if g.anchor != nil {
+		for _, l := range labels {
+			if r.Float64() < g.anchor[l] && len(feats)-first < m && g.featStamp[g.anchorOf[l]] != g.stamp {
+				add(g.anchorOf[l])
+			}
+		}
+	}
 	for tries := 0; len(feats)-first < m && tries < 4*m+16; tries++ {
 		var f int32
 		switch u := r.Float64(); {
@@ -469,13 +536,7 @@ func (g *standInGen) point(split uint64, i int, labels, feats []int32, vals []fl
 		if g.featStamp[f] == g.stamp {
 			continue
 		}
-		g.featStamp[f] = g.stamp
-		feats = append(feats, f)
-		if s.RowNorm == 0 {
-			vals = append(vals, 1)
-		} else {
-			vals = append(vals, float32(0.5+r.Float64()))
-		}
+		add(f)
 	}
 	if s.RowNorm > 0 {
 		var norm float64
@@ -630,8 +691,16 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "model: %d topics, concentration %.3f, signal %.3f, topic share %.2f, prototypes of %d features, %s\n",
-		s.Topics, s.Concentration, s.Signal, s.TopicShare, s.PrototypeSize, valuesName(s.RowNorm))
+	var extra string
+	if s.Anchors != nil {
+		var sum float64
+		for k := range s.Labels {
+			sum += s.Anchors.Eval((float64(k) + 0.5) / float64(s.Labels))
+		}
+		extra += fmt.Sprintf(", anchors (chance %.4f a label)", sum/float64(s.Labels))
+	}
+	_, err := fmt.Fprintf(w, "model: %d topics, concentration %.3f, signal %.3f, topic share %.2f, prototypes of %d features%s, %s\n",
+		s.Topics, s.Concentration, s.Signal, s.TopicShare, s.PrototypeSize, extra, valuesName(s.RowNorm))
 	return err
 }
 

@@ -148,6 +148,19 @@ func (s *StandIn) Check() error {
 			}
 		}
 	}
+	if a := s.Anchors; a != nil {
+		if len(a.At) < 1 || len(a.At) > standInMaxKnots || len(a.At) != len(a.Value) {
+			return bad("anchors", "%d knots and %d values, want as many of each, 1 to %d", len(a.At), len(a.Value), standInMaxKnots)
+		}
+		for i := range a.At {
+			if x := a.At[i]; !(x > 0 && x <= 1) || i > 0 && x <= a.At[i-1] {
+				return bad(fmt.Sprintf("anchors.at[%d]", i), "%v: knots are rank fractions in (0, 1], increasing", x)
+			}
+			if v := a.Value[i]; !(v >= 0 && v <= 1) {
+				return bad(fmt.Sprintf("anchors.value[%d]", i), "%v: values are chances in [0, 1]", v)
+			}
+		}
+	}
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
@@ -167,7 +169,8 @@ func TestFitStandInRecoversParameters(t *testing.T) {
 
 func TestStandInJSONRoundTrip(t *testing.T) {
 	s := testStandIn()
-	s.Real = &Summary{Points: 3, CoOccurrence: 0.5}
+	s.Real = &Summary{Points: 3, CoOccurrence: 0.5, AnchoredLabels: 0.1, AnchorRecall: 0.05}
+	s.Anchors = &Shares{At: []float64{0.1, 0.5}, Value: []float64{0.8, 0}}
 	var b bytes.Buffer
 	if err := s.WriteJSON(&b); err != nil {
 		t.Fatal(err)
@@ -189,6 +192,110 @@ func TestStandInJSONRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadStandIn(bytes.NewReader([]byte(`{"format":"hetsgd-standin/1","signall":1}`)), "typo.json"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("signall")) {
 		t.Fatalf("misspelt key: %v", err)
+	}
+	for _, c := range []struct {
+		change func(*StandIn)
+		want   string
+	}{
+		{func(s *StandIn) { s.Anchors = &Shares{At: []float64{0.5}, Value: []float64{1.5}} }, "anchors.value[0]: 1.5"},
+		{func(s *StandIn) { s.Anchors = &Shares{At: []float64{0.5, 0.2}, Value: []float64{1, 1}} }, "anchors.at[1]: 0.2"},
+		{func(s *StandIn) { s.Anchors = &Shares{} }, "anchors: 0 knots"},
+	} {
+		bad := *s
+		c.change(&bad)
+		b.Reset()
+		bad.WriteJSON(&b)
+		if _, err := ReadStandIn(&b, "fit.json"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error naming %q, got %v", c.want, err)
+		}
+	}
+}
+
+// A stand-in file written before anchors (no such key) reads as a
+// stand-in without them, which generates the bytes it always did.
+func TestStandInOldFile(t *testing.T) {
+	s := testStandIn().WithPoints(1000)
+	var b bytes.Buffer
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte("anchor")) {
+		t.Fatalf("a stand-in without anchors writes their key:\n%s", b.Bytes())
+	}
+	back, err := ReadStandIn(&b, "old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Anchors != nil {
+		t.Fatalf("anchors %v, want none", back.Anchors)
+	}
+	var train, test bytes.Buffer
+	if _, _, err := back.GenerateContext(context.Background(), 5, &train, &test); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256(append(train.Bytes(), test.Bytes()...))); got != "3d03da257733ac082c3c885af5789537237d9f11d289122d26d9819dba58d1a1" {
+		t.Fatalf("bytes hash %s, want the known answer", got)
+	}
+}
+
+// A label of anchor chance 1 has its anchor on all of its points, and the
+// feature is rare elsewhere; anchorsOf reads that label's anchor back off
+// the set, and no other.
+func TestStandInAnchors(t *testing.T) {
+	s := testStandIn()
+	// A long tail of rare features, as in text.
+	for k, q := range s.FeatureCurve.At {
+		s.FeatureCurve.Value[k] = 0.2 * math.Pow(q*20, -2)
+	}
+	L := float64(s.Labels)
+	// Rank 0 always, rank 1 most of the time, no other.
+	s.Anchors = &Shares{At: []float64{0.5 / L, 1.5 / L, 2.5 / L}, Value: []float64{1, 0.8, 0}}
+	g := newStandInGen(s, 4)
+	d := g.sample(s.Train)
+	for rank, want := range []float64{1, 0.8} {
+		id, f := g.labelIDs[rank], g.anchorOf[rank]
+		var with, holds, elsewhere, without int
+		for i := range d.Len() {
+			labels, _ := d.Y.Row(i)
+			feats, _ := d.X.Row(i)
+			if slices.Contains(labels, id) {
+				with++
+				if slices.Contains(feats, f) {
+					holds++
+				}
+			} else {
+				without++
+				if slices.Contains(feats, f) {
+					elsewhere++
+				}
+			}
+		}
+		// The anchor is a feature like others too: the other points hold
+		// it by chance, and so do the label's that the anchor skipped.
+		base := float64(elsewhere) / float64(without)
+		if base > 0.05 {
+			t.Errorf("rank %d: its anchor on %.3f of the other points", rank, base)
+		}
+		if got, want := float64(holds)/float64(with), want+(1-want)*base; math.Abs(got-want) > 0.06 {
+			t.Errorf("rank %d: its anchor on %.3f of its %d points, want %.3f", rank, got, with, want)
+		}
+	}
+	// Read back: the two labels' anchors (at the ranks the sample gives
+	// the labels), and no other.
+	a, anchored, _ := anchorsOf(d)
+	if a == nil {
+		t.Fatal("no anchors read back")
+	}
+	sorted := slices.Sorted(slices.Values(a.Value))
+	if a.Value[0] < 0.9 || sorted[len(sorted)-2] < 0.7 || anchored*L != 2 {
+		t.Fatalf("anchors read back: %v on %.0f labels, want the top label's and one of about 0.8", a.Value, anchored*L)
+	}
+	// Without anchors, only weak ones: a prototype feature that is rare
+	// as noise is exclusive to its label, on the few of its points that
+	// draw it.
+	s.Anchors = nil
+	if a, _, _ := anchorsOf(newStandInGen(s, 4).sample(s.Train)); a != nil && slices.Max(a.Value) > 0.3 {
+		t.Fatalf("anchors read off a stand-in without: %v", a.Value)
 	}
 }
 
