@@ -102,16 +102,26 @@ type Curve struct {
 
 // Eval returns the curve at q.
 func (c Curve) Eval(q float64) float64 {
-	n := len(c.At)
-	i := sort.SearchFloat64s(c.At, q)
+	i, t := bracket(c.At, q)
+	if t == 0 {
+		return c.Value[i]
+	}
+	return math.Exp((1-t)*math.Log(c.Value[i-1]) + t*math.Log(c.Value[i]))
+}
+
+// bracket returns where q falls among the increasing knots at: the knot
+// i and, when q lies between knots i−1 and i, how far along (t in (0,
+// 1)); t is 0 at or beyond the ends, where the value is the end's.
+func bracket(at []float64, q float64) (i int, t float64) {
+	n := len(at)
+	i = sort.SearchFloat64s(at, q)
 	switch {
 	case i == 0:
-		return c.Value[0]
+		return 0, 0
 	case i == n:
-		return c.Value[n-1]
+		return n - 1, 0
 	}
-	t := (q - c.At[i-1]) / (c.At[i] - c.At[i-1])
-	return math.Exp((1-t)*math.Log(c.Value[i-1]) + t*math.Log(c.Value[i]))
+	return i, (q - at[i-1]) / (at[i] - at[i-1])
 }
 
 // Shares is a function of a rank fraction q in (0, 1] with values in
@@ -125,15 +135,10 @@ type Shares struct {
 
 // Eval returns the shares at q.
 func (c *Shares) Eval(q float64) float64 {
-	n := len(c.At)
-	i := sort.SearchFloat64s(c.At, q)
-	switch {
-	case i == 0:
-		return c.Value[0]
-	case i == n:
-		return c.Value[n-1]
+	i, t := bracket(c.At, q)
+	if t == 0 {
+		return c.Value[i]
 	}
-	t := (q - c.At[i-1]) / (c.At[i] - c.At[i-1])
 	return (1-t)*c.Value[i-1] + t*c.Value[i]
 }
 

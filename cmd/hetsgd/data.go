@@ -100,12 +100,6 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var s *data.StandIn
 	if ps, err := data.PaperStandIn(*like); err == nil {
-		if *saveFit != "" {
-			if err := ps.Save(*saveFit, *force); err != nil {
-				return fmt.Errorf("--save-fit: %w", err)
-			}
-			fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
-		}
 		s = ps
 	} else if p, err := lookupProfile(*like); err == nil {
 		if *saveFit != "" {
@@ -131,12 +125,12 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if s, err = (data.Loader{Log: stderr, Context: ctx}).FitAny(*like, opt); err != nil {
 			return fmt.Errorf("--like %s: %w", *like, err)
 		}
-		if *saveFit != "" {
-			if err := s.Save(*saveFit, *force); err != nil {
-				return fmt.Errorf("--save-fit: %w", err)
-			}
-			fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
+	}
+	if *saveFit != "" {
+		if err := s.Save(*saveFit, *force); err != nil {
+			return fmt.Errorf("--save-fit: %w", err)
 		}
+		fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
 	}
 	if *out == "" {
 		return nil
