@@ -37,6 +37,7 @@ type heteroStudy struct {
 	epochs float64         // sync's budget, which sets the time budget
 	seeds  []uint64
 	done   map[string]*engine.Result // by name: a run two sections share runs once
+	prefix string                    // of its runs' and figures' names ("": "hetero")
 }
 
 // Heterogeneity measures every strategy at its defaults — what hetsgd train
@@ -150,7 +151,11 @@ func (s *heteroStudy) do(ctx context.Context, name string, cfg engine.Config) (*
 
 // name is the run's name, seed last.
 func (s *heteroStudy) name(parts ...any) string {
-	n := "hetero-" + s.set.Name
+	p := s.prefix
+	if p == "" {
+		p = "hetero"
+	}
+	n := p + "-" + s.set.Name
 	for _, p := range parts {
 		n += "-" + fmt.Sprint(p)
 	}

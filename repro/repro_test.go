@@ -299,6 +299,49 @@ func TestHeterogeneityStudyQuick(t *testing.T) {
 	}
 }
 
+// The paper study runs end to end in quick mode on a small stand-in of
+// Amazon-670K: its three sections, every run on the sampled output layer
+// and the study's evaluation points, and the claims stated.
+func TestPaperStudyQuick(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	dir := t.TempDir()
+	s, err := data.PaperStandIn("amazon-670k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Scaled(0.004).GenerateDirContext(context.Background(), filepath.Join(dir, "amazon-670k"), 1, false); err != nil {
+		t.Fatal(err)
+	}
+	set, err := LoadSet(context.Background(), "amazon-670k", dir, 1)
+	if err != nil || set == nil {
+		t.Fatalf("%v, %v", set, err)
+	}
+	out, md := quickStudy(t, func(rep *report.Dir) error {
+		return Paper(context.Background(), rep, []Set{*set}, Options{Quick: true, Seed: 1})
+	})
+	checkReport(t, md, []string{"# The papers' large experiments at full scale", "### 4 devices, equal time (Fig. 6)",
+		"Adaptive's best P@1 is the highest of the four", "Adaptive is the first to reach P@1", "### Batch sizes and perturbation (Fig. 12)",
+		"### 1 to 8 devices (Fig. 8)", "Fewer mega-batches to the target as devices are added"},
+		func(h string, _ map[string]string) bool {
+			return h == "s to elastic's best" || h == "× elastic's time"
+		})
+	// Four strategies on 4 devices, adaptive on 1, 2, 4 and 8.
+	checkOutputs(t, out, []string{"paper-amazon-670k-4-time", "paper-amazon-670k-paper-batch", "paper-amazon-670k-scale-mega"}, 4+4, func(string) bool { return false })
+	b, err := os.ReadFile(filepath.Join(out, "runs", "paper-amazon-670k-4-adaptive.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		EvalPoints int             `json:"eval_points"`
+		Sampled    json.RawMessage `json:"sampled"`
+	}
+	if err := json.Unmarshal(b[:strings.IndexByte(string(b), '\n')], &rec); err != nil || rec.EvalPoints != paperEvalPoints || !strings.Contains(string(rec.Sampled), `"Hash":"dwta"`) {
+		t.Errorf("the config record: %+v, %v", rec, err)
+	}
+}
+
 // Parts runs the sections named and no other: the device counts alone run
 // one device and two (adaptive and elastic), and the report has no spread
 // or protocol.

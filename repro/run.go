@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hetsgd/hetsgd/report"
 )
 
 // Studies are the studies Run runs, in the order it runs them: the papers'
-// (Adaptive SGD, Layered SGD, GEM, AdaCons), then every strategy at its
-// defaults on unequal devices.
-var Studies = []string{"adaptive", "lsgd", "gem", "adacons", "heterogeneity"}
+// (Adaptive SGD, Layered SGD, GEM, AdaCons), every strategy at its defaults
+// on unequal devices, and Adaptive SGD's large experiments at full scale.
+var Studies = []string{"adaptive", "lsgd", "gem", "adacons", "heterogeneity", "paper"}
 
 // Inputs are the data the studies run on.
 type Inputs struct {
@@ -23,6 +24,9 @@ type Inputs struct {
 	Delicious *Set
 	// MNIST is the GEM study's, which needs it.
 	MNIST *Set
+	// Paper are the paper study's: the stand-ins of the papers' sets at
+	// full scale (PaperSetNames), which it needs.
+	Paper []Set
 }
 
 // Run runs the studies named (of Studies) into rep, in the order of
@@ -38,12 +42,16 @@ func Run(ctx context.Context, rep *report.Dir, studies []string, in Inputs, opt 
 	if slices.Contains(studies, "gem") && in.MNIST == nil {
 		return errors.New("repro: the GEM study needs MNIST")
 	}
+	if slices.Contains(studies, "paper") && len(in.Paper) == 0 {
+		return errors.New("repro: the paper study needs a stand-in of a paper's set (" + strings.Join(PaperSetNames(), ", ") + ")")
+	}
 	run := map[string]func() error{
 		"adaptive":      func() error { return AdaptiveSGD(ctx, rep, in.Sets, opt) },
 		"lsgd":          func() error { return LayeredSGD(ctx, rep, in.Delicious, opt) },
 		"gem":           func() error { return GEM(ctx, rep, *in.MNIST, opt) },
 		"adacons":       func() error { return AdaCons(ctx, rep, in.Delicious, opt) },
 		"heterogeneity": func() error { return Heterogeneity(ctx, rep, in.Sets, opt) },
+		"paper":         func() error { return Paper(ctx, rep, in.Paper, opt) },
 	}
 	for _, name := range Studies {
 		if !slices.Contains(studies, name) {

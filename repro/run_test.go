@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/repro"
@@ -32,13 +33,13 @@ func TestLoadSet(t *testing.T) {
 		t.Fatalf("delicious-200k-synth: %+v, %v", synth, err)
 	}
 	for _, dir := range []string{"", t.TempDir()} {
-		for _, name := range []string{"delicious", "mnist"} {
+		for _, name := range []string{"delicious", "mnist", "amazon-670k"} {
 			if set, err := repro.LoadSet(ctx, name, dir, 1); set != nil || err != nil {
 				t.Errorf("%s from %q, which does not hold it: %v, %v", name, dir, set, err)
 			}
 		}
 	}
-	if _, err := repro.LoadSet(ctx, "eurlex", "", 1); err == nil || !strings.Contains(err.Error(), `"eurlex" (want amazon-synth, bibtex, delicious, delicious-200k-synth)`) {
+	if _, err := repro.LoadSet(ctx, "eurlex", "", 1); err == nil || !strings.Contains(err.Error(), `"eurlex" (want amazon-synth, bibtex, delicious, delicious-200k-synth, or a paper's set: amazon-670k, delicious-200k)`) {
 		t.Errorf("an unknown set: %v", err)
 	}
 }
@@ -49,6 +50,23 @@ func TestLoadSetFromFolder(t *testing.T) {
 	set, err := repro.LoadSet(context.Background(), "delicious", dir, 1)
 	if err != nil || set == nil || set.Train.Len() != 12920 || !strings.Contains(set.Note, "standard split") {
 		t.Fatalf("delicious: %+v, %v", set, err)
+	}
+}
+
+// LoadSet reads a paper's stand-in from its folder of the data directory,
+// where hetsgd data gen writes it.
+func TestLoadPaperSet(t *testing.T) {
+	dir := t.TempDir()
+	s, err := data.PaperStandIn("delicious-200k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Scaled(0.002).GenerateDirContext(context.Background(), filepath.Join(dir, "delicious-200k"), 1, false); err != nil {
+		t.Fatal(err)
+	}
+	set, err := repro.LoadSet(context.Background(), "delicious-200k", dir, 1)
+	if err != nil || set == nil || set.Name != "delicious-200k" || set.Train.Len() == 0 || !strings.Contains(set.Note, "--like delicious-200k") {
+		t.Fatalf("delicious-200k: %+v, %v", set, err)
 	}
 }
 
@@ -67,6 +85,9 @@ func TestRunRefusals(t *testing.T) {
 	}
 	if err := repro.Run(ctx, rep, []string{"gem"}, repro.Inputs{}, repro.Options{Quick: true}); err == nil || !strings.Contains(err.Error(), "MNIST") {
 		t.Errorf("GEM without MNIST: %v", err)
+	}
+	if err := repro.Run(ctx, rep, []string{"paper"}, repro.Inputs{}, repro.Options{Quick: true}); err == nil || !strings.Contains(err.Error(), "amazon-670k, delicious-200k") {
+		t.Errorf("the paper study without a paper's set: %v", err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

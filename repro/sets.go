@@ -32,6 +32,12 @@ var folderSets = map[string]string{
 	"mnist":     "MNIST (60,000 / 10,000 images, 784 pixels scaled to [0,1] as sparse features, 10 classes).",
 }
 
+// PaperSetNames are the paper study's sets: the stand-ins of the papers'
+// sets at full scale, read from the folder of that name in the data
+// directory, where hetsgd data gen --like NAME --out DIR/NAME writes them
+// (generating them here would hold 700 MB of text in memory for nothing).
+func PaperSetNames() []string { return data.PaperStandInNames() }
+
 // SetNames returns the names of the sets the adaptive and heterogeneity
 // studies take, sorted: bibtex (bundled), delicious (from a data
 // directory) and the synthetic ones (generated).
@@ -58,6 +64,9 @@ func LoadSet(ctx context.Context, name, dataDir string, seed uint64) (*Set, erro
 		set, err := NewSet("bibtex", tr, te, "Bibtex, the standard split bundled with hetsgd (4,880 / 2,515 points, 1,836 features, 159 labels).")
 		return &set, err
 	}
+	if slices.Contains(PaperSetNames(), name) {
+		return loadPaperSet(ctx, name, dataDir)
+	}
 	if note, ok := folderSets[name]; ok {
 		if dataDir == "" {
 			return nil, nil
@@ -75,7 +84,7 @@ func LoadSet(ctx context.Context, name, dataDir string, seed uint64) (*Set, erro
 	}
 	s, ok := synthSets[name]
 	if !ok {
-		return nil, fmt.Errorf("repro: unknown dataset %q (want %s)", name, strings.Join(SetNames(), ", "))
+		return nil, fmt.Errorf("repro: unknown dataset %q (want %s, or a paper's set: %s)", name, strings.Join(SetNames(), ", "), strings.Join(PaperSetNames(), ", "))
 	}
 	p, err := data.LookupProfile(s.profile)
 	if err != nil {
@@ -91,5 +100,25 @@ func LoadSet(ctx context.Context, name, dataDir string, seed uint64) (*Set, erro
 		"Synthetic %s-like data from `hetsgd data gen --like profile:%s --scale %g --seed %d`: %d / %d points, %d features, %d labels, %.1f non-zeros and %.1f labels per point (the real set: %.1f and %.1f), power-law labels.",
 		s.profile, s.profile, s.scale, seed, tr.Len(), te.Len(), tr.Features(), tr.Labels(),
 		float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len()), real.AvgNNZ, real.AvgLabels))
+	return &set, err
+}
+
+// loadPaperSet reads the stand-in of a paper's set from dataDir/name (nil,
+// and no error, when that folder is not there).
+func loadPaperSet(ctx context.Context, name, dataDir string) (*Set, error) {
+	if dataDir == "" {
+		return nil, nil
+	}
+	dir := filepath.Join(dataDir, name)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, nil
+	}
+	tr, te, err := data.Loader{Context: ctx}.LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := NewSet(name, tr, te, fmt.Sprintf(
+		"The stand-in of %s built from its published statistics (`hetsgd data gen --like %s`, read from the data folder's %s/): %d / %d points, %d features, %d labels, %.1f non-zeros and %.2f labels a point.",
+		name, name, name, tr.Len(), te.Len(), tr.Features(), tr.Labels(), float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len())))
 	return &set, err
 }

@@ -41,18 +41,21 @@ type Config struct {
 	// DataDigest is a SHA-256 digest of the training and test sets'
 	// content (hex; data.Dataset.Fingerprint of each), not of their files
 	// or paths: a resumed run checks that its data did not change.
-	DataDigest  string             `json:"data_digest,omitempty"`
-	Hidden      []int              `json:"hidden"`
-	Dropout     float64            `json:"dropout"`
-	Batch       int                `json:"batch"`
-	LR          float64            `json:"lr"`
-	Optimizer   string             `json:"optimizer"`
-	Momentum    float64            `json:"momentum"`
-	WeightDecay float64            `json:"weight_decay"`
-	Epochs      float64            `json:"epochs"`
-	TimeBudget  float64            `json:"time_budget"`
-	EvalEvery   float64            `json:"eval_every"`
-	EvalPoints  int                `json:"eval_points"`
+	DataDigest  string  `json:"data_digest,omitempty"`
+	Hidden      []int   `json:"hidden"`
+	Dropout     float64 `json:"dropout"`
+	Batch       int     `json:"batch"`
+	LR          float64 `json:"lr"`
+	Optimizer   string  `json:"optimizer"`
+	Momentum    float64 `json:"momentum"`
+	WeightDecay float64 `json:"weight_decay"`
+	Epochs      float64 `json:"epochs"`
+	TimeBudget  float64 `json:"time_budget"`
+	EvalEvery   float64 `json:"eval_every"`
+	EvalPoints  int     `json:"eval_points"`
+	// Sampled holds the sampled output layer's settings (workload.Sampling)
+	// of a run that trains one; absent, the output layer is dense.
+	Sampled     json.RawMessage    `json:"sampled,omitempty"`
 	Seed        uint64             `json:"seed"`
 	Strategy    string             `json:"strategy"`
 	Options     map[string]float64 `json:"options"` // every option of the strategy, as the run used it

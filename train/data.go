@@ -85,7 +85,6 @@ func ConfigRecord(version string, f Settings, cfg engine.Config, source string, 
 	rec.Version, rec.Command, rec.Settings = version, "train", settings
 	rec.Data, rec.Train, rec.Test = source, f.TrainPath, f.TestPath
 	if x, ok := w.(*workload.XML); ok {
-		rec.EvalPoints = f.EvalPoints
 		rec.DataDigest = DataDigest(x)
 	}
 	if cfg.Clock != engine.Virtual {

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -302,4 +303,9 @@ func (w *XML) Describe(rec *runlog.Config, _ bool) {
 	rec.Workload = "xml"
 	rec.TrainPoints, rec.TestPoints, rec.Features, rec.Labels = w.Train.Len(), w.Test.Len(), w.Train.Features(), w.Train.Labels()
 	rec.Hidden, rec.Dropout = append([]int{}, w.m.Config().Hidden...), w.dropout
+	rec.EvalPoints = w.evalPoints
+	if w.sampling != nil {
+		// A struct of numbers, strings and booleans: it always marshals.
+		rec.Sampled, _ = json.Marshal(w.sampling)
+	}
 }

@@ -20,8 +20,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("bench", "bench --out DIR [--data DIR] [--sets LIST] [--quick]", stderr)
 	out := fs.String("out", "", "report `folder` (report.md, figures, runs/*.jsonl)")
 	dataDir := fs.String("data", os.Getenv("HETSGD_DATA"), "`folder` holding reference datasets (delicious/ with train.txt and test.txt); default $HETSGD_DATA")
-	sets := fs.String("sets", "bibtex,delicious,amazon-synth", "datasets of the adaptive and heterogeneity studies, comma-separated: bibtex (bundled), delicious (from --data), amazon-synth, delicious-200k-synth (generated)")
-	study := fs.String("study", "adaptive", "which studies to run, comma-separated: adaptive, lsgd, gem, adacons (the papers'), heterogeneity (every strategy at its defaults on unequal devices), or all")
+	sets := fs.String("sets", "bibtex,delicious,amazon-synth", "datasets, comma-separated: of the adaptive and heterogeneity studies bibtex (bundled), delicious (from --data), amazon-synth, delicious-200k-synth (generated); of the paper study "+strings.Join(repro.PaperSetNames(), ", ")+" (from --data, written there by hetsgd data gen --like NAME --out DIR/NAME; default: those --data holds)")
+	study := fs.String("study", "adaptive", "which studies to run, comma-separated: adaptive, lsgd, gem, adacons (the papers'), heterogeneity (every strategy at its defaults on unequal devices), paper (Adaptive SGD's large experiments on the papers' sets at full scale), or all")
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
@@ -36,12 +36,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errUsage
 	}
 	var studies []string
+	namedPaper := false // --study paper, not only all
 	for _, s := range strings.Split(*study, ",") {
 		switch s = strings.TrimSpace(s); {
 		case s == "all":
 			studies = append(studies, repro.Studies...)
 		case slices.Contains(repro.Studies, s):
 			studies = append(studies, s)
+			namedPaper = namedPaper || s == "paper"
 		default:
 			return fmt.Errorf("--study %q: want %s or all", s, strings.Join(repro.Studies, ", "))
 		}
@@ -49,20 +51,32 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	runs := func(study string) bool { return slices.Contains(studies, study) }
 	// Every name of --sets is checked before any work, whatever the
 	// studies: a misspelt one must not go unnoticed.
-	known := repro.SetNames()
-	var setNames []string
+	known := append(repro.SetNames(), repro.PaperSetNames()...)
+	var setNames, paperNames []string
 	for _, name := range strings.Split(*sets, ",") {
 		switch name = strings.TrimSpace(name); {
 		case name == "":
 			return fmt.Errorf("--sets %q: an empty name; want a comma-separated list of %s", *sets, strings.Join(known, ", "))
 		case !slices.Contains(known, name):
 			return fmt.Errorf("--sets: unknown dataset %q%s (want %s)", name, setting.Suggest(name, known, ""), strings.Join(known, ", "))
+		case slices.Contains(repro.PaperSetNames(), name):
+			paperNames = append(paperNames, name)
+		default:
+			setNames = append(setNames, name)
 		}
-		setNames = append(setNames, name)
+	}
+	setsGiven := train.Visited(fs)["sets"]
+	switch {
+	case len(paperNames) > 0 && !runs("paper"):
+		return fmt.Errorf("--sets %s: a paper's set at full scale, which only --study paper runs", paperNames[0])
+	case len(paperNames) > 0 && len(setNames) > 0 && !runs("adaptive") && !runs("heterogeneity"):
+		return fmt.Errorf("--sets %s: --study paper runs only the papers' sets (%s)", setNames[0], strings.Join(repro.PaperSetNames(), ", "))
+	case runs("paper") && !setsGiven:
+		paperNames = repro.PaperSetNames() // those --data holds
 	}
 	var in atomicfile.Inputs
 	if *dataDir != "" {
-		for _, set := range []string{"bibtex", "delicious", "mnist"} {
+		for _, set := range append([]string{"bibtex", "delicious", "mnist"}, repro.PaperSetNames()...) {
 			in.Add("--data set", filepath.Join(*dataDir, set))
 		}
 	}
@@ -70,8 +84,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := in.Check("--out", *out); err != nil {
 		return err
 	}
-	if train.Visited(fs)["sets"] && !runs("adaptive") && !runs("heterogeneity") {
-		fmt.Fprintf(stderr, "hetsgd bench: warning: --sets applies to the adaptive and heterogeneity studies; ignored\n")
+	if setsGiven && !runs("adaptive") && !runs("heterogeneity") && !runs("paper") {
+		fmt.Fprintf(stderr, "hetsgd bench: warning: --sets applies to the adaptive, heterogeneity and paper studies; ignored\n")
 	}
 	var partList []string
 	if *parts != "" {
@@ -100,6 +114,28 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		} else {
 			fmt.Fprintf(stderr, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
 		}
+	}
+	for _, name := range paperNames {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped while reading the data: %w", err)
+		}
+		set, err := repro.LoadSet(ctx, name, *dataDir, *seed)
+		if err != nil {
+			return err
+		}
+		if set != nil {
+			input.Paper = append(input.Paper, *set)
+		} else if setsGiven {
+			return fmt.Errorf("--sets %s: no --data folder holds %s/ (write it with hetsgd data gen --like %s --out DIR/%s)", name, name, name, name)
+		}
+	}
+	if runs("paper") && len(input.Paper) == 0 && !namedPaper {
+		// --study all: the paper study needs data that takes minutes to
+		// write, so its absence skips the study rather than the bench.
+		fmt.Fprintf(stderr, "hetsgd bench: no --data folder holds %s/: skipping the paper study\n", strings.Join(repro.PaperSetNames(), "/ or "))
+		studies = slices.DeleteFunc(studies, func(s string) bool { return s == "paper" })
+	} else if runs("paper") && len(input.Paper) == 0 {
+		return fmt.Errorf("--study paper needs a stand-in of a paper's set in a --data folder: write one with hetsgd data gen --like %s --out DIR/%s", repro.PaperSetNames()[0], repro.PaperSetNames()[0])
 	}
 	// Every input is read before the report is started, so that a missing
 	// or bad one stops the bench before it writes anything.

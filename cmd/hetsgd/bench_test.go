@@ -79,3 +79,35 @@ func TestBenchBadParts(t *testing.T) {
 		t.Fatalf("a failed bench made its folder: %v", err)
 	}
 }
+
+// The paper study takes the papers' sets from --data and refuses to run
+// without one, and the other studies refuse them, before anything is
+// written; --study all skips the paper study when --data holds none.
+func TestBenchPaperSets(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--study", "paper", "--data", empty}, "--study paper needs a stand-in of a paper's set in a --data folder"},
+		{[]string{"--study", "paper", "--data", empty, "--sets", "delicious-200k"}, "--sets delicious-200k: no --data folder holds delicious-200k/"},
+		{[]string{"--study", "adaptive", "--sets", "bibtex,amazon-670k"}, "--sets amazon-670k: a paper's set at full scale, which only --study paper runs"},
+		{[]string{"--study", "paper", "--sets", "bibtex,amazon-670k"}, "--sets bibtex: --study paper runs only the papers' sets"},
+	} {
+		dir := filepath.Join(t.TempDir(), "report")
+		err := runBench(context.Background(), append([]string{"--out", dir, "--quick"}, c.args...), new(bytes.Buffer), new(bytes.Buffer))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: a failed bench made its folder: %v", c.args, err)
+		}
+	}
+	// --study all without the papers' sets goes on without the paper
+	// study (to stop here at GEM's MNIST, which --data lacks too).
+	var stderr bytes.Buffer
+	err := runBench(context.Background(), []string{"--out", filepath.Join(t.TempDir(), "report"), "--quick", "--study", "all", "--sets", "bibtex", "--data", empty}, new(bytes.Buffer), &stderr)
+	if err == nil || !strings.Contains(err.Error(), "MNIST") || !strings.Contains(stderr.String(), "skipping the paper study") {
+		t.Errorf("--study all without the papers' sets: %v\n%s", err, stderr.String())
+	}
+}
