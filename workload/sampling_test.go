@@ -24,11 +24,7 @@ func TestInclusionKnownAnswers(t *testing.T) {
 // A background table build under way when the run ends is joined by
 // Close: its goroutine is over and its tables are in use.
 func TestCloseJoinsTheBackgroundBuild(t *testing.T) {
-	s := DefaultSampling()
-	s.K, s.L, s.Active, s.Rehash, s.Background = 2, 4, 0.1, 32, true
-	w, x, p := bibtexWorker(t, s, false)
-	g := make([]float32, len(p))
-	stream := data.NewSampler(w.Size(), 1)
+	x, p, g, stream := rehashingWorker(t, false)
 	for range 100 {
 		x.Load(stream, 32)
 		x.Gradient(p, g)
@@ -45,6 +41,18 @@ func TestCloseJoinsTheBackgroundBuild(t *testing.T) {
 		t.Fatalf("after Close: a build still under way (%v) or its tables not in use", x.done != nil)
 	}
 	x.Close() // twice: nothing left to wait for
+}
+
+// rehashingWorker is a worker of the bundled Bibtex whose small tables (K 2,
+// L 4) it rebuilds in the background every 32 samples, with its
+// parameters, a gradient buffer and a stream of batches; shared: for the
+// virtual clock, which builds in line.
+func rehashingWorker(t *testing.T, shared bool) (*sampledWorker, []float32, []float32, *data.Sampler) {
+	t.Helper()
+	s := DefaultSampling()
+	s.K, s.L, s.Active, s.Rehash, s.Background = 2, 4, 0.1, 32, true
+	w, x, p := bibtexWorker(t, s, shared)
+	return x, p, make([]float32, len(p)), data.NewSampler(w.Size(), 1)
 }
 
 // slideWorker is a worker of the bundled Bibtex (159 labels, fewer than
@@ -145,11 +153,7 @@ func TestSLIDEFor(t *testing.T) {
 // A worker for the virtual clock (shared) builds its tables in line, and a
 // build its settings put in the background is accounted as overlapped.
 func TestVirtualWorkerBuildsInLine(t *testing.T) {
-	s := DefaultSampling()
-	s.K, s.L, s.Active, s.Rehash, s.Background = 2, 4, 0.1, 32, true
-	w, x, p := bibtexWorker(t, s, true)
-	g := make([]float32, len(p))
-	stream := data.NewSampler(w.Size(), 1)
+	x, p, g, stream := rehashingWorker(t, true)
 	var overlapped int64
 	for range 20 {
 		x.Load(stream, 32)
