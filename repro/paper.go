@@ -173,8 +173,19 @@ func (s *paperStudy) fig12(a *engine.Result) error {
 			perturbed++
 		}
 	}
-	s.rep.Printf("### Batch sizes and perturbation (Fig. 12)\n\nFrom the 4-device adaptive run above: perturbation fired at %d of %d merges (%.0f%%).\n\n",
-		perturbed, len(a.Merges), 100*float64(perturbed)/float64(len(a.Merges)))
+	// The band: each device's batch sizes over the second half of the
+	// merges, once the scaling has had half the run to settle.
+	late := a.Merges[len(a.Merges)/2:]
+	var band []string
+	for d := range late[0].BatchSizes {
+		lo, hi := math.MaxInt, 0
+		for _, m := range late {
+			lo, hi = min(lo, m.BatchSizes[d]), max(hi, m.BatchSizes[d])
+		}
+		band = append(band, fmt.Sprintf("device %d (speed %g): %d–%d", d, heterogeneity[d%len(heterogeneity)], lo, hi))
+	}
+	s.rep.Printf("### Batch sizes and perturbation (Fig. 12)\n\nFrom the 4-device adaptive run above: perturbation fired at %d of %d merges (%.0f%%). Batch sizes over the second half of the merges: %s.\n\n",
+		perturbed, len(a.Merges), 100*float64(perturbed)/float64(len(a.Merges)), strings.Join(band, "; "))
 	return s.heteroStudy.fig12(scenarios[0], a)
 }
 
