@@ -8,7 +8,9 @@
 //
 // Run runs the studies named (of Studies) into a report folder: LoadSet
 // gives their data sets — Bibtex from the binary, Delicious and MNIST from
-// a data directory, synthetic sets generated at a profile's scale — and
+// a data directory, synthetic sets generated at a profile's scale, and the
+// stand-ins of the papers' sets at full scale from the data directory (the
+// paper study's, written there by hetsgd data gen) — and
 // Options their budgets, seed and network. `hetsgd bench` is Run behind
 // flags.
 package repro
