@@ -64,23 +64,8 @@ func LoadSet(ctx context.Context, name, dataDir string, seed uint64) (*Set, erro
 		set, err := NewSet("bibtex", tr, te, "Bibtex, the standard split bundled with hetsgd (4,880 / 2,515 points, 1,836 features, 159 labels).")
 		return &set, err
 	}
-	if slices.Contains(PaperSetNames(), name) {
-		return loadPaperSet(ctx, name, dataDir)
-	}
-	if note, ok := folderSets[name]; ok {
-		if dataDir == "" {
-			return nil, nil
-		}
-		dir := filepath.Join(dataDir, name)
-		if _, err := os.Stat(dir); err != nil {
-			return nil, nil
-		}
-		tr, te, err := data.Loader{Context: ctx}.LoadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		set, err := NewSet(name, tr, te, note)
-		return &set, err
+	if note, ok := folderSets[name]; ok || slices.Contains(PaperSetNames(), name) {
+		return loadFolder(ctx, name, dataDir, note)
 	}
 	s, ok := synthSets[name]
 	if !ok {
@@ -103,9 +88,10 @@ func LoadSet(ctx context.Context, name, dataDir string, seed uint64) (*Set, erro
 	return &set, err
 }
 
-// loadPaperSet reads the stand-in of a paper's set from dataDir/name (nil,
-// and no error, when that folder is not there).
-func loadPaperSet(ctx context.Context, name, dataDir string) (*Set, error) {
+// loadFolder reads set name from dataDir/name (nil, and no error, when
+// that folder is not there), with note for the report; "" for a paper's
+// stand-in, whose note gives its statistics.
+func loadFolder(ctx context.Context, name, dataDir, note string) (*Set, error) {
 	if dataDir == "" {
 		return nil, nil
 	}
@@ -117,8 +103,10 @@ func loadPaperSet(ctx context.Context, name, dataDir string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := NewSet(name, tr, te, fmt.Sprintf(
-		"The stand-in of %s built from its published statistics (`hetsgd data gen --like %s`, read from the data folder's %s/): %d / %d points, %d features, %d labels, %.1f non-zeros and %.2f labels a point.",
-		name, name, name, tr.Len(), te.Len(), tr.Features(), tr.Labels(), float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len())))
+	if note == "" {
+		note = fmt.Sprintf("The stand-in of %s built from its published statistics (`hetsgd data gen --like %s`, read from the data folder's %s/): %d / %d points, %d features, %d labels, %.1f non-zeros and %.2f labels a point.",
+			name, name, name, tr.Len(), te.Len(), tr.Features(), tr.Labels(), float64(tr.X.NNZ())/float64(tr.Len()), float64(tr.Y.NNZ())/float64(tr.Len()))
+	}
+	set, err := NewSet(name, tr, te, note)
 	return &set, err
 }

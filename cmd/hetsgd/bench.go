@@ -97,37 +97,42 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			partList = append(partList, p)
 		}
 	}
+	// load reads the sets named into *into; absent one calls missing.
+	load := func(names []string, into *[]repro.Set, missing func(name string) error) error {
+		for _, name := range names {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("stopped while reading the data: %w", err)
+			}
+			set, err := repro.LoadSet(ctx, name, *dataDir, *seed)
+			if err != nil {
+				return err
+			}
+			if set != nil {
+				*into = append(*into, *set)
+			} else if err := missing(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	var input repro.Inputs
-	for _, name := range setNames {
-		if !runs("adaptive") && !runs("heterogeneity") {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stopped while reading the data: %w", err)
-		}
-		set, err := repro.LoadSet(ctx, name, *dataDir, *seed)
+	if runs("adaptive") || runs("heterogeneity") {
+		err := load(setNames, &input.Sets, func(name string) error {
+			fmt.Fprintf(stderr, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
+			return nil
+		})
 		if err != nil {
 			return err
-		}
-		if set != nil {
-			input.Sets = append(input.Sets, *set)
-		} else {
-			fmt.Fprintf(stderr, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
 		}
 	}
-	for _, name := range paperNames {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stopped while reading the data: %w", err)
+	err := load(paperNames, &input.Paper, func(name string) error {
+		if !setsGiven {
+			return nil // the default: those --data holds
 		}
-		set, err := repro.LoadSet(ctx, name, *dataDir, *seed)
-		if err != nil {
-			return err
-		}
-		if set != nil {
-			input.Paper = append(input.Paper, *set)
-		} else if setsGiven {
-			return fmt.Errorf("--sets %s: no --data folder holds %s/ (write it with hetsgd data gen --like %s --out DIR/%s)", name, name, name, name)
-		}
+		return fmt.Errorf("--sets %s: no --data folder holds %s/ (write it with hetsgd data gen --like %s --out DIR/%s)", name, name, name, name)
+	})
+	if err != nil {
+		return err
 	}
 	if runs("paper") && len(input.Paper) == 0 && !namedPaper {
 		// --study all: the paper study needs data that takes minutes to
