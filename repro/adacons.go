@@ -18,6 +18,7 @@ import (
 // regression (§4.1), a real task (Delicious, when given) with 8 and 16
 // workers, and the per-iteration overhead against Sum in real time (§5.1).
 func AdaCons(ctx context.Context, rep *report.Dir, delicious *Set, opt Options) error {
+	opt.Reuse = false // the analysis reads counts a run log does not hold
 	r, err := newRunner(rep, opt)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ var psStrategies = []string{"gem", "downpour", "staleness"}
 // GEM reproduces the Gradient Energy Matching paper's MNIST experiments
 // (§4.1–4.2) on set (MNIST through the papers' MLP).
 func GEM(ctx context.Context, rep *report.Dir, set Set, opt Options) error {
+	opt.Reuse = false // the analysis reads counts a run log does not hold
 	r, err := newRunner(rep, opt)
 	if err != nil {
 		return err

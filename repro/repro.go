@@ -1,7 +1,9 @@
 package repro
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +46,12 @@ type Options struct {
 	// Parts are the sections of the heterogeneity study to run, of
 	// HeterogeneityParts (empty: all of them).
 	Parts []string
+	// Reuse reads a run back from its log in the report folder's runs/
+	// instead of running it again, when that log is complete and from the
+	// same configuration: a bench stopped part-way carries on where it
+	// was. The GEM and AdaCons studies run every run again: they read a
+	// result's staleness and step counts, which a log does not hold.
+	Reuse bool
 	// Network replaces the links of the Layered SGD study (nil: PCIe within
 	// a node, 25 Gb/s Ethernet between nodes); NetworkSource says where it
 	// came from, for the report.
@@ -66,18 +74,11 @@ func newRunner(rep *report.Dir, opt Options) (*runner, error) {
 }
 
 // run executes one configuration, writing its log to runs/NAME.jsonl.
+// With Options.Reuse, a complete log already there from the same
+// configuration is read back instead (reused).
 func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Config) (_ *engine.Result, err error) {
 	r.runs++
 	path := filepath.Join(r.rep.Path, "runs", name+".jsonl")
-	log, err := runlog.CreateLog(path, true)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if cerr := log.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("repro: run %s: %w", name, cerr)
-		}
-	}()
 	// The same config record as hetsgd train's, less the settings (no
 	// flags made the run), with the study's name for the run.
 	full, err := cfg.WithDefaults()
@@ -89,6 +90,25 @@ func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Confi
 		return nil, fmt.Errorf("repro: run %s: %w", name, err)
 	}
 	rec.Command, rec.Name, rec.Data = "bench", name, set.Name
+	if r.opt.Reuse {
+		if res := reused(path, rec); res != nil {
+			if r.opt.Log != nil {
+				best, _ := runlog.Best(res.Evals)
+				fmt.Fprintf(r.opt.Log, "[%3d] %-52s best P@1 %.4f at %7.3f s (%s clock)  %5.1f epochs  read back from its log\n",
+					r.runs, name, best.P1, best.TrainSeconds, cfg.Clock, float64(res.Samples)/float64(set.Workload.Size()))
+			}
+			return res, nil
+		}
+	}
+	log, err := runlog.CreateLog(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := log.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("repro: run %s: %w", name, cerr)
+		}
+	}()
 	if err := log.Write(rec); err != nil {
 		return nil, err
 	}
@@ -106,6 +126,26 @@ func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Confi
 			r.runs, name, best.P1, best.TrainSeconds, cfg.Clock, float64(res.Samples)/float64(set.Workload.Size()), time.Since(start).Seconds())
 	}
 	return res, nil
+}
+
+// reused returns the result of the run logged at path when that log is
+// complete (a done record, not interrupted, no error) and its config record
+// is rec: what the studies read of a result, from the log's records. Any
+// other log (none, partial, another configuration, unreadable) gives nil:
+// the run is run again.
+func reused(path string, rec runlog.Config) *engine.Result {
+	run, err := runlog.ReadFile(path)
+	if err != nil || run.Config == nil || run.Done == nil || run.Done.Interrupted || run.Done.Error != "" {
+		return nil
+	}
+	want, err1 := json.Marshal(rec)
+	got, err2 := json.Marshal(run.Config)
+	if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
+		return nil
+	}
+	d := run.Done
+	return &engine.Result{Evals: run.Evals, Merges: run.Merges, Async: run.Async, Faults: run.Faults, Notes: len(run.Notes),
+		TrainSeconds: d.TrainSeconds, Samples: d.Samples, Diverged: d.Diverged, Diverging: d.Diverging, StoppedEarly: d.StoppedEarly}
 }
 
 // Curves drawn from a run.

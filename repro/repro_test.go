@@ -358,3 +358,68 @@ func TestHeterogeneityParts(t *testing.T) {
 	}
 	checkOutputs(t, dir, []string{"hetero-bibtex-devices"}, 3, func(string) bool { return false })
 }
+
+// With Reuse a study reads back the runs whose logs are complete and from
+// the same configuration, and writes the same report; a run whose log is
+// cut short, or is of another configuration, runs again.
+func TestReuse(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	set := bundledSet(t, "bibtex")
+	dir := t.TempDir()
+	bench := func(opt Options) (md, progress string) {
+		t.Helper()
+		var log strings.Builder
+		opt.Quick, opt.Parts, opt.Log = true, []string{"devices"}, &log
+		rep, err := report.Create(dir, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Heterogeneity(context.Background(), rep, []Set{set}, opt); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), log.String()
+	}
+	first, _ := bench(Options{Seed: 1})
+	again, progress := bench(Options{Seed: 1, Reuse: true})
+	if again != first || strings.Count(progress, "read back from its log") != 3 {
+		t.Fatalf("reused: the same report %v; progress:\n%s", again == first, progress)
+	}
+	// Cut one log before its done record: that run, alone, runs again.
+	path := filepath.Join(dir, "runs", "hetero-bibtex-devices-2-adaptive-s-1.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:strings.LastIndex(strings.TrimSuffix(string(b), "\n"), "\n")+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, progress = bench(Options{Seed: 1, Reuse: true})
+	if again != first || strings.Count(progress, "read back from its log") != 2 {
+		t.Fatalf("a log cut short: the same report %v; progress:\n%s", again == first, progress)
+	}
+	// A log of another configuration (its rate changed): that run, alone,
+	// runs again.
+	path = filepath.Join(dir, "runs", "hetero-bibtex-devices-1-adaptive-s-1.jsonl")
+	if b, err = os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(b), `"lr":`, `"lr":1`, 1)
+	if changed == string(b) {
+		t.Fatal("no rate in the config record")
+	}
+	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, progress = bench(Options{Seed: 1, Reuse: true}); strings.Count(progress, "read back from its log") != 2 {
+		t.Fatalf("a log of another configuration:\n%s", progress)
+	}
+}

@@ -25,6 +25,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := fs.Bool("quick", false, "tiny budgets and few settings: a smoke test of the pipeline, not a result")
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
+	reuse := fs.Bool("reuse", false, "read back each run whose log in --out/runs is complete and of the same configuration instead of running it again, so that a bench stopped part-way carries on where it was (the gem and adacons studies run every run again)")
 	parts := fs.String("parts", "", "heterogeneity study: only these of its sections, comma-separated: spreads, protocols, devices, local (default: all)")
 	network := fs.String("network", "", "lsgd study: the links within and between nodes from `file` (hetsgd calibrate --network) instead of PCIe and 25 Gb/s Ethernet")
 	if err := parseFlags(fs, args); err != nil {
@@ -144,7 +145,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Every input is read before the report is started, so that a missing
 	// or bad one stops the bench before it writes anything.
-	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout, Parts: partList}
+	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout, Parts: partList, Reuse: *reuse}
 	if *network != "" {
 		m, err := train.LoadNetwork(*network)
 		if err != nil {
