@@ -13,11 +13,13 @@ import (
 )
 
 // The paper-scale study's budgets. Half an epoch of the Amazon-670K
-// stand-in is 245,000 samples: with the sampled output layer at about 1,000
-// samples/s on two cores, the study's seven runs of a set take under an
-// hour. The dense layer would take 30 minutes an epoch per run, so the study
-// trains the sampled layer; the claims are about how the strategies merge,
-// which the output layer does not change.
+// stand-in is 245,000 samples, about two minutes of the sampled output
+// layer on one device of two cores; but sync and CROSSBOW update and
+// average every replica's whole model (412 MB) at every step, so the
+// study's eight runs of a set take hours. The dense layer would take half
+// an hour an epoch per run, so the study trains the sampled layer; the
+// claims are about how the strategies merge, which the output layer does
+// not change.
 const (
 	paperEpochs     = 0.5
 	paperEvals      = 10   // evaluations per paperEpochs
@@ -57,8 +59,8 @@ an epoch on two cores, and the claims are about how the strategies merge,
 which the output layer does not change. Virtual clock with the shipped cost
 model (%s), 5%% log-normal noise per batch, a 10 µs / 10 GB/s network, the
 paper's speeds %v cycled over the devices. P@1 on %d test points every
-%g epochs (%d times in the budget). One seed (%d): a run of half an epoch of
-Amazon-670K's stand-in takes minutes here.
+%g epochs (%d times in the budget). One seed (%d): the runs of one set take
+hours here.
 
 The budget is %g epochs, not the paper's tens: the claims are read early in
 training, where the strategies differ most in time to accuracy.
