@@ -233,11 +233,8 @@ func (s *paperStudy) scaling(ctx context.Context) error {
 		}
 		toTarget = append(toTarget, samples/mega[i])
 		t.Add(n, b.P1, b.TrainSeconds, mega[i], samples/mega[i], at, len(res.Merges))
-		var tx, ty, mx, my []float64
-		for _, e := range res.Evals {
-			tx, ty = append(tx, e.TrainSeconds), append(ty, e.P1)
-			mx, my = append(mx, float64(e.Samples)/mega[i]), append(my, e.P1)
-		}
+		tx, ty := timeCurve(res)
+		mx, my := megaCurve(res, mega[i])
 		timeS = append(timeS, report.Series{Name: fmt.Sprintf("%d devices", n), X: tx, Y: ty})
 		megaS = append(megaS, report.Series{Name: fmt.Sprintf("%d devices", n), X: mx, Y: my})
 	}
