@@ -299,8 +299,8 @@ func verdict(runs map[string][]*engine.Result) string {
 	if ok {
 		when = report.Float(to/eb.TrainSeconds) + "× elastic's time"
 	}
-	return fmt.Sprintf("- Adaptive's best P@1 is the highest of the four: %s (adaptive %.4f; %s).\n- Adaptive reaches elastic's best (%.4f at %.3f s) within 3/4 of elastic's time: %s (%s).\n",
-		yesNo(highest), ab.P1, strings.Join(others, ", "), eb.P1, eb.TrainSeconds, yesNo(ok && to <= 0.75*eb.TrainSeconds), when)
+	return fmt.Sprintf("- Adaptive's best P@1 is the highest of the %s: %s (adaptive %.4f; %s).\n- Adaptive reaches elastic's best (%.4f at %.3f s) within 3/4 of elastic's time: %s (%s).\n",
+		count(1+len(others)), yesNo(highest), ab.P1, strings.Join(others, ", "), eb.P1, eb.TrainSeconds, yesNo(ok && to <= 0.75*eb.TrainSeconds), when)
 }
 
 // fig12 draws adaptive's batch size and updates per device against the

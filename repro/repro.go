@@ -43,8 +43,8 @@ type Options struct {
 	Quick bool      // small budgets and few settings: a smoke test, not a result
 	Seed  uint64    // seed of every run
 	Log   io.Writer // one progress line per run (nil: quiet)
-	// Parts are the sections of the heterogeneity study to run, of
-	// HeterogeneityParts (empty: all of them).
+	// Parts are the sections of the heterogeneity and paper studies to
+	// run, of HeterogeneityParts and PaperParts (empty: all of them).
 	Parts []string
 	// Reuse reads a run back from its log in the report folder's runs/
 	// instead of running it again, when that log is complete and from the
@@ -179,6 +179,15 @@ func timeTo(res *engine.Result, target float64) float64 {
 		return t
 	}
 	return math.NaN()
+}
+
+// count writes a small number as a word, as the report's sentences do
+// ("the lowest of the four bests").
+func count(n int) string {
+	if words := []string{"zero", "one", "two", "three", "four", "five"}; n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return fmt.Sprint(n)
 }
 
 func yesNo(ok bool) string {

@@ -306,20 +306,9 @@ func TestPaperStudyQuick(t *testing.T) {
 	if race.Enabled {
 		t.Skip("the engines' concurrency is covered by their own race tests")
 	}
-	dir := t.TempDir()
-	s, err := data.PaperStandIn("amazon-670k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Scaled(0.004).GenerateDirContext(context.Background(), filepath.Join(dir, "amazon-670k"), 1, false); err != nil {
-		t.Fatal(err)
-	}
-	set, err := LoadSet(context.Background(), "amazon-670k", dir, 1)
-	if err != nil || set == nil {
-		t.Fatalf("%v, %v", set, err)
-	}
+	set := quickPaperSet(t)
 	out, md := quickStudy(t, func(rep *report.Dir) error {
-		return Paper(context.Background(), rep, []Set{*set}, Options{Quick: true, Seed: 1})
+		return Paper(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1})
 	})
 	checkReport(t, md, []string{"# The papers' large experiments at full scale", "### 4 devices, equal time (Fig. 6)",
 		"Adaptive's best P@1 is the highest of the four", "Adaptive is the first to reach P@1", "### Batch sizes and perturbation (Fig. 12)",
@@ -340,6 +329,47 @@ func TestPaperStudyQuick(t *testing.T) {
 	if err := json.Unmarshal(b[:strings.IndexByte(string(b), '\n')], &rec); err != nil || rec.EvalPoints != paperEvalPoints || !strings.Contains(string(rec.Sampled), `"Hash":"dwta"`) {
 		t.Errorf("the config record: %+v, %v", rec, err)
 	}
+}
+
+// quickPaperSet is a 0.4 % Amazon-670K stand-in, read as the paper study
+// reads its sets.
+func quickPaperSet(t *testing.T) Set {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := data.PaperStandIn("amazon-670k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Scaled(0.004).GenerateDirContext(context.Background(), filepath.Join(dir, "amazon-670k"), 1, false); err != nil {
+		t.Fatal(err)
+	}
+	set, err := LoadSet(context.Background(), "amazon-670k", dir, 1)
+	if err != nil || set == nil {
+		t.Fatalf("%v, %v", set, err)
+	}
+	return *set
+}
+
+// The paper study's parts: equal-time alone runs sync, adaptive and
+// elastic on 4 devices, no CROSSBOW and no scaling, and reads the claims
+// against the three.
+func TestPaperParts(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	set := quickPaperSet(t)
+	out, md := quickStudy(t, func(rep *report.Dir) error {
+		return Paper(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1, Parts: []string{"equal-time"}})
+	})
+	for _, want := range []string{"CROSSBOW was left out", "highest of the three", "the lowest of the three bests", "(Fig. 12)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "(Fig. 8)") || strings.Contains(md, "| crossbow |") {
+		t.Errorf("--parts equal-time wrote the scaling section or CROSSBOW:\n%s", md)
+	}
+	checkOutputs(t, out, []string{"paper-amazon-670k-4-time"}, 3, func(string) bool { return false })
 }
 
 // Parts runs the sections named and no other: the device counts alone run

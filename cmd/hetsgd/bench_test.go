@@ -78,6 +78,17 @@ func TestBenchBadParts(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a failed bench made its folder: %v", err)
 	}
+	// The paper study's parts are known to it alone, and a study without
+	// parts refuses the flag.
+	for _, c := range []struct{ study, parts, want string }{
+		{"heterogeneity", "scaling", `--parts "scaling": want spreads, protocols, devices, local`},
+		{"adaptive", "devices", "only the heterogeneity and paper studies have parts"},
+	} {
+		err := runBench(context.Background(), []string{"--out", dir, "--quick", "--study", c.study, "--sets", "amazon-synth", "--parts", c.parts}, new(bytes.Buffer), new(bytes.Buffer))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--study %s --parts %s: %v, want %q", c.study, c.parts, err, c.want)
+		}
+	}
 }
 
 // The paper study takes the papers' sets from --data and refuses to run
