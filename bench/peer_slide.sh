@@ -10,6 +10,11 @@
 # format (a header "points features labels", then "l1,l2 f:v f:v" lines),
 # which SLIDE's reader takes as they are. EPOCHS (default 20) epochs each;
 # LR (default 1e-4, SLIDE's Config_amz.csv and slide's default) Adam's rate.
+# For sets where an epoch takes hours here (Amazon-670K's size): STEPS
+# evaluates every STEPS batches as well, on the first 20 test batches (2,560
+# points; SLIDE's own mid-epoch evaluation, and hetsgd's --eval-points then),
+# and LIMIT stops each run after that many seconds (SLIDE's whole run by
+# the clock, hetsgd's training seconds by --time-budget).
 #
 # The build works on a copy in OUT_DIR/slide-src and says what it changes
 # there: SLIDE's CMake build clones zlib and cnpy from GitHub and its
@@ -37,6 +42,8 @@ data=${2:?$usage}
 out=${3:-out/peer-slide}
 epochs=${EPOCHS:-20}
 lr=${LR:-0.0001}
+steps=${STEPS:-0}
+limit=${LIMIT:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ ! -f "$checkout/SLIDE/main.cpp" ]; then
@@ -115,8 +122,14 @@ cd "$out"
 cfg="$out/slide-config.csv"
 log="$out/slide-log.txt"
 rm -f "$log"
-# Stepsize: batches between mid-epoch evaluations, here none but the one
-# before the first batch.
+# Stepsize: batches between mid-epoch evaluations (without STEPS none but
+# the one before the first batch).
+stepsize=1000000000
+mid=""
+if [ "$steps" -gt 0 ]; then
+  stepsize=$steps
+  mid=", and every $steps batches on its first 20 test batches (2,560 points)"
+fi
 cat > "$cfg" <<EOF
 RangePow = 6,$range
 K = 2,$k
@@ -130,7 +143,7 @@ totRecords=$train_n
 totRecordsTest=$test_n
 Lr=$lr
 Epoch=$epochs
-Stepsize=1000000000
+Stepsize=$stepsize
 sizesOfLayers=128,$labels
 numLayer=2
 trainData=$data/train.txt
@@ -141,34 +154,53 @@ logFile=$log
 EOF
 threads=$(nproc)
 echo
-echo "## SLIDE's code: $epochs epochs, Adam $lr, batch 128, $threads threads (OMP_NUM_THREADS)"
+echo "## SLIDE's code: $epochs epochs, Adam $lr, batch 128, $threads threads (OMP_NUM_THREADS), P@1 after each epoch$mid"
 start=$(date +%s)
-OMP_NUM_THREADS=$threads "$src/SLIDE/runme" "$cfg" > "$out/slide-stdout.txt" 2>&1 || {
-  echo "peer_slide: SLIDE's run failed (exit $?); its output is in $out/slide-stdout.txt" >&2
+run=("$src/SLIDE/runme" "$cfg")
+if [ "$limit" -gt 0 ]; then
+  run=(timeout --signal=TERM "$limit" "${run[@]}")
+  echo "stopped after $limit wall seconds"
+fi
+status=0
+OMP_NUM_THREADS=$threads "${run[@]}" > "$out/slide-stdout.txt" 2>&1 || status=$?
+if [ "$status" -ne 0 ] && ! [ "$limit" -gt 0 -a "$status" -eq 124 ]; then
+  echo "peer_slide: SLIDE's run failed (exit $status); its output is in $out/slide-stdout.txt" >&2
   tail -5 "$out/slide-stdout.txt" >&2
   exit 1
-}
+fi
 echo "wall seconds: $(($(date +%s) - start)) (training and evaluation)"
-# Its log holds "iter train_ms P@1" after each evaluation: the one at
-# iteration e·batches ends epoch e.
+# Its log holds "iter train_s P@1" after each evaluation: the one at
+# iteration e·batches ends epoch e; with STEPS, those between are
+# mid-epoch evaluations on 2,560 points.
 batches=$((train_n / 128))
-awk -v b="$batches" 'NF == 3 && $1 > 0 && $1 % b == 0 { printf "epoch %d  P@1 %.4f  train s %d\n", $1 / b, $3, $2 }' "$log" | tee "$out/slide-p1.txt"
+awk -v b="$batches" 'NF == 3 && $1 > 0 && $1 % b == 0 { printf "epoch %d  P@1 %.4f  train s %d\n", $1 / b, $3, $2; next }
+  NF == 3 && $1 > 0 { printf "epoch %.3f  P@1 %.4f  train s %d  (%d samples, 2,560 test points)\n", $1 / b, $3, $2, $1 * 128 }' "$log" | tee "$out/slide-p1.txt"
 
 # --- hetsgd's slide, the same settings.
 (cd "$root" && go build -o "$out/hetsgd" ./cmd/hetsgd)
 echo
 echo "## hetsgd train --strategy slide: $epochs epochs, Adam $lr, batch 128"
 hlog="$out/hetsgd-slide.jsonl"
+points=$test_scored
+extra=()
+if [ "$steps" -gt 0 ]; then
+  points=2560
+  extra+=(--eval-every "$(awk -v s="$steps" -v b="$batches" 'BEGIN { printf "%.6g", s / b }')")
+fi
+if [ "$limit" -gt 0 ]; then
+  extra+=(--time-budget "$limit")
+fi
+rm -f "$hlog"
 set -x
 "$out/hetsgd" train --strategy slide --data "$data" --hidden 128 --dropout 0 --lr "$lr" --epochs "$epochs" \
-  --eval-points "$test_scored" --seed 1 --progress off --log "$hlog" --force > "$out/hetsgd-stdout.txt"
+  --eval-points "$points" --seed 1 --progress off --log "$hlog" "${extra[@]}" > "$out/hetsgd-stdout.txt"
 { set +x; } 2>/dev/null
 python3 - "$hlog" <<'EOF' | tee "$out/hetsgd-p1.txt"
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
     if r.get("event") == "eval" and r["epoch"] > 0:
-        print(f"epoch {r['epoch']:.0f}  P@1 {r['p1']:.4f}  train s {r['train_seconds']:.0f}")
+        print(f"epoch {r['epoch']:.3g}  P@1 {r['p1']:.4f}  train s {r['train_seconds']:.0f}  ({r['samples']} samples)")
 EOF
 echo
 best() { awk '{ if ($4 > b) b = $4 } END { printf "%.4f", b }' "$1"; }
