@@ -162,13 +162,22 @@ if [ "$limit" -gt 0 ]; then
   echo "stopped after $limit wall seconds"
 fi
 status=0
-OMP_NUM_THREADS=$threads "${run[@]}" > "$out/slide-stdout.txt" 2>&1 || status=$?
+# Each line of SLIDE's output gets the wall seconds since its start: it
+# prints a line at every rehash (every 50 batches), so its training speed
+# shows between evaluations, which on a large label set take minutes.
+set +o pipefail
+OMP_NUM_THREADS=$threads "${run[@]}" 2>&1 | while IFS= read -r line; do printf '%6d %s\n' "$(($(date +%s) - start))" "$line"; done > "$out/slide-stdout.txt"
+status=${PIPESTATUS[0]}
+set -o pipefail
 if [ "$status" -ne 0 ] && ! [ "$limit" -gt 0 -a "$status" -eq 124 ]; then
   echo "peer_slide: SLIDE's run failed (exit $status); its output is in $out/slide-stdout.txt" >&2
   tail -5 "$out/slide-stdout.txt" >&2
   exit 1
 fi
 echo "wall seconds: $(($(date +%s) - start)) (training and evaluation)"
+# Batches trained, from the rehash lines (SLIDE rehashes in its 50th
+# batch of every 50, and prints then), and when each came.
+awk '/Avg sample size/ { n++; printf "batch %d (%d samples) at %d wall s\n", 50 * n, 6400 * n, $1 }' "$out/slide-stdout.txt" | tee "$out/slide-batches.txt" | tail -3
 # Its log holds "iter train_s P@1" after each evaluation: the one at
 # iteration e·batches ends epoch e; with STEPS, those between are
 # mid-epoch evaluations on 2,560 points.
