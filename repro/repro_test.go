@@ -303,13 +303,7 @@ func TestHeterogeneityStudyQuick(t *testing.T) {
 // Amazon-670K: its three sections, every run on the sampled output layer
 // and the study's evaluation points, and the claims stated.
 func TestPaperStudyQuick(t *testing.T) {
-	if race.Enabled {
-		t.Skip("the engines' concurrency is covered by their own race tests")
-	}
-	set := quickPaperSet(t)
-	out, md := quickStudy(t, func(rep *report.Dir) error {
-		return Paper(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1})
-	})
+	out, md := quickPaper(t)
 	checkReport(t, md, []string{"# The papers' large experiments at full scale", "### 4 devices, equal time (Fig. 6)",
 		"Adaptive's best P@1 is the highest of the four", "Adaptive is the first to reach P@1", "### Batch sizes and perturbation (Fig. 12)",
 		"### 1 to 8 devices (Fig. 8)", "Fewer mega-batches to the target as devices are added"},
@@ -331,36 +325,54 @@ func TestPaperStudyQuick(t *testing.T) {
 	}
 }
 
-// quickPaperSet is a 0.4 % Amazon-670K stand-in, read as the paper study
-// reads its sets.
-func quickPaperSet(t *testing.T) Set {
+// quickPaper runs the paper study's parts (none: all of them) in quick
+// mode on a 0.4 % Amazon-670K stand-in and returns its report folder and
+// text; under the race detector it skips.
+func quickPaper(t *testing.T, parts ...string) (dir, md string) {
+	t.Helper()
+	if race.Enabled {
+		t.Skip("the engines' concurrency is covered by their own race tests")
+	}
+	set := paperSet(t, "amazon-670k", 0.004)
+	return quickStudy(t, func(rep *report.Dir) error {
+		return Paper(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1, Parts: parts})
+	})
+}
+
+// paperSet generates the stand-in of a paper's set at a scale into its
+// folder of a data directory, as hetsgd data gen writes it, and reads it
+// back with LoadSet.
+func paperSet(t *testing.T, name string, scale float64) Set {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := data.PaperStandIn("amazon-670k")
+	s, err := data.PaperStandIn(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Scaled(0.004).GenerateDirContext(context.Background(), filepath.Join(dir, "amazon-670k"), 1, false); err != nil {
+	if _, _, err := s.Scaled(scale).GenerateDirContext(context.Background(), filepath.Join(dir, name), 1, false); err != nil {
 		t.Fatal(err)
 	}
-	set, err := LoadSet(context.Background(), "amazon-670k", dir, 1)
+	set, err := LoadSet(context.Background(), name, dir, 1)
 	if err != nil || set == nil {
-		t.Fatalf("%v, %v", set, err)
+		t.Fatalf("%s: %v, %v", name, set, err)
 	}
 	return *set
+}
+
+// LoadSet reads a paper's stand-in from its folder of the data directory,
+// where hetsgd data gen writes it.
+func TestLoadPaperSet(t *testing.T) {
+	set := paperSet(t, "delicious-200k", 0.002)
+	if set.Name != "delicious-200k" || set.Train.Len() == 0 || !strings.Contains(set.Note, "--like delicious-200k") {
+		t.Fatalf("delicious-200k: %+v", set)
+	}
 }
 
 // The paper study's parts: equal-time alone runs sync, adaptive and
 // elastic on 4 devices, no CROSSBOW and no scaling, and reads the claims
 // against the three.
 func TestPaperParts(t *testing.T) {
-	if race.Enabled {
-		t.Skip("the engines' concurrency is covered by their own race tests")
-	}
-	set := quickPaperSet(t)
-	out, md := quickStudy(t, func(rep *report.Dir) error {
-		return Paper(context.Background(), rep, []Set{set}, Options{Quick: true, Seed: 1, Parts: []string{"equal-time"}})
-	})
+	out, md := quickPaper(t, "equal-time")
 	for _, want := range []string{"CROSSBOW was left out", "highest of the three", "the lowest of the three bests", "(Fig. 12)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)

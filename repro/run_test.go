@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/repro"
@@ -50,23 +49,6 @@ func TestLoadSetFromFolder(t *testing.T) {
 	set, err := repro.LoadSet(context.Background(), "delicious", dir, 1)
 	if err != nil || set == nil || set.Train.Len() != 12920 || !strings.Contains(set.Note, "standard split") {
 		t.Fatalf("delicious: %+v, %v", set, err)
-	}
-}
-
-// LoadSet reads a paper's stand-in from its folder of the data directory,
-// where hetsgd data gen writes it.
-func TestLoadPaperSet(t *testing.T) {
-	dir := t.TempDir()
-	s, err := data.PaperStandIn("delicious-200k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Scaled(0.002).GenerateDirContext(context.Background(), filepath.Join(dir, "delicious-200k"), 1, false); err != nil {
-		t.Fatal(err)
-	}
-	set, err := repro.LoadSet(context.Background(), "delicious-200k", dir, 1)
-	if err != nil || set == nil || set.Name != "delicious-200k" || set.Train.Len() == 0 || !strings.Contains(set.Note, "--like delicious-200k") {
-		t.Fatalf("delicious-200k: %+v, %v", set, err)
 	}
 }
 
