@@ -159,14 +159,14 @@ start=$(date +%s)
 run=("$src/SLIDE/runme" "$cfg")
 if [ "$limit" -gt 0 ]; then
   run=(timeout --signal=TERM "$limit" "${run[@]}")
-  echo "stopped after $limit wall seconds"
+  echo "limit: $limit wall seconds"
 fi
 status=0
 # Each line of SLIDE's output gets the wall seconds since its start: it
 # prints a line at every rehash (every 50 batches), so its training speed
 # shows between evaluations, which on a large label set take minutes.
 set +o pipefail
-OMP_NUM_THREADS=$threads "${run[@]}" 2>&1 | while IFS= read -r line; do printf '%6d %s\n' "$(($(date +%s) - start))" "$line"; done > "$out/slide-stdout.txt"
+OMP_NUM_THREADS=$threads "${run[@]}" 2>&1 | while IFS= read -r line || [ -n "$line" ]; do printf '%6d %s\n' "$(($(date +%s) - start))" "$line"; done > "$out/slide-stdout.txt"
 status=${PIPESTATUS[0]}
 set -o pipefail
 if [ "$status" -ne 0 ] && ! [ "$limit" -gt 0 -a "$status" -eq 124 ]; then
@@ -174,6 +174,7 @@ if [ "$status" -ne 0 ] && ! [ "$limit" -gt 0 -a "$status" -eq 124 ]; then
   tail -5 "$out/slide-stdout.txt" >&2
   exit 1
 fi
+[ "$status" -eq 124 ] && echo "stopped by LIMIT"
 echo "wall seconds: $(($(date +%s) - start)) (training and evaluation)"
 # Batches trained, from the rehash lines (SLIDE rehashes in its 50th
 # batch of every 50, and prints then), and when each came.
@@ -182,7 +183,9 @@ awk '/Avg sample size/ { n++; printf "batch %d (%d samples) at %d wall s\n", 50 
 # iteration e·batches ends epoch e; with STEPS, those between are
 # mid-epoch evaluations on 2,560 points.
 batches=$((train_n / 128))
-awk -v b="$batches" 'NF == 3 && $1 > 0 && $1 % b == 0 { printf "epoch %d  P@1 %.4f  train s %d\n", $1 / b, $3, $2; next }
+# An iteration logged twice is an epoch's end and then, with STEPS, the
+# next epoch's first mid-epoch evaluation.
+awk -v b="$batches" 'NF == 3 && $1 > 0 && $1 % b == 0 && !seen[$1]++ { printf "epoch %d  P@1 %.4f  train s %d\n", $1 / b, $3, $2; next }
   NF == 3 && $1 > 0 { printf "epoch %.3f  P@1 %.4f  train s %d  (%d samples, 2,560 test points)\n", $1 / b, $3, $2, $1 * 128 }' "$log" | tee "$out/slide-p1.txt"
 
 # --- hetsgd's slide, the same settings.
@@ -213,4 +216,6 @@ for line in open(sys.argv[1]):
 EOF
 echo
 best() { awk '{ if ($4 > b) b = $4 } END { printf "%.4f", b }' "$1"; }
-echo "best P@1: SLIDE's code $(best "$out/slide-p1.txt"), hetsgd slide $(best "$out/hetsgd-p1.txt")"
+note=""
+[ "$steps" -gt 0 ] && note=" (with STEPS, SLIDE's epoch ends score $test_scored test points and every other evaluation 2,560)"
+echo "best P@1: SLIDE's code $(best "$out/slide-p1.txt"), hetsgd slide $(best "$out/hetsgd-p1.txt")$note"

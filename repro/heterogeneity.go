@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -118,8 +117,9 @@ func (s *heteroStudy) run(ctx context.Context) error {
 		}
 		return nil
 	}
+	part := partsOf(HeterogeneityParts, s.opt.Parts)
 	for i, step := range []func(context.Context) error{spreads, s.protocols, s.devices, s.local} {
-		if len(s.opt.Parts) > 0 && !slices.Contains(s.opt.Parts, HeterogeneityParts[i]) {
+		if !part(HeterogeneityParts[i]) {
 			continue
 		}
 		if err := step(ctx); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/cost"
@@ -117,7 +116,7 @@ func (s *paperStudy) run(ctx context.Context) error {
 	// The scaling section first: its runs average whole models only at
 	// merges, where the equal-time section's sync and CROSSBOW do at every
 	// step, so a study stopped part way has the most claims read.
-	part := func(name string) bool { return len(s.opt.Parts) == 0 || slices.Contains(s.opt.Parts, name) }
+	part := partsOf(PaperParts, s.opt.Parts)
 	if part("scaling") {
 		if err := s.scaling(ctx); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +45,8 @@ type Options struct {
 	Seed  uint64    // seed of every run
 	Log   io.Writer // one progress line per run (nil: quiet)
 	// Parts are the sections of the heterogeneity and paper studies to
-	// run, of HeterogeneityParts and PaperParts (empty: all of them).
+	// run, of HeterogeneityParts and PaperParts; a study none of whose
+	// sections is named runs all of them.
 	Parts []string
 	// Reuse reads a run back from its log in the report folder's runs/
 	// instead of running it again, when that log is complete and from the
@@ -179,6 +181,20 @@ func timeTo(res *engine.Result, target float64) float64 {
 		return t
 	}
 	return math.NaN()
+}
+
+// partsOf returns whether a study whose sections are all runs the section
+// p, given the sections named (Options.Parts, shared by every study): the
+// named ones of its own, or all of them when none of its own is named, as
+// a study without sections runs whole.
+func partsOf(all, named []string) func(p string) bool {
+	var own []string
+	for _, p := range named {
+		if slices.Contains(all, p) {
+			own = append(own, p)
+		}
+	}
+	return func(p string) bool { return len(own) == 0 || slices.Contains(own, p) }
 }
 
 // count writes a small number as a word, as the report's sentences do

@@ -465,3 +465,23 @@ func TestReuse(t *testing.T) {
 		t.Fatalf("a log of another configuration:\n%s", progress)
 	}
 }
+
+// One --parts list serves every study: each runs the named sections of its
+// own, or all of them when none of its own is named.
+func TestPartsOf(t *testing.T) {
+	for _, c := range []struct {
+		named []string
+		part  string
+		want  bool
+	}{
+		{nil, "scaling", true},
+		{[]string{"scaling"}, "scaling", true},
+		{[]string{"scaling"}, "equal-time", false},
+		{[]string{"spreads"}, "equal-time", true}, // none of the paper study's named
+		{[]string{"spreads", "crossbow"}, "scaling", false},
+	} {
+		if got := partsOf(PaperParts, c.named)(c.part); got != c.want {
+			t.Errorf("parts %v, section %s: %v, want %v", c.named, c.part, got, c.want)
+		}
+	}
+}

@@ -55,8 +55,8 @@ skip() { results+=("skipped $1: $2"); echo "== skipping $1: $2" >&2; }
 
 # fuzz_all fuzzes every target briefly. Go's fuzzing engine can exit
 # non-zero when -fuzztime runs out while a worker is mid-input, having
-# found nothing (golang/go#51484: "context deadline exceeded", no input
-# written); a finding always writes its input ("Failing input written
+# found nothing ("context deadline exceeded", no input written; a known
+# race of its coordinator); a finding always writes its input ("Failing input written
 # to"). So a failure without a written input is run once more, and a
 # failure prints the whole output, not its last lines.
 fuzz_all() {

@@ -26,7 +26,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	seed := fs.Uint64("seed", 1, "`seed` of every run")
 	force := fs.Bool("force", false, "overwrite an existing report in --out")
 	reuse := fs.Bool("reuse", false, "read back each run whose log in --out/runs is complete and of the same configuration instead of running it again, so that a bench stopped part-way carries on where it was (the gem and adacons studies run every run again)")
-	parts := fs.String("parts", "", "only these sections, comma-separated: of the heterogeneity study "+strings.Join(repro.HeterogeneityParts, ", ")+"; of the paper study "+strings.Join(repro.PaperParts, ", ")+" (crossbow: CROSSBOW in the equal-time section) (default: all of each study's)")
+	parts := fs.String("parts", "", "only these sections, comma-separated: of the heterogeneity study "+strings.Join(repro.HeterogeneityParts, ", ")+"; of the paper study "+strings.Join(repro.PaperParts, ", ")+" (crossbow: CROSSBOW in the equal-time section); a study none of whose sections is named runs whole (default: all)")
 	network := fs.String("network", "", "lsgd study: the links within and between nodes from `file` (hetsgd calibrate --network) instead of PCIe and 25 Gb/s Ethernet")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -90,15 +90,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var partList []string
 	if *parts != "" {
+		var known []string
+		if runs("heterogeneity") {
+			known = append(known, repro.HeterogeneityParts...)
+		}
+		if runs("paper") {
+			known = append(known, repro.PaperParts...)
+		}
 		for _, p := range strings.Split(*parts, ",") {
 			p = strings.TrimSpace(p)
-			var known []string
-			if runs("heterogeneity") {
-				known = append(known, repro.HeterogeneityParts...)
-			}
-			if runs("paper") {
-				known = append(known, repro.PaperParts...)
-			}
 			if len(known) == 0 {
 				return fmt.Errorf("--parts %q: only the heterogeneity and paper studies have parts (--study %s)", p, *study)
 			}
