@@ -14,12 +14,16 @@ import (
 // device is one replica with everything a training step touches, allocated
 // once for the largest batch the strategy dispatches.
 type device struct {
-	id     int
-	speed  float64
-	p, g   []float32 // replica and gradient (nil when timing only)
-	m      []float32 // the ops' state vector on this device (Replica.State), allocated at its first use
-	opt    optim.Optimizer
-	upd    kernel.Update // the step being applied (Stepper workers)
+	id    int
+	speed float64
+	p, g  []float32 // replica and gradient (nil when timing only)
+	m     []float32 // the ops' state vector on this device (Replica.State), allocated at its first use
+	opt   optim.Optimizer
+	upd   kernel.Update // the step being applied (Stepper workers)
+	// mask is the rank's mask of touched rows (executor.mask), which an
+	// op's Step on the device's own gradient uses, one device at a time;
+	// nil when the worker updates every weight.
+	mask   []float32
 	worker Worker
 	noise  *rand.Rand // virtual clock: cost noise
 	// noiseSrc is noise's source, whose state a checkpoint keeps.
@@ -40,10 +44,25 @@ type device struct {
 }
 
 // The device as an op sees it (strategy.Replica).
-func (d *device) ID() int                      { return d.id }
-func (d *device) Params() []float32            { return d.p }
-func (d *device) Grad() []float32              { return d.g }
-func (d *device) Step(g []float32, lr float32) { d.opt.Step(d.p, g, lr) }
+func (d *device) ID() int           { return d.id }
+func (d *device) Params() []float32 { return d.p }
+func (d *device) Grad() []float32   { return d.g }
+
+// Step applies g with the device's optimizer. Its own last gradient (an
+// op's step on the device's batch, as CROSSBOW's synchronisation takes)
+// is applied as that batch's Step would have, under the worker's lazy rule
+// when it has one; any other vector reaches every weight.
+func (d *device) Step(g []float32, lr float32) {
+	if d.mask == nil || len(g) == 0 || &g[0] != &d.g[0] {
+		d.opt.Step(d.p, g, lr)
+		return
+	}
+	la := d.worker.(LazyApplier)
+	clear(d.mask)
+	la.MarkLast(d.mask)
+	d.upd = d.opt.Fused(lr)
+	la.ApplyMarked(d.p, g, d.mask, &d.upd)
+}
 
 // State allocates the ops' vector at its first use: only a strategy whose
 // op keeps one pays for it.

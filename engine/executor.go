@@ -55,6 +55,12 @@ type executor struct {
 	// A rank's part and partSecond side by side, and every rank's, for one
 	// all-gather of both (distributed runs).
 	pairs, pairsAll []float64
+	// mask marks the rows the devices' last batches touched, summed across
+	// ranks (LazyApplier), when the workers update lazily; nil otherwise.
+	mask []float32
+	// applied is the parameters the last all-reduce's update changed (the
+	// union of the rows its gradients touched), 0 when it changed every one.
+	applied int64
 
 	// hurry is closed when the run stops early (hurryDevices).
 	hurry chan struct{}
@@ -121,6 +127,13 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 			d.opt, _ = optim.New(cfg.Optimizer, n)
 		}
 		x.devs = append(x.devs, d)
+	}
+	if la, ok := x.devs[0].worker.(LazyApplier); ok && la.Lazy() && !cfg.TimingOnly {
+		// Every rank decides alike: its workers are the same workload's.
+		x.mask = make([]float32, la.MaskLen())
+		for _, d := range x.devs {
+			d.mask = x.mask
+		}
 	}
 	x.poll = func() {
 		if x.req != nil && x.reqErr == nil {
@@ -324,8 +337,24 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 			panic("engine: only gradient batches can be prepared during an all-reduce")
 		}
 	}
+	x.applied = 0
 	if x.cfg.TimingOnly {
 		return nil
+	}
+	if x.mask != nil {
+		// The lazy rule: the rows any device's batch touched, marked before
+		// a next batch replaces the one a worker holds.
+		clear(x.mask)
+		for _, d := range x.devs {
+			if !x.members.gone(d.id) {
+				d.worker.(LazyApplier).MarkLast(x.mask)
+			}
+		}
+		if x.world.Size() > 1 {
+			if err := x.world.AllReduce(x.mask); err != nil {
+				return fmt.Errorf("engine: the rows the batches touched: %w", err)
+			}
+		}
 	}
 	g := x.devs[0].g
 	loaded := false
@@ -356,15 +385,18 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 		if x.members.gone(d.id) {
 			continue
 		}
-		if la, ok := d.worker.(LazyApplier); ok && x.n == 1 && len(next) == 0 && !x.cfg.LineSearch && la.Lazy() {
-			// One device: its own gradient, applied as its Step would have
-			// (the sampled layer's lazy rule), while its worker still holds
-			// the batch (no next one was loaded during the all-reduce).
-			d.upd = d.opt.Fused(step)
-			la.ApplyLast(d.p, g, &d.upd)
+		if x.mask == nil {
+			d.opt.Step(d.p, g, step)
 			continue
 		}
-		d.opt.Step(d.p, g, step)
+		// The summed gradient, applied as one device's Step on the union
+		// of the batches would apply it (the sampled layer's lazy rule):
+		// rows no device touched keep their weights and moments.
+		d.upd = d.opt.Fused(step)
+		d.worker.(LazyApplier).ApplyMarked(d.p, g, x.mask, &d.upd)
+		if a, ok := d.worker.(Accountant); ok {
+			x.applied = a.LastWork().Touched
+		}
 	}
 	for _, wk := range next {
 		x.run(x.local(wk.dev))

@@ -124,6 +124,10 @@ func (j job) runNow(w work, compute bool, sigma float64) batchRun {
 // (virtual clock) and returns how long the slowest takes.
 func (j job) prepareNext(prep float64) float64 { return j.x.prepareNext(prep) }
 
+// applied is the parameters the last all-reduce's update changed, 0 for
+// every one (the same on every rank: the union of the rows is summed).
+func (j job) applied() int64 { return j.x.applied }
+
 // lastLoss is the mean loss of device dev's last batch run by runNow.
 func (j job) lastLoss(dev int) float64 { return j.x.lastLoss(dev) }
 

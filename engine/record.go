@@ -55,6 +55,7 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 	if d, ok := w.(workload.Describer); ok {
 		d.Describe(&rec, cfg.LineSearch)
 	}
+	rec.UpdateNote = updateNote(cfg, info, w)
 	if rec.Hidden == nil {
 		rec.Hidden = []int{}
 	}
@@ -65,6 +66,22 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 		}
 	}
 	return rec, nil
+}
+
+// updateNote says where the workers' lazy rule (LazyApplier) does not hold
+// in a run of cfg on w: every local step, every all-reduce of gradients and
+// an op's step on a device's own gradient keep it (executor.allReduce,
+// device.Step), but a parameter server's commit is its rule's, over the
+// whole vector. (No sampled workload has a line search.)
+func updateNote(cfg Config, info strategy.Info, w Workload) string {
+	ws, ok := w.(workload.SampledOutput)
+	if !ok || ws.Sampling() == nil || ws.Sampling().Update != "lazy" {
+		return ""
+	}
+	if info.OwnUpdate {
+		return "the sampled layer's lazy rule does not hold for " + cfg.Strategy + ": its commits are the parameter server's own rule over the whole vector (rows a batch did not touch get no gradient; a rule with a momentum, as gem's, still moves them)"
+	}
+	return ""
 }
 
 // DoneRecord returns the run log's done record of res: its length, its best

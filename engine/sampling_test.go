@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/race"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/workload"
 )
 
@@ -192,7 +196,10 @@ func TestSampledCheckpoint(t *testing.T) {
 // On one device, sync's all-reduce of the device's gradient keeps the
 // sampled layer's lazy rule: its run is elastic's on one device (a local
 // Step per batch), bit for bit, and not the dense update of every weight.
-func TestOneDeviceSyncIsLazy(t *testing.T) {
+// On several, sync updates the union of the rows its devices' batches
+// touched, and the virtual clock prices that update by those rows: fewer
+// than every parameter, more than one batch's.
+func TestSyncIsLazy(t *testing.T) {
 	var params [2][]float32
 	for i, strat := range []string{"sync", "elastic"} {
 		cfg := base(strat, 1, Real)
@@ -205,5 +212,119 @@ func TestOneDeviceSyncIsLazy(t *testing.T) {
 		if math.Float32bits(params[0][j]) != math.Float32bits(params[1][j]) {
 			t.Fatalf("parameter %d: sync %v, elastic %v: one device's all-reduce is not its lazy Step", j, params[0][j], params[1][j])
 		}
+	}
+
+	applied := map[int]int64{}
+	for _, n := range []int{1, 4} {
+		cfg := base("sync", n, Virtual)
+		cfg.Epochs, cfg.EvalEvery = 0.05, 1
+		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
+		w := sampledBibtex(t, false)
+		r := start(t, cfg, w, nil)
+		applied[n] = r.job.x.applied
+		if all := int64(w.NumParams()); applied[n] <= 0 || applied[n] >= all {
+			t.Fatalf("sync on %d devices: the last update changed %d of %d parameters", n, applied[n], all)
+		}
+	}
+	if applied[4] <= applied[1] {
+		t.Fatalf("four devices' union of rows %d parameters, one device's batch %d", applied[4], applied[1])
+	}
+}
+
+// An op's Step on a device's own gradient (CROSSBOW's synchronisation)
+// keeps the sampled layer's lazy rule: Gradient then Step is the device's
+// local Step, bit for bit; another vector, even equal to it, reaches every
+// weight, which Adam then moves by its moments.
+func TestReplicaStepIsLazy(t *testing.T) {
+	w := sampledBibtex(t, false)
+	mask := make([]float32, 0)
+	dev := func(mode strategy.Mode) *device {
+		worker, err := w.NewWorker(32, 7, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt, err := optim.New(optim.Config{Name: "adam"}, w.NumParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &device{worker: worker, opt: opt, p: make([]float32, w.NumParams()), g: make([]float32, w.NumParams()), lr: 0.01, mode: mode}
+		w.Init(d.p, 1)
+		if len(mask) == 0 {
+			mask = make([]float32, worker.(LazyApplier).MaskLen())
+		}
+		d.mask = mask
+		return d
+	}
+	local, op, other := dev(strategy.LocalStep), dev(strategy.Gradient), dev(strategy.Gradient)
+	for step := range 3 {
+		for _, d := range []*device{local, op, other} {
+			d.worker.Load(data.NewSampler(w.Size(), uint64(step)), 32)
+			d.compute()
+		}
+		op.Step(op.g, 0.01)
+		other.Step(slices.Clone(other.g), 0.01)
+	}
+	if !slices.Equal(local.p, op.p) {
+		t.Fatal("an op's Step on the device's gradient is not its local Step")
+	}
+	if slices.Equal(local.p, other.p) {
+		t.Fatal("a Step on another vector is the lazy one: the test cannot tell them apart")
+	}
+}
+
+// The run log's config record says where the lazy rule does not hold: a
+// parameter server's commits; every other strategy keeps it.
+func TestUpdateNote(t *testing.T) {
+	for strat, want := range map[string]bool{"gem": true, "downpour": true, "sync": false, "crossbow": false, "adacons": false} {
+		cfg := base(strat, 2, Virtual)
+		if want {
+			cfg.Optimizer = optim.Config{}
+		}
+		for _, sampled := range []bool{false, true} {
+			var w Workload = xml(t, 0)
+			if sampled {
+				w = sampledBibtex(t, false)
+			}
+			rec, err := Record(cfg, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.UpdateNote != ""; got != (want && sampled) {
+				t.Errorf("%s, sampled %v: update note %q", strat, sampled, rec.UpdateNote)
+			}
+		}
+	}
+}
+
+// Sync's lazy all-reduce — the devices' marks, the summed gradient and its
+// update of the union of their rows — allocates nothing once warm.
+func TestLazyAllReduceDoesNotAllocate(t *testing.T) {
+	race.SkipAllocs(t)
+	cfg := base("sync", 2, Virtual)
+	cfg.Optimizer = optim.Config{Name: "adam"}
+	r, err := newRun(cfg, sampledBibtex(t, false), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := r.job.x
+	step := func() {
+		for id := range 2 {
+			a := strategy.Action{Kind: strategy.Dispatch, Device: id, Batch: 32, LR: 0.01, Mode: strategy.Gradient}
+			w, _ := r.begin(&a)
+			d := x.local(id)
+			x.load(d, w)
+			d.compute()
+			r.finish(id)
+		}
+		if err := x.allReduce(0.01, nil, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step()
+	if a := testing.AllocsPerRun(20, step); a != 0 {
+		t.Errorf("a lazy all-reduce step allocates %v times", a)
+	}
+	if x.applied == 0 {
+		t.Fatal("the all-reduce was not lazy")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/workload"
 )
 
 // A virtual-time event: something the strategy learns at time t. Ties are
@@ -167,12 +168,15 @@ func (v *virtualClock) cost(a *strategy.Action) float64 {
 	r := v.r
 	net, n := r.cfg.Net, r.cfg.Devices
 	if a.Kind == strategy.AllReduce {
+		// The update: the rows the batches touched under a lazy rule, else
+		// every parameter.
+		update := r.cfg.Cost.UpdateWork(r.shape, workload.Work{Touched: r.job.applied()})
 		if !a.Layered {
-			return net.AllReduceCost(net.AllReduce, r.bytes, n) + r.cfg.Cost.Update(r.shape)
+			return net.AllReduceCost(net.AllReduce, r.bytes, n) + update
 		}
 		red, bc, inter := net.HierarchicalParts(r.bytes, n)
 		prep := r.job.prepareNext(r.cfg.Prep)
-		return red + max(inter, prep) + bc + r.cfg.Cost.Update(r.shape)
+		return red + max(inter, prep) + bc + update
 	}
 	op, err := r.job.op(a.Op)
 	if err != nil {

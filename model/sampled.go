@@ -37,8 +37,8 @@ import (
 // over every weight after each batch, which at 670,091 labels costs more
 // than the sampled layer itself. Step is lazy where a device steps on its
 // own batch (elastic, adaptive, CROSSBOW); a strategy that all-reduces
-// gradients takes Gradient, and on one device applies it lazily through
-// ApplyLast, while on several its optimizer updates every weight.
+// gradients takes Gradient, and applies their sum lazily too, to the union
+// of the rows the devices' batches touched (MarkLast, ApplyMarked).
 type Sampled struct {
 	ws    *Workspace
 	s     *lsh.Sampler
@@ -54,8 +54,8 @@ type Sampled struct {
 	bf    []float32 // the shared rows' biases, then their gradient
 	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
-	// lazyLast: the last batch was a lazy Step (or ApplyLast followed its
-	// Gradient): only the rows Touched counts were updated.
+	// lazyLast: the last batch was a lazy Step (or ApplyMarked followed
+	// its Gradient): only the rows Touched counts were updated.
 	lazyLast bool
 	mark     []uint32 // mark[k] == stamp: row k is in union
 	stamp    uint32
@@ -321,23 +321,66 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	return total / float64(n)
 }
 
-// ApplyLast applies u as Step would have, to the rows the last Gradient
-// touched only: the first layer's rows of x's features (x: that batch's
-// inputs), the hidden layers, and the output layer's active rows. g holds
-// that Gradient's gradient, or a mean of gradients that touched no other
-// rows (one device's all-reduce). Gradient and then ApplyLast is Step, bit
-// for bit; a strategy that all-reduces one device's gradient thus keeps the
-// lazy rule.
-func (s *Sampled) ApplyLast(p, g []float32, x *sparse.CSR, u *kernel.Update) {
+// MaskLen is the length of the masks MarkLast and ApplyMarked take: an
+// entry for each of the first layer's rows (a feature each), then one for
+// each of the output layer's rows (a label each).
+func (s *Sampled) MaskLen() int {
+	m := s.ws.m
+	return m.layers[0].In + m.layers[len(m.layers)-1].Out
+}
+
+// MarkLast sets to 1 the entries of mask (MaskLen long) of the rows the
+// last Gradient touched: the first layer's rows of x's features (x: that
+// batch's inputs) and the output layer's active rows. Other entries are
+// left as they are, so that several devices' batches mark one mask, and
+// masks summed across processes mark the union by their nonzero entries.
+func (s *Sampled) MarkLast(mask []float32, x *sparse.CSR) {
+	in := s.ws.m.layers[0].In
+	for _, j := range x.Indices[:x.NNZ()] {
+		mask[j] = 1
+	}
+	for _, k := range s.union {
+		mask[in+int(k)] = 1
+	}
+}
+
+// ApplyMarked applies u as Step would have to the rows mask marks (its
+// nonzero entries, laid out as MarkLast's) and to the hidden layers, which
+// every batch touches. g holds the gradient: that of the last Gradient, or
+// a weighted sum of several batches' gradients, each zero outside the rows
+// its batch marked. So Gradient, MarkLast and ApplyMarked are Step, bit for
+// bit (each weight's update is its own, whatever the order of the rows),
+// and a strategy that all-reduces several devices' gradients updates the
+// union of the rows they touched, lazily, as one device stepping on the
+// union of their batches would.
+func (s *Sampled) ApplyMarked(p, g, mask []float32, u *kernel.Update) {
 	w := s.ws
 	m := w.m
 	l0, l := m.layers[0], m.layers[len(m.layers)-1]
-	w.listTouched(x)
+	if cap(w.touched) < l0.In {
+		w.touched = make([]int32, 0, l0.In)
+	}
+	if cap(s.union) < l.Out {
+		// Several batches' rows may exceed one batch's room: sized once
+		// for every row.
+		s.union = make([]int32, 0, l.Out)
+	}
+	w.touched, s.union = marked(w.touched[:0], mask[:l0.In]), marked(s.union[:0], mask[l0.In:])
 	kernel.ApplyUpdateRows(p[l0.W:l0.B], g[l0.W:l0.B], u, l0.W, w.touched, l0.Out)
 	kernel.ApplyUpdate(p[l0.B:l.W], g[l0.B:l.W], u, l0.B)
 	kernel.ApplyUpdateRows(p[l.W:l.B], g[l.W:l.B], u, l.W, s.union, l.In)
 	kernel.ApplyUpdateRows(p[l.B:l.B+l.Out], g[l.B:l.B+l.Out], u, l.B, s.union, 1)
 	s.lazyLast = true
+}
+
+// marked appends to rows the index of each nonzero entry of mask.
+func marked(rows []int32, mask []float32) []int32 {
+	for i, v := range mask {
+		if v != 0 {
+			rows = append(rows, int32(i))
+		}
+	}
+	return rows
 }
 
 // Logits is the number of logits the last batch computed: each point's own

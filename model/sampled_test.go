@@ -286,6 +286,92 @@ func slicesEqual(a, b []float32) bool {
 	return true
 }
 
+// Gradient, MarkLast and ApplyMarked are Step, bit for bit, weights and
+// Adam's moments; two batches' mean gradient applied to the rows either
+// marked moves exactly the output rows either batch touched and leaves the
+// moments of every other row, as the lazy rule does for one batch.
+func TestSampledApplyMarked(t *testing.T) {
+	adam := func(n int) *kernel.Update {
+		return &kernel.Update{Rule: kernel.AdamRule, LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+			M: make([]float32, n), V: make([]float32, n)}
+	}
+	x, y := randBatch(rand.New(rand.NewPCG(3, 3)), 5, 11, 40, 4)
+	_, p, s := sampledNet(t, 40, 4, 5)
+	_, q, twin := sampledNet(t, 40, 4, 5) // the same draws of shared rows
+	g, gq := make([]float32, len(p)), make([]float32, len(p))
+	u, uq := adam(len(p)), adam(len(p))
+	s.Step(p, g, x, y, u)
+	twin.Gradient(q, gq, x, y)
+	mask := make([]float32, twin.MaskLen())
+	twin.MarkLast(mask, x)
+	twin.ApplyMarked(q, gq, mask, uq)
+	if !slicesEqual(p, q) || !slicesEqual(u.M, uq.M) || !slicesEqual(u.V, uq.V) {
+		t.Fatal("Gradient, MarkLast and ApplyMarked are not Step")
+	}
+	if twin.Touched() != s.Touched() {
+		t.Fatalf("touched %d parameters, Step %d", twin.Touched(), s.Touched())
+	}
+
+	// Two devices: the same model, a batch each, their mean gradient.
+	m, a, da := sampledNet(t, 40, 4, 5)
+	_, b, db := sampledNet(t, 40, 4, 5)
+	x1, y1 := randBatch(rand.New(rand.NewPCG(4, 4)), 2, 11, 40, 2)
+	x2, y2 := randBatch(rand.New(rand.NewPCG(5, 5)), 2, 11, 40, 2)
+	ga, gb := make([]float32, len(a)), make([]float32, len(a))
+	da.Gradient(a, ga, x1, y1)
+	db.Gradient(b, gb, x2, y2)
+	l0, l1 := m.layers[0], m.layers[1]
+	touched := map[int]bool{}
+	feature := map[int]bool{}
+	for _, d := range []struct {
+		s *Sampled
+		x *sparse.CSR
+	}{{da, x1}, {db, x2}} {
+		for i := range d.x.Rows {
+			for _, k := range d.s.Own(i) {
+				touched[int(k)] = true
+			}
+			cols, _ := d.x.Row(i)
+			for _, j := range cols {
+				feature[int(j)] = true
+			}
+		}
+		for _, k := range d.s.Shared() {
+			touched[int(k)] = true
+		}
+	}
+	clear(mask)
+	da.MarkLast(mask, x1)
+	db.MarkLast(mask, x2)
+	for i := range ga {
+		ga[i] = (ga[i] + gb[i]) / 2
+	}
+	before := slices.Clone(a)
+	ua := adam(len(a))
+	da.ApplyMarked(a, ga, mask, ua)
+	if len(touched) == l1.Out || len(feature) == l0.In {
+		t.Fatal("the batches touch every row: the test cannot tell the lazy rule from the dense")
+	}
+	for k := range l1.Out {
+		row := func(v []float32) []float32 { return v[l1.W+k*l1.In : l1.W+(k+1)*l1.In] }
+		if same := slicesEqual(row(a), row(before)); touched[k] == same {
+			t.Fatalf("output row %d touched by a batch %v, unchanged %v", k, touched[k], same)
+		}
+		if !touched[k] && slices.ContainsFunc(row(ua.M), func(v float32) bool { return v != 0 }) {
+			t.Fatalf("output row %d, touched by neither batch, has a moment", k)
+		}
+	}
+	for j := range l0.In {
+		row := func(v []float32) []float32 { return v[l0.W+j*l0.Out : l0.W+(j+1)*l0.Out] }
+		if !feature[j] && !slicesEqual(row(a), row(before)) {
+			t.Fatalf("input row %d, in neither batch, moved", j)
+		}
+	}
+	if want := len(feature)*l0.Out + (l1.W - l0.B) + len(touched)*(l1.In+1); da.Touched() != want {
+		t.Fatalf("touched %d parameters, want %d", da.Touched(), want)
+	}
+}
+
 // A warm sampled step allocates nothing.
 func TestSampledStepNoAlloc(t *testing.T) {
 	race.SkipAllocs(t)

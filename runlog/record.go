@@ -55,7 +55,11 @@ type Config struct {
 	EvalPoints  int     `json:"eval_points"`
 	// Sampled holds the sampled output layer's settings (workload.Sampling)
 	// of a run that trains one; absent, the output layer is dense.
-	Sampled     json.RawMessage    `json:"sampled,omitempty"`
+	Sampled json.RawMessage `json:"sampled,omitempty"`
+	// UpdateNote says where a sampled layer's lazy rule (Sampled's update
+	// "lazy": only the rows a batch touches) does not hold in this run;
+	// absent, it holds for every update.
+	UpdateNote  string             `json:"update_note,omitempty"`
 	Seed        uint64             `json:"seed"`
 	Strategy    string             `json:"strategy"`
 	Options     map[string]float64 `json:"options"` // every option of the strategy, as the run used it

@@ -177,7 +177,7 @@ var Decls = []Decl{
 	{Name: "lsh-fill", Field: "workload.Sampling.Fill", Default: sampling.Fill, value: func(s *Settings) any { return &s.LSH.Fill },
 		Usage: "--output lsh: random labels, batch (shared by a batch's points), labels (those and the batch's labels, shared: every other point's labels are a point's negatives) or point (each point's own, padding its set to --lsh-active, as SLIDE's code)"},
 	{Name: "lsh-update", Field: "workload.Sampling.Update", Default: sampling.Update, value: func(s *Settings) any { return &s.LSH.Update },
-		Usage: "--output lsh: lazy (update the rows a batch touches: where a device steps on its own batch, and on one device; a strategy that all-reduces the gradients of several devices updates every weight) or dense (every weight after each batch, as SLIDE's code)"},
+		Usage: "--output lsh: lazy (update the rows a batch touches: in a device's own steps, and in an all-reduce of several devices' gradients the rows any of their batches touched; a parameter server's commits are its own rule, as the run log's update_note says) or dense (every weight after each batch, as SLIDE's code)"},
 	{Name: "lsh-correct", Default: sampling.Correct, value: func(s *Settings) any { return &s.LSH.Correct },
 		Usage: "--output lsh: the batch's shared labels stand for all the labels a point did not retrieve in its softmax's normalizer, each weighed by the inverse of its chance of being shared (the sampled softmax's correction; with --lsh-fill labels, that chance from the label's frequency in the training set)"},
 	{Name: "lsh-rehash", Field: "workload.Sampling.Rehash", Default: sampling.Rehash, value: func(s *Settings) any { return &s.LSH.Rehash },

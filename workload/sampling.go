@@ -510,9 +510,15 @@ func (x *sampledWorker) Gradient(p, g []float32) float64 {
 // updates every weight as SLIDE's code does.
 func (x *sampledWorker) Lazy() bool { return x.cfg.Update == "lazy" }
 
-// ApplyLast implements LazyApplier.
-func (x *sampledWorker) ApplyLast(p, g []float32, u *kernel.Update) {
-	x.smp.ApplyLast(p, g, &x.batch.X, u)
+// MaskLen implements LazyApplier.
+func (x *sampledWorker) MaskLen() int { return x.smp.MaskLen() }
+
+// MarkLast implements LazyApplier.
+func (x *sampledWorker) MarkLast(mask []float32) { x.smp.MarkLast(mask, &x.batch.X) }
+
+// ApplyMarked implements LazyApplier.
+func (x *sampledWorker) ApplyMarked(p, g, mask []float32, u *kernel.Update) {
+	x.smp.ApplyMarked(p, g, mask, u)
 }
 
 func (x *sampledWorker) Step(p, g []float32, u *kernel.Update) float64 {

@@ -273,12 +273,18 @@ type Closer interface {
 }
 
 // LazyApplier is implemented by workers whose Step updates only the rows a
-// batch touches (Lazy): ApplyLast applies an update so, from the gradient
-// of the last Gradient — a strategy that all-reduces the gradient of one
-// device applies it as that device's Step would have.
+// batch touches (Lazy). A strategy that all-reduces gradients keeps that
+// rule: each device marks the rows its last Gradient touched in a mask of
+// MaskLen entries (MarkLast sets theirs to 1 and leaves the others), the
+// masks are summed as the gradients are, and ApplyMarked applies the summed
+// gradient to the rows whose entries are nonzero — the union of the rows
+// the devices touched. On one device Gradient, MarkLast and ApplyMarked
+// are its Step, bit for bit.
 type LazyApplier interface {
 	Lazy() bool
-	ApplyLast(p, g []float32, u *kernel.Update)
+	MaskLen() int
+	MarkLast(mask []float32)
+	ApplyMarked(p, g, mask []float32, u *kernel.Update)
 }
 
 // SampledOutput is implemented by workloads whose output layer may be
