@@ -52,11 +52,9 @@ func checkMemory(cfg Config, info strategy.Info, w Workload, local, maxBatch int
 	model := memory.Mul(memory.Mul(4, n), vectors)
 	var work, fixed int64
 	if s, ok := w.(Sizer); ok {
-		workers := int64(local)
-		if cfg.Clock == Virtual {
-			workers = 1 // devices computing one at a time share one workspace
-		}
-		work = memory.Mul(workers, s.WorkerBytes(maxBatch))
+		// Devices computing one at a time (the virtual clock) share what
+		// they can.
+		work = s.WorkersBytes(maxBatch, local, cfg.Clock == Virtual)
 		fixed = s.FixedBytes()
 	}
 	total := memory.Add(memory.Add(model, work), fixed)

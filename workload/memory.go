@@ -9,8 +9,9 @@ import (
 // Sizer is implemented by workloads that can say what they allocate, so
 // that a run is refused before it allocates more than the machine has.
 type Sizer interface {
-	// WorkerBytes is the memory of one NewWorker(maxBatch, …).
-	WorkerBytes(maxBatch int) int64
+	// WorkersBytes is the memory of n workers made by
+	// NewWorker(maxBatch, …, shared).
+	WorkersBytes(maxBatch, n int, shared bool) int64
 	// FixedBytes is what the workload holds whatever the run: its data and
 	// its evaluation buffers.
 	FixedBytes() int64
@@ -30,9 +31,24 @@ func datasetBytes(d *data.Dataset) int64 {
 	return b
 }
 
-// WorkerBytes implements Sizer: the model's workspace and the batch buffer.
-func (w *XML) WorkerBytes(maxBatch int) int64 {
-	return w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())
+// WorkersBytes implements Sizer: each worker's model workspace (one for
+// them all when they share it), or each one's sampled output layer, which
+// no worker shares (built in line when they share the rest, as under the
+// virtual clock).
+func (w *XML) WorkersBytes(maxBatch, n int, shared bool) int64 {
+	if w.sampling != nil {
+		s := *w.sampling
+		s.Background = s.Background && !shared
+		fam, err := s.family(w.m.Layers()[len(w.m.Layers())-1].In, 0)
+		if err != nil {
+			return 0 // the workers' own check refuses the settings
+		}
+		return memory.Mul(int64(n), w.sampledSize(s, fam, maxBatch).bytes)
+	}
+	if shared {
+		n = min(n, 1)
+	}
+	return memory.Mul(int64(n), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers()))
 }
 
 // FixedBytes implements Sizer: both data sets and the evaluator.
@@ -40,9 +56,9 @@ func (w *XML) FixedBytes() int64 {
 	return datasetBytes(w.Train) + datasetBytes(w.Test) + w.evalBytes
 }
 
-// WorkerBytes implements Sizer: each worker's batch of noise vectors.
-func (r *Regression) WorkerBytes(maxBatch int) int64 {
-	return memory.Mul(4, memory.Mul(int64(maxBatch), int64(r.D)))
+// WorkersBytes implements Sizer: each worker's batch of noise vectors.
+func (r *Regression) WorkersBytes(maxBatch, n int, _ bool) int64 {
+	return memory.Mul(int64(n), memory.Mul(4, memory.Mul(int64(maxBatch), int64(r.D))))
 }
 
 // FixedBytes implements Sizer: the evaluation's and line search's vectors.

@@ -286,30 +286,9 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, backg
 	if err != nil {
 		return nil, err
 	}
-	active := s.active(l.Out)
-	pad := active // a point's set is padded up to pad rows
-	if s.isSLIDE() {
-		// SLIDE's rules: no budget on retrieval (every row of the point's
-		// L buckets), and a set of fewer than slideFloor rows padded to it.
-		active = min(s.L*s.Capacity, l.Out)
-		pad = min(slideFloor, l.Out)
-	}
-	shared := active // the shared rows a batch holds at most
-	batchLabels := 0
-	if s.Fill == "labels" {
-		most := 0 // labels a point has at most
-		for i := range w.Train.Len() {
-			most = max(most, w.Train.Y.RowNNZ(i))
-		}
-		batchLabels = min(maxBatch*most, l.Out)
-		shared = min(active+batchLabels, l.Out)
-	}
-	tables := lsh.Bytes(fam, l.Out)
-	if s.Background {
-		tables = memory.Add(memory.Mul(2, tables), memory.Mul(4, int64(l.In*l.Out)))
-	}
-	bytes := memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, max(active, pad), shared), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
-	if err := memory.Check(bytes, fmt.Sprintf("a device's sampled output layer (%d hash tables over %d labels, %s)", s.L, l.Out, memory.Format(bytes))); err != nil {
+	z := w.sampledSize(s, fam, maxBatch)
+	active, pad, batchLabels := z.active, z.pad, z.batchLabels
+	if err := memory.Check(z.bytes, fmt.Sprintf("a device's sampled output layer (%d hash tables over %d labels, %s)", s.L, l.Out, memory.Format(z.bytes))); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	ix, err := lsh.NewIndex(fam, l.Out, s.Capacity)
@@ -349,6 +328,44 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, backg
 		ix.SetPool(serialPool) // the two swap after each build
 	}
 	return sw, nil
+}
+
+// sampledWorkerSize is what a sampled worker allocates for batches of up to
+// maxBatch points: its active set a point, padding and shared rows, the
+// labels a batch holds at most, and its bytes (tables, two sets of them
+// and a copy of the output layer when built in the background, the
+// sampled pass's buffers and the model's workspace).
+type sampledWorkerSize struct {
+	active, pad, shared, batchLabels int
+	bytes                            int64
+}
+
+func (w *XML) sampledSize(s Sampling, fam lsh.Family, maxBatch int) sampledWorkerSize {
+	ls := w.m.Layers()
+	l := ls[len(ls)-1]
+	z := sampledWorkerSize{active: s.active(l.Out)}
+	z.pad = z.active // a point's set is padded up to pad rows
+	if s.isSLIDE() {
+		// SLIDE's rules: no budget on retrieval (every row of the point's
+		// L buckets), and a set of fewer than slideFloor rows padded to it.
+		z.active = min(s.L*s.Capacity, l.Out)
+		z.pad = min(slideFloor, l.Out)
+	}
+	z.shared = z.active // the shared rows a batch holds at most
+	if s.Fill == "labels" {
+		most := 0 // labels a point has at most
+		for i := range w.Train.Len() {
+			most = max(most, w.Train.Y.RowNNZ(i))
+		}
+		z.batchLabels = min(maxBatch*most, l.Out)
+		z.shared = min(z.active+z.batchLabels, l.Out)
+	}
+	tables := lsh.Bytes(fam, l.Out)
+	if s.Background {
+		tables = memory.Add(memory.Mul(2, tables), memory.Mul(4, int64(l.In*l.Out)))
+	}
+	z.bytes = memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, max(z.active, z.pad), z.shared), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
+	return z
 }
 
 // Close implements Closer: it waits for a background build under way,

@@ -167,3 +167,26 @@ func TestVirtualWorkerBuildsInLine(t *testing.T) {
 		t.Fatalf("spare tables %v, overlapped hash values %d: want none and some", x.spare != nil, overlapped)
 	}
 }
+
+// The run's estimate counts every device's sampled layer — no two workers
+// share one, even under the virtual clock, which shares a dense layer's
+// workspace — and the background build's second tables and weight copy
+// only where builds run in the background.
+func TestWorkersBytes(t *testing.T) {
+	s := DefaultSampling()
+	s.K, s.L, s.Active, s.Background = 2, 4, 0.1, true
+	w, _, _ := bibtexWorker(t, s, true)
+	one, four := w.WorkersBytes(32, 1, true), w.WorkersBytes(32, 4, true)
+	if one <= 0 || four != 4*one {
+		t.Fatalf("sampled workers, shared: one %d bytes, four %d", one, four)
+	}
+	l := w.m.Layers()[len(w.m.Layers())-1]
+	if real := w.WorkersBytes(32, 1, false); real <= one+4*int64(l.In*l.Out) {
+		t.Fatalf("a worker building in the background: %d bytes, in line %d", real, one)
+	}
+	dense, _, _ := bibtexWorker(t, s, true)
+	dense.sampling = nil
+	if a, b := dense.WorkersBytes(32, 1, true), dense.WorkersBytes(32, 4, true); a <= 0 || a != b || dense.WorkersBytes(32, 4, false) != 4*a {
+		t.Fatalf("dense workers: one %d bytes, four sharing %d", a, b)
+	}
+}

@@ -163,6 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err := checkLaunch(c.name)
 		if err == nil {
 			err = errors.Join(kernel.CheckEnv(), memory.CheckEnv())
+			memory.Govern()
 		}
 		if err == nil {
 			err = c.run(ctx, args[1:], stdout, stderr)

@@ -7,5 +7,6 @@
 // the process's address-space and data limits (ulimit -v and -d: the limit
 // less what the process maps already) and the HETSGD_MEMORY_LIMIT
 // environment variable (bytes, with an optional K, M, G or T suffix in
-// powers of 1024), for shared machines and tests.
+// powers of 1024), for shared machines and tests. Govern makes the garbage
+// collector keep the heap under the same limit.
 package memory

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,27 @@ func Limit() (bytes int64, source string, ok bool) {
 		}
 	}
 	return bytes, source, ok
+}
+
+// Govern sets the Go runtime's soft memory limit to 95% of Limit (unless
+// $GOMEMLIMIT sets one) and returns it, 0 when nothing is known. Without
+// it the garbage collector lets the heap grow to twice what was live at its
+// last cycle: a command that runs jobs in turn (a study's runs) keeps a
+// finished job's models, garbage by then, until the next has allocated as
+// much again, and a run the estimate admits ends in the kernel's
+// out-of-memory kill. The 5% is left to what the runtime does not count
+// (the kernels' threads, cgo).
+func Govern() int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	b, _, ok := Limit()
+	if !ok {
+		return 0
+	}
+	b -= b / 20
+	debug.SetMemoryLimit(b)
+	return b
 }
 
 // CheckEnv reports a malformed HETSGD_MEMORY_LIMIT, for commands to name

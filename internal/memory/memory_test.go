@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,21 @@ func TestParseBytes(t *testing.T) {
 func TestSaturating(t *testing.T) {
 	if Mul(1<<40, 1<<40) != math.MaxInt64 || Add(math.MaxInt64, 1) != math.MaxInt64 || Mul(3, 4) != 12 || Add(3, 4) != 7 {
 		t.Error("saturating arithmetic")
+	}
+}
+
+// Govern sets the runtime's soft limit below the process's limit, and
+// leaves one $GOMEMLIMIT sets alone.
+func TestGovern(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv(EnvLimit, "2G")
+	t.Setenv("GOMEMLIMIT", "")
+	if got, want := Govern(), int64(2<<30-(2<<30)/20); got != want || debug.SetMemoryLimit(-1) != want {
+		t.Fatalf("Govern set %d (runtime %d), want %d", got, debug.SetMemoryLimit(-1), want)
+	}
+	debug.SetMemoryLimit(1 << 40)
+	t.Setenv("GOMEMLIMIT", "3GiB")
+	if got := Govern(); got != 0 || debug.SetMemoryLimit(-1) != 1<<40 {
+		t.Fatalf("with $GOMEMLIMIT set, Govern set %d", got)
 	}
 }
