@@ -15,12 +15,12 @@ import (
 
 // The paper-scale study's budgets. Half an epoch of the Amazon-670K
 // stand-in is 245,000 samples, about two minutes of the sampled output
-// layer on one device of two cores; but sync and CROSSBOW update and
-// average every replica's whole model (412 MB) at every step, so the
-// study's eight runs of a set take hours. The dense layer would take half
-// an hour an epoch per run, so the study trains the sampled layer; the
-// claims are about how the strategies merge, which the output layer does
-// not change.
+// layer on one device of two cores; but sync sums every replica's whole
+// gradient (412 MB) and CROSSBOW averages every replica's whole model at
+// every step, so the study's eight runs of a set take hours. The dense
+// layer would take half an hour an epoch per run, so the study trains the
+// sampled layer; the claims are about how the strategies merge, which the
+// output layer does not change.
 const (
 	paperEpochs     = 0.5
 	paperEvals      = 10   // evaluations per paperEpochs
@@ -32,7 +32,7 @@ const (
 // with adaptive's batch sizes (Fig. 6 and 12); and CROSSBOW in that
 // section. CROSSBOW is a part of its own so that the equal-time claims can
 // be read against sync and elastic without it: at its default τ = 1 it
-// steps and averages every replica's whole model at every step, the
+// averages every replica's whole model at every step, the
 // study's costliest step (about a second on two cores for the Amazon-670K
 // stand-in's 412 MB model); naming it runs the equal-time section with it.
 var PaperParts = []string{"scaling", "equal-time", "crossbow"}
