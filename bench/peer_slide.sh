@@ -14,7 +14,8 @@
 # evaluates every STEPS batches as well, on the first 20 test batches (2,560
 # points; SLIDE's own mid-epoch evaluation, and hetsgd's --eval-points then),
 # and LIMIT stops each run after that many seconds (SLIDE's whole run by
-# the clock, hetsgd's training seconds by --time-budget).
+# the clock, hetsgd's training seconds by --time-budget). PEER_ONLY=1 runs
+# SLIDE's code alone (for a long run of it beside a hetsgd run made before).
 #
 # The build works on a copy in OUT_DIR/slide-src and says what it changes
 # there: SLIDE's CMake build clones zlib and cnpy from GitHub and its
@@ -44,6 +45,7 @@ epochs=${EPOCHS:-20}
 lr=${LR:-0.0001}
 steps=${STEPS:-0}
 limit=${LIMIT:-0}
+peer_only=${PEER_ONLY:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ ! -f "$checkout/SLIDE/main.cpp" ]; then
@@ -187,6 +189,11 @@ batches=$((train_n / 128))
 # next epoch's first mid-epoch evaluation.
 awk -v b="$batches" 'NF == 3 && $1 > 0 && $1 % b == 0 && !seen[$1]++ { printf "epoch %d  P@1 %.4f  train s %d\n", $1 / b, $3, $2; next }
   NF == 3 && $1 > 0 { printf "epoch %.3f  P@1 %.4f  train s %d  (%d samples, 2,560 test points)\n", $1 / b, $3, $2, $1 * 128 }' "$log" | tee "$out/slide-p1.txt"
+
+if [ "$peer_only" = 1 ]; then
+  echo "PEER_ONLY=1: hetsgd's slide not run"
+  exit 0
+fi
 
 # --- hetsgd's slide, the same settings.
 (cd "$root" && go build -o "$out/hetsgd" ./cmd/hetsgd)
