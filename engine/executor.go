@@ -346,7 +346,9 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 		// a next batch replaces the one a worker holds.
 		clear(x.mask)
 		for _, d := range x.devs {
-			if !x.members.gone(d.id) {
+			// A device whose gradient weighs nothing (AdaCons's of a zero
+			// gradient) touched no row of the sum.
+			if !x.members.gone(d.id) && (weights == nil || weights[d.id] != 0) {
 				d.worker.(LazyApplier).MarkLast(x.mask)
 			}
 		}

@@ -68,20 +68,25 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 	return rec, nil
 }
 
-// updateNote says where the workers' lazy rule (LazyApplier) does not hold
-// in a run of cfg on w: every local step, every all-reduce of gradients and
-// an op's step on a device's own gradient keep it (executor.allReduce,
-// device.Step), but a parameter server's commit is its rule's, over the
-// whole vector. (No sampled workload has a line search.)
+// lazyNote is the config record's update_note for a run whose sampled
+// layer updates lazily: where the rule holds (executor.allReduce,
+// device.Step) and where it cannot.
+const lazyNote = "the sampled layer's lazy rule holds for the devices' optimizer steps: a local step, an all-reduce of gradients (the rows any device's batch touched) and an op's step on a device's own gradient update only the rows their batches touched; a centre's own update — a merge, an outer optimizer's step (diloco, async-local), a parameter server's commit — covers the whole vector, and one with a momentum moves rows no batch touched"
+
+// updateNote says where the workers' lazy rule (LazyApplier) holds in a run
+// of cfg on w ("" when its output layer is dense or updates every weight):
+// lazyNote, and for a strategy whose commits are its whole update that
+// none of its updates is a device's optimizer step. (No sampled workload
+// has a line search.)
 func updateNote(cfg Config, info strategy.Info, w Workload) string {
 	ws, ok := w.(workload.SampledOutput)
 	if !ok || ws.Sampling() == nil || ws.Sampling().Update != "lazy" {
 		return ""
 	}
 	if info.OwnUpdate {
-		return "the sampled layer's lazy rule does not hold for " + cfg.Strategy + ": its commits are the parameter server's own rule over the whole vector (rows a batch did not touch get no gradient; a rule with a momentum, as gem's, still moves them)"
+		return lazyNote + "; " + cfg.Strategy + "'s commits are its whole update, so the rule does not hold for it"
 	}
-	return ""
+	return lazyNote
 }
 
 // DoneRecord returns the run log's done record of res: its length, its best

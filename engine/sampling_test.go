@@ -11,6 +11,7 @@ import (
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -272,12 +273,13 @@ func TestReplicaStepIsLazy(t *testing.T) {
 	}
 }
 
-// The run log's config record says where the lazy rule does not hold: a
-// parameter server's commits; every other strategy keeps it.
+// The run log's config record says where the lazy rule holds, in every
+// run of a lazily updated sampled layer, and that it does not for a
+// parameter server's commits; a dense layer's record says nothing.
 func TestUpdateNote(t *testing.T) {
-	for strat, want := range map[string]bool{"gem": true, "downpour": true, "sync": false, "crossbow": false, "adacons": false} {
+	for strat, ps := range map[string]bool{"gem": true, "downpour": true, "sync": false, "crossbow": false, "adacons": false} {
 		cfg := base(strat, 2, Virtual)
-		if want {
+		if ps {
 			cfg.Optimizer = optim.Config{}
 		}
 		for _, sampled := range []bool{false, true} {
@@ -289,7 +291,8 @@ func TestUpdateNote(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rec.UpdateNote != ""; got != (want && sampled) {
+			holds, not := strings.Contains(rec.UpdateNote, "lazy rule holds"), strings.Contains(rec.UpdateNote, "does not hold for it")
+			if holds != sampled || not != (ps && sampled) {
 				t.Errorf("%s, sampled %v: update note %q", strat, sampled, rec.UpdateNote)
 			}
 		}
@@ -326,5 +329,50 @@ func TestLazyAllReduceDoesNotAllocate(t *testing.T) {
 	}
 	if x.applied == 0 {
 		t.Fatal("the all-reduce was not lazy")
+	}
+}
+
+// A run whose budget ends in the middle of a round checkpoints devices
+// that hold gradients not yet applied; continued, it ends on the
+// uninterrupted run's model, bit for bit: the checkpoint keeps the rows
+// each such device's batch touched (sync's union of rows, CROSSBOW's step
+// on a device's own gradient).
+func TestSampledResumeMidRound(t *testing.T) {
+	w := sampledBibtex(t, false)
+	size := float64(w.Size())
+	for _, strat := range []string{"sync", "crossbow"} {
+		cfg := base(strat, 4, Virtual)
+		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
+		cfg.Epochs = float64(6*128+10) / size
+		full, err := Run(context.Background(), cfg, w, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := cfg
+		first.Epochs = float64(3*128+10) / size
+		dir := t.TempDir()
+		first.Checkpoint = Checkpointing{Dir: dir, Keep: 10}
+		if _, err := Run(context.Background(), first, w, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		list, err := checkpoint.Dir(dir).List()
+		if err != nil || len(list) == 0 {
+			t.Fatalf("%s: checkpoints %v, %v", strat, list, err)
+		}
+		rd, err := checkpoint.Open(list[len(list)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := cfg
+		again.Resume = rd
+		res, err := Run(context.Background(), again, w, nil, nil)
+		rd.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !testdata.EqualBits(res.Model, full.Model) || res.Samples != full.Samples {
+			t.Errorf("%s: continued from a checkpoint mid-round: the model (max relative difference %.2g) or the samples (%d, %d) differ from the uninterrupted run's",
+				strat, testdata.MaxRelDiff(res.Model, full.Model), res.Samples, full.Samples)
+		}
 	}
 }

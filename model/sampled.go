@@ -54,9 +54,13 @@ type Sampled struct {
 	bf    []float32 // the shared rows' biases, then their gradient
 	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
-	// lazyLast: the last batch was a lazy Step (or ApplyMarked followed
-	// its Gradient): only the rows Touched counts were updated.
-	lazyLast bool
+	// lazyN is the parameters the last lazy update changed (a lazy Step,
+	// or ApplyMarked), 0 after a Gradient.
+	lazyN int
+	// markIn and markOut are ApplyMarked's rows of the first and the
+	// output layer, apart from the batch's own (the workspace's touched
+	// and union), which MarkLast reads.
+	markIn, markOut []int32
 	mark     []uint32 // mark[k] == stamp: row k is in union
 	stamp    uint32
 	shift    []float32 // −log π_k, the correction's per label (Labels and Correct)
@@ -164,8 +168,10 @@ func (s *Sampled) Shared() []int32 { return s.ids }
 // Gradient writes into g the gradient of the mean sampled loss over the
 // batch and returns that loss; every element of g is written.
 func (s *Sampled) Gradient(p, g []float32, x, y *sparse.CSR) float64 {
-	s.lazyLast = false
-	return s.train(p, g, x, y, nil)
+	s.lazyN = 0
+	loss := s.train(p, g, x, y, nil)
+	s.ws.listTouched(x) // MarkLast's first-layer rows
+	return loss
 }
 
 // Step trains on one batch and updates the rows it touches with u (every
@@ -178,7 +184,9 @@ func (s *Sampled) Step(p, g []float32, x, y *sparse.CSR, u *kernel.Update) float
 		return loss
 	}
 	loss := s.train(p, g, x, y, u)
-	s.lazyLast = true
+	m := s.ws.m
+	l0, l := m.layers[0], m.layers[len(m.layers)-1]
+	s.lazyN = len(s.ws.touched)*l0.Out + (l.W - l0.B) + len(s.union)*(l.In+1)
 	return loss
 }
 
@@ -330,18 +338,29 @@ func (s *Sampled) MaskLen() int {
 }
 
 // MarkLast sets to 1 the entries of mask (MaskLen long) of the rows the
-// last Gradient touched: the first layer's rows of x's features (x: that
-// batch's inputs) and the output layer's active rows. Other entries are
-// left as they are, so that several devices' batches mark one mask, and
-// masks summed across processes mark the union by their nonzero entries.
-func (s *Sampled) MarkLast(mask []float32, x *sparse.CSR) {
+// last Gradient touched: the first layer's rows of its batch's features
+// and the output layer's active rows. Other entries are left as they are,
+// so that several devices' batches mark one mask, and masks summed across
+// processes mark the union by their nonzero entries.
+func (s *Sampled) MarkLast(mask []float32) {
 	in := s.ws.m.layers[0].In
-	for _, j := range x.Indices[:x.NNZ()] {
+	for _, j := range s.ws.touched {
 		mask[j] = 1
 	}
 	for _, k := range s.union {
 		mask[in+int(k)] = 1
 	}
+}
+
+// LastRows returns the rows MarkLast marks — the last batch's features and
+// its output rows — for a checkpoint to keep (the worker's batch is not
+// kept); SetLastRows restores them.
+func (s *Sampled) LastRows() (features, labels []int32) { return s.ws.touched, s.union }
+
+// SetLastRows makes features and labels the rows MarkLast marks.
+func (s *Sampled) SetLastRows(features, labels []int32) {
+	s.ws.touched = append(s.ws.touched[:0], features...)
+	s.union = append(s.union[:0], labels...)
 }
 
 // ApplyMarked applies u as Step would have to the rows mask marks (its
@@ -352,25 +371,21 @@ func (s *Sampled) MarkLast(mask []float32, x *sparse.CSR) {
 // bit (each weight's update is its own, whatever the order of the rows),
 // and a strategy that all-reduces several devices' gradients updates the
 // union of the rows they touched, lazily, as one device stepping on the
-// union of their batches would.
+// union of their batches would. The rows MarkLast reads stay the batch's.
 func (s *Sampled) ApplyMarked(p, g, mask []float32, u *kernel.Update) {
-	w := s.ws
-	m := w.m
+	m := s.ws.m
 	l0, l := m.layers[0], m.layers[len(m.layers)-1]
-	if cap(w.touched) < l0.In {
-		w.touched = make([]int32, 0, l0.In)
+	if s.markIn == nil {
+		// Sized once for every row: several batches' rows may exceed one
+		// batch's room.
+		s.markIn, s.markOut = make([]int32, 0, l0.In), make([]int32, 0, l.Out)
 	}
-	if cap(s.union) < l.Out {
-		// Several batches' rows may exceed one batch's room: sized once
-		// for every row.
-		s.union = make([]int32, 0, l.Out)
-	}
-	w.touched, s.union = marked(w.touched[:0], mask[:l0.In]), marked(s.union[:0], mask[l0.In:])
-	kernel.ApplyUpdateRows(p[l0.W:l0.B], g[l0.W:l0.B], u, l0.W, w.touched, l0.Out)
+	s.markIn, s.markOut = marked(s.markIn[:0], mask[:l0.In]), marked(s.markOut[:0], mask[l0.In:])
+	kernel.ApplyUpdateRows(p[l0.W:l0.B], g[l0.W:l0.B], u, l0.W, s.markIn, l0.Out)
 	kernel.ApplyUpdate(p[l0.B:l.W], g[l0.B:l.W], u, l0.B)
-	kernel.ApplyUpdateRows(p[l.W:l.B], g[l.W:l.B], u, l.W, s.union, l.In)
-	kernel.ApplyUpdateRows(p[l.B:l.B+l.Out], g[l.B:l.B+l.Out], u, l.B, s.union, 1)
-	s.lazyLast = true
+	kernel.ApplyUpdateRows(p[l.W:l.B], g[l.W:l.B], u, l.W, s.markOut, l.In)
+	kernel.ApplyUpdateRows(p[l.B:l.B+l.Out], g[l.B:l.B+l.Out], u, l.B, s.markOut, 1)
+	s.lazyN = len(s.markIn)*l0.Out + (l.W - l0.B) + len(s.markOut)*(l.In+1)
 }
 
 // marked appends to rows the index of each nonzero entry of mask.
@@ -390,17 +405,16 @@ func (s *Sampled) Logits() int {
 	return s.start[n] + n*len(s.ids)
 }
 
-// Touched is the number of parameters the last Step updated lazily: the
-// first layer's rows of the batch's features, the hidden layers, and the
-// output layer's active rows; 0 when it updated every one (Dense, or a
-// Gradient).
+// Touched is the number of parameters the last update changed lazily: a
+// lazy Step's (the first layer's rows of the batch's features, the hidden
+// layers, the output layer's active rows) or ApplyMarked's (the rows it
+// was given); 0 when the last batch updated every weight (Dense) or
+// computed a Gradient only.
 func (s *Sampled) Touched() int {
-	if s.o.Dense || !s.lazyLast {
+	if s.o.Dense {
 		return 0
 	}
-	m := s.ws.m
-	l0, l := m.layers[0], m.layers[len(m.layers)-1]
-	return len(s.ws.touched)*l0.Out + (l.W - l0.B) + len(s.union)*(l.In+1)
+	return s.lazyN
 }
 
 // share appends to the shared rows those of rows not among them yet.

@@ -303,7 +303,7 @@ func TestSampledApplyMarked(t *testing.T) {
 	s.Step(p, g, x, y, u)
 	twin.Gradient(q, gq, x, y)
 	mask := make([]float32, twin.MaskLen())
-	twin.MarkLast(mask, x)
+	twin.MarkLast(mask)
 	twin.ApplyMarked(q, gq, mask, uq)
 	if !slicesEqual(p, q) || !slicesEqual(u.M, uq.M) || !slicesEqual(u.V, uq.V) {
 		t.Fatal("Gradient, MarkLast and ApplyMarked are not Step")
@@ -341,8 +341,8 @@ func TestSampledApplyMarked(t *testing.T) {
 		}
 	}
 	clear(mask)
-	da.MarkLast(mask, x1)
-	db.MarkLast(mask, x2)
+	da.MarkLast(mask)
+	db.MarkLast(mask)
 	for i := range ga {
 		ga[i] = (ga[i] + gb[i]) / 2
 	}
@@ -369,6 +369,24 @@ func TestSampledApplyMarked(t *testing.T) {
 	}
 	if want := len(feature)*l0.Out + (l1.W - l0.B) + len(touched)*(l1.In+1); da.Touched() != want {
 		t.Fatalf("touched %d parameters, want %d", da.Touched(), want)
+	}
+	// The device's own rows are still its batch's after the union's update,
+	// and survive a checkpoint (LastRows, SetLastRows into a fresh pass).
+	again := make([]float32, len(mask))
+	da.MarkLast(again)
+	_, _, fresh := sampledNet(t, 40, 4, 5)
+	fresh.SetLastRows(da.LastRows())
+	restored := make([]float32, len(mask))
+	fresh.MarkLast(restored)
+	for j := range l0.In + l1.Out {
+		in := j < l0.In && slices.Contains(x1.Indices[:x1.NNZ()], int32(j))
+		if j >= l0.In {
+			k := int32(j - l0.In)
+			in = slices.Contains(da.Shared(), k) || slices.Contains(da.Own(0), k) || slices.Contains(da.Own(1), k)
+		}
+		if (again[j] != 0) != in || restored[j] != again[j] {
+			t.Fatalf("row %d of the mask: marked %v after the update, %v restored; in the device's batch %v", j, again[j], restored[j], in)
+		}
 	}
 }
 

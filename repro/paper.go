@@ -298,7 +298,11 @@ func (s *paperStudy) scaling(ctx context.Context) error {
 		bests[i] = best(res).P1
 	}
 	level, learnt := target(bests, s.floor)
-	s.rep.Printf("### 1 to 8 devices (Fig. 8)\n\nAdaptive SGD on 1 to 8 devices, %g epochs each. A mega-batch is the samples between two merges; one device never merges, and its column counts mega-batches of the 2-device run's size. The target is the lowest of the bests above the floor, %.4f; a count whose best is not above the floor never reaches it.\n\n", s.epochs, level)
+	goal := fmt.Sprintf("The target is the lowest of the bests above the floor, %.4f; a count whose best is not above the floor never reaches it.", level)
+	if !learnt {
+		goal = "No count's best is above the floor: there is no target."
+	}
+	s.rep.Printf("### 1 to 8 devices (Fig. 8)\n\nAdaptive SGD on 1 to 8 devices, %g epochs each. A mega-batch is the samples between two merges; one device never merges, and its column counts mega-batches of the 2-device run's size. %s\n\n", s.epochs, goal)
 	t := &report.Table{Header: []string{"devices", "best P@1", "at s", "samples a mega-batch", "mega-batches to the target", "s to the target", "merges"}}
 	var timeS, megaS []report.Series
 	mega := make([]float64, len(results))

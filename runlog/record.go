@@ -57,8 +57,8 @@ type Config struct {
 	// of a run that trains one; absent, the output layer is dense.
 	Sampled json.RawMessage `json:"sampled,omitempty"`
 	// UpdateNote says where a sampled layer's lazy rule (Sampled's update
-	// "lazy": only the rows a batch touches) does not hold in this run;
-	// absent, it holds for every update.
+	// "lazy": only the rows a batch touches) holds in this run and where
+	// not; absent when the output layer is dense or updates every weight.
 	UpdateNote  string             `json:"update_note,omitempty"`
 	Seed        uint64             `json:"seed"`
 	Strategy    string             `json:"strategy"`

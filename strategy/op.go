@@ -163,7 +163,10 @@ type Replica interface {
 	// device, zero at its first use, saved in checkpoints (dropped when a
 	// run resumes on another number of devices).
 	State() []float32
-	// Step applies g at rate lr with the device's optimizer.
+	// Step applies g at rate lr with the device's optimizer. The device's
+	// own gradient (Grad) is applied as its batch's step would have been,
+	// under the workload's lazy rule where it has one (only the rows the
+	// batch touched); any other vector reaches every weight.
 	Step(g []float32, lr float32)
 }
 

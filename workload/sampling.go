@@ -446,6 +446,10 @@ type sampledState struct {
 	NextHash, NextDraw, HashGap, DrawGap float64
 	Draws                                uint64
 	Built                                bool
+	// The rows the last batch touched (model.Sampled.LastRows): a device
+	// that computed a gradient the run has not applied yet marks them
+	// when a resumed run applies it.
+	LastFeatures, LastLabels []int32
 }
 
 // RandomState implements RandomStater: every stream and table the
@@ -455,6 +459,7 @@ func (x *sampledWorker) RandomState() ([]byte, error) {
 	x.Close()
 	st := sampledState{Trained: x.trained, NextHash: x.nextHash, NextDraw: x.nextDraw, HashGap: x.hashGap, DrawGap: x.drawGap,
 		Draws: x.draws, Built: x.built}
+	st.LastFeatures, st.LastLabels = x.smp.LastRows()
 	var err error
 	if st.Dropout, err = x.xmlWorker.RandomState(); err != nil {
 		return nil, err
@@ -503,6 +508,7 @@ func (x *sampledWorker) SetRandomState(b []byte) error {
 	}
 	x.trained, x.nextHash, x.nextDraw, x.hashGap, x.drawGap = st.Trained, st.NextHash, st.NextDraw, st.HashGap, st.DrawGap
 	x.draws, x.built = st.Draws, st.Built
+	x.smp.SetLastRows(st.LastFeatures, st.LastLabels)
 	return nil
 }
 
@@ -531,7 +537,7 @@ func (x *sampledWorker) Lazy() bool { return x.cfg.Update == "lazy" }
 func (x *sampledWorker) MaskLen() int { return x.smp.MaskLen() }
 
 // MarkLast implements LazyApplier.
-func (x *sampledWorker) MarkLast(mask []float32) { x.smp.MarkLast(mask, &x.batch.X) }
+func (x *sampledWorker) MarkLast(mask []float32) { x.smp.MarkLast(mask) }
 
 // ApplyMarked implements LazyApplier.
 func (x *sampledWorker) ApplyMarked(p, g, mask []float32, u *kernel.Update) {
