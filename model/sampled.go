@@ -61,9 +61,9 @@ type Sampled struct {
 	// output layer, apart from the batch's own (the workspace's touched
 	// and union), which MarkLast reads.
 	markIn, markOut []int32
-	mark     []uint32 // mark[k] == stamp: row k is in union
-	stamp    uint32
-	shift    []float32 // −log π_k, the correction's per label (Labels and Correct)
+	mark            []uint32 // mark[k] == stamp: row k is in union
+	stamp           uint32
+	shift           []float32 // −log π_k, the correction's per label (Labels and Correct)
 }
 
 // SampledOptions shape a sampled pass.
