@@ -20,10 +20,10 @@ type device struct {
 	m     []float32 // the ops' state vector on this device (Replica.State), allocated at its first use
 	opt   optim.Optimizer
 	upd   kernel.Update // the step being applied (Stepper workers)
-	// mask is the rank's mask of touched rows (executor.mask), which an
+	// lazy is the rank's list of touched rows (executor.lazy), which an
 	// op's Step on the device's own gradient uses, one device at a time;
 	// nil when the worker updates every weight.
-	mask   []float32
+	lazy   *lazyRows
 	worker Worker
 	noise  *rand.Rand // virtual clock: cost noise
 	// noiseSrc is noise's source, whose state a checkpoint keeps.
@@ -53,15 +53,14 @@ func (d *device) Grad() []float32   { return d.g }
 // is applied as that batch's Step would have, under the worker's lazy rule
 // when it has one; any other vector reaches every weight.
 func (d *device) Step(g []float32, lr float32) {
-	if d.mask == nil || len(g) == 0 || &g[0] != &d.g[0] {
+	if d.lazy == nil || len(g) == 0 || &g[0] != &d.g[0] {
 		d.opt.Step(d.p, g, lr)
 		return
 	}
 	la := d.worker.(LazyApplier)
-	clear(d.mask)
-	la.MarkLast(d.mask)
+	d.lazy.rows = la.AppendLast(d.lazy.rows[:0])
 	d.upd = d.opt.Fused(lr)
-	la.ApplyMarked(d.p, g, d.mask, &d.upd)
+	la.ApplyRows(d.p, g, d.lazy.rows, &d.upd)
 }
 
 // State allocates the ops' vector at its first use: only a strategy whose

@@ -55,9 +55,9 @@ type executor struct {
 	// A rank's part and partSecond side by side, and every rank's, for one
 	// all-gather of both (distributed runs).
 	pairs, pairsAll []float64
-	// mask marks the rows the devices' last batches touched, summed across
-	// ranks (LazyApplier), when the workers update lazily; nil otherwise.
-	mask []float32
+	// lazy marks and lists the rows the devices' last batches touched
+	// (LazyApplier), when the workers update lazily; nil otherwise.
+	lazy *lazyRows
 	// applied is the parameters the last all-reduce's update changed (the
 	// union of the rows its gradients touched), 0 when it changed every one.
 	applied int64
@@ -130,9 +130,9 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 	}
 	if la, ok := x.devs[0].worker.(LazyApplier); ok && la.Lazy() && !cfg.TimingOnly {
 		// Every rank decides alike: its workers are the same workload's.
-		x.mask = make([]float32, la.MaskLen())
+		x.lazy = newLazyRows(la.MaskLen())
 		for _, d := range x.devs {
-			d.mask = x.mask
+			d.lazy = x.lazy
 		}
 	}
 	x.poll = func() {
@@ -341,22 +341,24 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 	if x.cfg.TimingOnly {
 		return nil
 	}
-	if x.mask != nil {
+	if z := x.lazy; z != nil {
 		// The lazy rule: the rows any device's batch touched, marked before
-		// a next batch replaces the one a worker holds.
-		clear(x.mask)
+		// a next batch replaces the one a worker holds, and listed once for
+		// every device of the rank.
+		clear(z.mask)
 		for _, d := range x.devs {
 			// A device whose gradient weighs nothing (AdaCons's of a zero
 			// gradient) touched no row of the sum.
 			if !x.members.gone(d.id) && (weights == nil || weights[d.id] != 0) {
-				d.worker.(LazyApplier).MarkLast(x.mask)
+				z.mark(d.worker.(LazyApplier))
 			}
 		}
 		if x.world.Size() > 1 {
-			if err := x.world.AllReduce(x.mask); err != nil {
+			if err := x.world.AllReduce(z.mask); err != nil {
 				return fmt.Errorf("engine: the rows the batches touched: %w", err)
 			}
 		}
+		z.list()
 	}
 	g := x.devs[0].g
 	loaded := false
@@ -387,7 +389,7 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 		if x.members.gone(d.id) {
 			continue
 		}
-		if x.mask == nil {
+		if x.lazy == nil {
 			d.opt.Step(d.p, g, step)
 			continue
 		}
@@ -395,7 +397,7 @@ func (x *executor) allReduce(lr float64, weights []float64, layered bool, next [
 		// of the batches would apply it (the sampled layer's lazy rule):
 		// rows no device touched keep their weights and moments.
 		d.upd = d.opt.Fused(step)
-		d.worker.(LazyApplier).ApplyMarked(d.p, g, x.mask, &d.upd)
+		d.worker.(LazyApplier).ApplyRows(d.p, g, x.lazy.rows, &d.upd)
 		if a, ok := d.worker.(Accountant); ok {
 			x.applied = a.LastWork().Touched
 		}

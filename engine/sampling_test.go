@@ -238,7 +238,7 @@ func TestSyncIsLazy(t *testing.T) {
 // weight, which Adam then moves by its moments.
 func TestReplicaStepIsLazy(t *testing.T) {
 	w := sampledBibtex(t, false)
-	mask := make([]float32, 0)
+	var lazy *lazyRows
 	dev := func(mode strategy.Mode) *device {
 		worker, err := w.NewWorker(32, 7, false)
 		if err != nil {
@@ -250,10 +250,10 @@ func TestReplicaStepIsLazy(t *testing.T) {
 		}
 		d := &device{worker: worker, opt: opt, p: make([]float32, w.NumParams()), g: make([]float32, w.NumParams()), lr: 0.01, mode: mode}
 		w.Init(d.p, 1)
-		if len(mask) == 0 {
-			mask = make([]float32, worker.(LazyApplier).MaskLen())
+		if lazy == nil {
+			lazy = newLazyRows(worker.(LazyApplier).MaskLen())
 		}
-		d.mask = mask
+		d.lazy = lazy
 		return d
 	}
 	local, op, other := dev(strategy.LocalStep), dev(strategy.Gradient), dev(strategy.Gradient)

@@ -38,7 +38,7 @@ import (
 // than the sampled layer itself. Step is lazy where a device steps on its
 // own batch (elastic, adaptive, CROSSBOW); a strategy that all-reduces
 // gradients takes Gradient, and applies their sum lazily too, to the union
-// of the rows the devices' batches touched (MarkLast, ApplyMarked).
+// of the rows the devices' batches touched (AppendLast, ApplyRows).
 type Sampled struct {
 	ws    *Workspace
 	s     *lsh.Sampler
@@ -55,11 +55,11 @@ type Sampled struct {
 	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
 	// lazyN is the parameters the last lazy update changed (a lazy Step,
-	// or ApplyMarked), 0 after a Gradient.
+	// or ApplyRows), 0 after a Gradient.
 	lazyN int
-	// markIn and markOut are ApplyMarked's rows of the first and the
+	// markIn and markOut are ApplyRows's rows of the first and the
 	// output layer, apart from the batch's own (the workspace's touched
-	// and union), which MarkLast reads.
+	// and union), which AppendLast reads.
 	markIn, markOut []int32
 	mark            []uint32 // mark[k] == stamp: row k is in union
 	stamp           uint32
@@ -170,7 +170,9 @@ func (s *Sampled) Shared() []int32 { return s.ids }
 func (s *Sampled) Gradient(p, g []float32, x, y *sparse.CSR) float64 {
 	s.lazyN = 0
 	loss := s.train(p, g, x, y, nil)
-	s.ws.listTouched(x) // MarkLast's first-layer rows
+	if !s.o.Dense {
+		s.ws.listTouched(x) // AppendLast's first-layer rows
+	}
 	return loss
 }
 
@@ -329,50 +331,47 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	return total / float64(n)
 }
 
-// MaskLen is the length of the masks MarkLast and ApplyMarked take: an
-// entry for each of the first layer's rows (a feature each), then one for
-// each of the output layer's rows (a label each).
+// MaskLen is the number of rows AppendLast and ApplyRows number: the
+// first layer's rows (a feature each) are 0 to its inputs − 1, the output
+// layer's (a label each) follow.
 func (s *Sampled) MaskLen() int {
 	m := s.ws.m
 	return m.layers[0].In + m.layers[len(m.layers)-1].Out
 }
 
-// MarkLast sets to 1 the entries of mask (MaskLen long) of the rows the
-// last Gradient touched: the first layer's rows of its batch's features
-// and the output layer's active rows. Other entries are left as they are,
-// so that several devices' batches mark one mask, and masks summed across
-// processes mark the union by their nonzero entries.
-func (s *Sampled) MarkLast(mask []float32) {
-	in := s.ws.m.layers[0].In
-	for _, j := range s.ws.touched {
-		mask[j] = 1
-	}
+// AppendLast appends to rows the rows the last Gradient touched, each
+// once, numbered as MaskLen says: the first layer's rows of its batch's
+// features, then the output layer's active rows.
+func (s *Sampled) AppendLast(rows []int32) []int32 {
+	rows = append(rows, s.ws.touched...)
+	in := int32(s.ws.m.layers[0].In)
 	for _, k := range s.union {
-		mask[in+int(k)] = 1
+		rows = append(rows, in+k)
 	}
+	return rows
 }
 
-// LastRows returns the rows MarkLast marks — the last batch's features and
-// its output rows — for a checkpoint to keep (the worker's batch is not
-// kept); SetLastRows restores them.
+// LastRows returns the rows AppendLast appends — the last batch's features
+// and its output rows — for a checkpoint to keep (the worker's batch is
+// not kept); SetLastRows restores them.
 func (s *Sampled) LastRows() (features, labels []int32) { return s.ws.touched, s.union }
 
-// SetLastRows makes features and labels the rows MarkLast marks.
+// SetLastRows makes features and labels the rows AppendLast appends.
 func (s *Sampled) SetLastRows(features, labels []int32) {
 	s.ws.touched = append(s.ws.touched[:0], features...)
 	s.union = append(s.union[:0], labels...)
 }
 
-// ApplyMarked applies u as Step would have to the rows mask marks (its
-// nonzero entries, laid out as MarkLast's) and to the hidden layers, which
-// every batch touches. g holds the gradient: that of the last Gradient, or
-// a weighted sum of several batches' gradients, each zero outside the rows
-// its batch marked. So Gradient, MarkLast and ApplyMarked are Step, bit for
-// bit (each weight's update is its own, whatever the order of the rows),
-// and a strategy that all-reduces several devices' gradients updates the
-// union of the rows they touched, lazily, as one device stepping on the
-// union of their batches would. The rows MarkLast reads stay the batch's.
-func (s *Sampled) ApplyMarked(p, g, mask []float32, u *kernel.Update) {
+// ApplyRows applies u as Step would have to rows (distinct, in any order,
+// numbered as MaskLen says) and to the hidden layers, which every batch
+// touches. g holds the gradient: that of the last Gradient, or a weighted
+// sum of several batches' gradients, each zero outside the rows its batch
+// touched. So Gradient, AppendLast and ApplyRows are Step, bit for bit
+// (each weight's update is its own, whatever the order of the rows), and a
+// strategy that all-reduces several devices' gradients updates the union
+// of the rows they touched, lazily, as one device stepping on the union of
+// their batches would. The rows AppendLast appends stay the batch's.
+func (s *Sampled) ApplyRows(p, g []float32, rows []int32, u *kernel.Update) {
 	m := s.ws.m
 	l0, l := m.layers[0], m.layers[len(m.layers)-1]
 	if s.markIn == nil {
@@ -380,22 +379,20 @@ func (s *Sampled) ApplyMarked(p, g, mask []float32, u *kernel.Update) {
 		// batch's room.
 		s.markIn, s.markOut = make([]int32, 0, l0.In), make([]int32, 0, l.Out)
 	}
-	s.markIn, s.markOut = marked(s.markIn[:0], mask[:l0.In]), marked(s.markOut[:0], mask[l0.In:])
+	s.markIn, s.markOut = s.markIn[:0], s.markOut[:0]
+	in := int32(l0.In)
+	for _, r := range rows {
+		if r < in {
+			s.markIn = append(s.markIn, r)
+		} else {
+			s.markOut = append(s.markOut, r-in)
+		}
+	}
 	kernel.ApplyUpdateRows(p[l0.W:l0.B], g[l0.W:l0.B], u, l0.W, s.markIn, l0.Out)
 	kernel.ApplyUpdate(p[l0.B:l.W], g[l0.B:l.W], u, l0.B)
 	kernel.ApplyUpdateRows(p[l.W:l.B], g[l.W:l.B], u, l.W, s.markOut, l.In)
 	kernel.ApplyUpdateRows(p[l.B:l.B+l.Out], g[l.B:l.B+l.Out], u, l.B, s.markOut, 1)
 	s.lazyN = len(s.markIn)*l0.Out + (l.W - l0.B) + len(s.markOut)*(l.In+1)
-}
-
-// marked appends to rows the index of each nonzero entry of mask.
-func marked(rows []int32, mask []float32) []int32 {
-	for i, v := range mask {
-		if v != 0 {
-			rows = append(rows, int32(i))
-		}
-	}
-	return rows
 }
 
 // Logits is the number of logits the last batch computed: each point's own
@@ -407,7 +404,7 @@ func (s *Sampled) Logits() int {
 
 // Touched is the number of parameters the last update changed lazily: a
 // lazy Step's (the first layer's rows of the batch's features, the hidden
-// layers, the output layer's active rows) or ApplyMarked's (the rows it
+// layers, the output layer's active rows) or ApplyRows's (the rows it
 // was given); 0 when the last batch updated every weight (Dense) or
 // computed a Gradient only.
 func (s *Sampled) Touched() int {

@@ -286,11 +286,11 @@ func slicesEqual(a, b []float32) bool {
 	return true
 }
 
-// Gradient, MarkLast and ApplyMarked are Step, bit for bit, weights and
+// Gradient, AppendLast and ApplyRows are Step, bit for bit, weights and
 // Adam's moments; two batches' mean gradient applied to the rows either
-// marked moves exactly the output rows either batch touched and leaves the
+// listed moves exactly the output rows either batch touched and leaves the
 // moments of every other row, as the lazy rule does for one batch.
-func TestSampledApplyMarked(t *testing.T) {
+func TestSampledApplyRows(t *testing.T) {
 	adam := func(n int) *kernel.Update {
 		return &kernel.Update{Rule: kernel.AdamRule, LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
 			M: make([]float32, n), V: make([]float32, n)}
@@ -302,11 +302,13 @@ func TestSampledApplyMarked(t *testing.T) {
 	u, uq := adam(len(p)), adam(len(p))
 	s.Step(p, g, x, y, u)
 	twin.Gradient(q, gq, x, y)
-	mask := make([]float32, twin.MaskLen())
-	twin.MarkLast(mask)
-	twin.ApplyMarked(q, gq, mask, uq)
+	rows := twin.AppendLast(nil)
+	if len(slices.Compact(slices.Sorted(slices.Values(rows)))) != len(rows) {
+		t.Fatalf("AppendLast lists a row twice: %v", rows)
+	}
+	twin.ApplyRows(q, gq, rows, uq)
 	if !slicesEqual(p, q) || !slicesEqual(u.M, uq.M) || !slicesEqual(u.V, uq.V) {
-		t.Fatal("Gradient, MarkLast and ApplyMarked are not Step")
+		t.Fatal("Gradient, AppendLast and ApplyRows are not Step")
 	}
 	if twin.Touched() != s.Touched() {
 		t.Fatalf("touched %d parameters, Step %d", twin.Touched(), s.Touched())
@@ -340,15 +342,14 @@ func TestSampledApplyMarked(t *testing.T) {
 			touched[int(k)] = true
 		}
 	}
-	clear(mask)
-	da.MarkLast(mask)
-	db.MarkLast(mask)
+	// The union of the two lists, each row once, as the engine lists it.
+	rows = slices.Compact(slices.Sorted(slices.Values(db.AppendLast(da.AppendLast(nil)))))
 	for i := range ga {
 		ga[i] = (ga[i] + gb[i]) / 2
 	}
 	before := slices.Clone(a)
 	ua := adam(len(a))
-	da.ApplyMarked(a, ga, mask, ua)
+	da.ApplyRows(a, ga, rows, ua)
 	if len(touched) == l1.Out || len(feature) == l0.In {
 		t.Fatal("the batches touch every row: the test cannot tell the lazy rule from the dense")
 	}
@@ -372,20 +373,19 @@ func TestSampledApplyMarked(t *testing.T) {
 	}
 	// The device's own rows are still its batch's after the union's update,
 	// and survive a checkpoint (LastRows, SetLastRows into a fresh pass).
-	again := make([]float32, len(mask))
-	da.MarkLast(again)
+	again := da.AppendLast(nil)
 	_, _, fresh := sampledNet(t, 40, 4, 5)
 	fresh.SetLastRows(da.LastRows())
-	restored := make([]float32, len(mask))
-	fresh.MarkLast(restored)
+	restored := fresh.AppendLast(nil)
 	for j := range l0.In + l1.Out {
 		in := j < l0.In && slices.Contains(x1.Indices[:x1.NNZ()], int32(j))
 		if j >= l0.In {
 			k := int32(j - l0.In)
 			in = slices.Contains(da.Shared(), k) || slices.Contains(da.Own(0), k) || slices.Contains(da.Own(1), k)
 		}
-		if (again[j] != 0) != in || restored[j] != again[j] {
-			t.Fatalf("row %d of the mask: marked %v after the update, %v restored; in the device's batch %v", j, again[j], restored[j], in)
+		listed, kept := slices.Contains(again, int32(j)), slices.Contains(restored, int32(j))
+		if listed != in || kept != listed {
+			t.Fatalf("row %d: listed %v after the update, %v restored; in the device's batch %v", j, listed, kept, in)
 		}
 	}
 }

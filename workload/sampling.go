@@ -240,6 +240,12 @@ func (w *XML) SetSampling(s Sampling) error {
 		return err
 	}
 	w.m, w.sampling, w.shared = m, &s, nil
+	// Counted once here, not for every worker and estimate: it sizes a
+	// batch's room for its labels (sampledSize).
+	w.mostLabels = 0
+	for i := range w.Train.Len() {
+		w.mostLabels = max(w.mostLabels, w.Train.Y.RowNNZ(i))
+	}
 	w.eval = metric.NewEvaluator(m, w.Test, w.evalBatch, w.evalPoints)
 	return nil
 }
@@ -353,11 +359,7 @@ func (w *XML) sampledSize(s Sampling, fam lsh.Family, maxBatch int) sampledWorke
 	}
 	z.shared = z.active // the shared rows a batch holds at most
 	if s.Fill == "labels" {
-		most := 0 // labels a point has at most
-		for i := range w.Train.Len() {
-			most = max(most, w.Train.Y.RowNNZ(i))
-		}
-		z.batchLabels = min(maxBatch*most, l.Out)
+		z.batchLabels = min(maxBatch*w.mostLabels, l.Out)
 		z.shared = min(z.active+z.batchLabels, l.Out)
 	}
 	tables := lsh.Bytes(fam, l.Out)
@@ -536,12 +538,12 @@ func (x *sampledWorker) Lazy() bool { return x.cfg.Update == "lazy" }
 // MaskLen implements LazyApplier.
 func (x *sampledWorker) MaskLen() int { return x.smp.MaskLen() }
 
-// MarkLast implements LazyApplier.
-func (x *sampledWorker) MarkLast(mask []float32) { x.smp.MarkLast(mask) }
+// AppendLast implements LazyApplier.
+func (x *sampledWorker) AppendLast(rows []int32) []int32 { return x.smp.AppendLast(rows) }
 
-// ApplyMarked implements LazyApplier.
-func (x *sampledWorker) ApplyMarked(p, g, mask []float32, u *kernel.Update) {
-	x.smp.ApplyMarked(p, g, mask, u)
+// ApplyRows implements LazyApplier.
+func (x *sampledWorker) ApplyRows(p, g []float32, rows []int32, u *kernel.Update) {
+	x.smp.ApplyRows(p, g, rows, u)
 }
 
 func (x *sampledWorker) Step(p, g []float32, u *kernel.Update) float64 {

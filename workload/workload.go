@@ -125,6 +125,7 @@ type XML struct {
 	evalPoints  int
 	shared      *model.Workspace
 	sampling    *Sampling // the sampled output layer's settings; nil: dense
+	mostLabels  int       // with sampling: the most labels a training point has
 }
 
 // DefaultDropout and DefaultHidden are the network hetsgd trains when none
@@ -274,17 +275,17 @@ type Closer interface {
 
 // LazyApplier is implemented by workers whose Step updates only the rows a
 // batch touches (Lazy). A strategy that all-reduces gradients keeps that
-// rule: each device marks the rows its last Gradient touched in a mask of
-// MaskLen entries (MarkLast sets theirs to 1 and leaves the others), the
-// masks are summed as the gradients are, and ApplyMarked applies the summed
-// gradient to the rows whose entries are nonzero — the union of the rows
-// the devices touched. On one device Gradient, MarkLast and ApplyMarked
-// are its Step, bit for bit.
+// rule: each device's last Gradient touched the rows AppendLast lists
+// (numbered 0 to MaskLen − 1), the engine marks them in a mask of MaskLen
+// entries that it sums as the gradients are, and ApplyRows applies the
+// summed gradient to the rows whose entries are nonzero — the union of the
+// rows the devices touched. On one device Gradient, AppendLast and
+// ApplyRows are its Step, bit for bit.
 type LazyApplier interface {
 	Lazy() bool
 	MaskLen() int
-	MarkLast(mask []float32)
-	ApplyMarked(p, g, mask []float32, u *kernel.Update)
+	AppendLast(rows []int32) []int32
+	ApplyRows(p, g []float32, rows []int32, u *kernel.Update)
 }
 
 // SampledOutput is implemented by workloads whose output layer may be
