@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Two measures of how a multi-label set's features relate to its labels
+and to one another, for comparing a real set with its stand-in
+(BENCHMARKS.md §16):
+
+- by bands of label frequency rank, each label's most informative feature
+  (mutual information between the feature's presence and the label's):
+  the share of the label's points holding it (recall), the share of the
+  feature's points carrying the label (precision), and the feature's
+  share of all points;
+- the mean log lift of co-occurring feature pairs, log(N·n_ij/(n_i·n_j))
+  weighted by n_ij (as `hetsgd data gen` reports the labels'), and its
+  spread over the pairs.
+
+Usage: bench/xc_structure.py FILE [FILE ...], each in the XC text format
+(a header "points features labels", then "l1,l2 f:v f:v" lines). Values
+are read as presence. Dense matrices: meant for sets of Delicious's or
+Bibtex's size (points × features bytes, and features² floats).
+"""
+import math
+import sys
+
+import numpy as np
+
+
+def read(path):
+    with open(path) as f:
+        n, d, k = (int(v) for v in f.readline().split()[:3])
+        x = np.zeros((n, d), dtype=np.uint8)
+        y = np.zeros((n, k), dtype=np.uint8)
+        for i, line in enumerate(f):
+            parts = line.split()
+            if line[:1] not in (" ", "\t") and parts and ":" not in parts[0]:
+                for lab in parts[0].split(","):
+                    y[i, int(lab)] = 1
+                parts = parts[1:]
+            for p in parts:
+                x[i, int(p.split(":")[0])] = 1
+    return x, y
+
+
+def mutual_information(x, y):
+    n = x.shape[0]
+    xf, yf = x.astype(np.float64), y.astype(np.float64)
+    n11 = xf.T @ yf
+    nx, ny = xf.sum(0)[:, None], yf.sum(0)[None, :]
+
+    def term(nab, na, nb):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.nan_to_num(nab / n * np.log(nab * n / (na * nb)))
+
+    n10, n01 = nx - n11, ny - n11
+    n00 = n - n11 - n10 - n01
+    mi = term(n11, nx, ny) + term(n10, nx, n - ny) + term(n01, n - nx, ny) + term(n00, n - nx, n - ny)
+    return mi, n11, nx[:, 0], ny[0]
+
+
+def main(paths):
+    for path in paths:
+        x, y = read(path)
+        n = x.shape[0]
+        print(path)
+        mi, n11, nx, ny = mutual_information(x, y)
+        order = np.argsort(-ny, kind="stable")
+        k = y.shape[1]
+        for a, b in ((0, 10), (10, 50), (50, 200), (200, k)):
+            labels = [l for l in order[a:b] if ny[l] > 0]
+            if not labels:
+                continue
+            best = [int(mi[:, l].argmax()) for l in labels]
+            recall = np.mean([n11[f, l] / ny[l] for f, l in zip(best, labels)])
+            precision = np.mean([n11[f, l] / max(nx[f], 1) for f, l in zip(best, labels)])
+            share = np.mean([nx[f] / n for f in best])
+            print(f"  label ranks {a + 1}-{min(b, k)}: best feature on {recall:.3f} of the label's points, "
+                  f"precision {precision:.3f}, on {share:.3f} of all points")
+        xf = x.astype(np.float64)
+        c = xf.T @ xf
+        df = np.diag(c).copy()
+        np.fill_diagonal(c, 0)
+        seen = c > 0
+        with np.errstate(divide="ignore"):
+            lift = np.log(c[seen] * n / np.outer(df, df)[seen])
+        w = c[seen]
+        mean = float((w * lift).sum() / w.sum())
+        spread = math.sqrt(float((w * (lift - mean) ** 2).sum() / w.sum()))
+        print(f"  feature pairs: mean log lift {mean:.3f}, spread {spread:.3f}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1:])
