@@ -277,10 +277,10 @@ type Closer interface {
 // batch touches (Lazy). A strategy that all-reduces gradients keeps that
 // rule: each device's last Gradient touched the rows AppendLast lists
 // (numbered 0 to MaskLen − 1), the engine marks them in a mask of MaskLen
-// entries that it sums as the gradients are, and ApplyRows applies the
-// summed gradient to the rows whose entries are nonzero — the union of the
-// rows the devices touched. On one device Gradient, AppendLast and
-// ApplyRows are its Step, bit for bit.
+// entries that it sums as the gradients are and lists the rows whose
+// entries are nonzero — the union of the rows the devices touched — and
+// ApplyRows applies the summed gradient to that list. On one device
+// Gradient, AppendLast and ApplyRows are its Step, bit for bit.
 type LazyApplier interface {
 	Lazy() bool
 	MaskLen() int
