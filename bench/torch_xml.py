@@ -11,7 +11,6 @@ set after every epoch; train_seconds excludes loading and evaluation.
 Writes JSON Lines to stdout with the same "eval" fields as hetsgd's run log.
 """
 import argparse
-import gzip
 import json
 import sys
 import time
@@ -19,29 +18,7 @@ import time
 import numpy as np
 import torch
 
-
-def read_xc(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        n, d, l = map(int, f.readline().split())
-        indptr, idx, val, lptr, lab = [0], [], [], [0], []
-        for line in f:
-            line = line.rstrip("\n")
-            if not line.strip() and len(lptr) - 1 == n:
-                continue
-            toks = line.split(" ")
-            if toks and toks[0] and ":" not in toks[0]:
-                lab.extend(int(x) for x in toks[0].split(","))
-                toks = toks[1:]
-            for t in toks:
-                if t:
-                    k, v = t.split(":")
-                    idx.append(int(k))
-                    val.append(float(v))
-            indptr.append(len(idx))
-            lptr.append(len(lab))
-    return (np.array(indptr, dtype=np.int64), np.array(idx, dtype=np.int64), np.array(val, dtype=np.float32),
-            np.array(lptr, dtype=np.int64), np.array(lab, dtype=np.int64), d, l)
+from xc import read_xc  # bench/xc.py, beside this script
 
 
 def gather(ptr, rows):

@@ -13,8 +13,7 @@ and to one another, for comparing a real set with its stand-in
   spread over the pairs.
 
 Usage: bench/xc_structure.py FILE [FILE ...], each in the XC text format
-(a header "points features labels", then "l1,l2 f:v f:v" lines). Values
-are read as presence. Dense matrices: meant for sets of Delicious's or
+(bench/xc.py reads it). Values are read as presence. Dense matrices: meant for sets of Delicious's or
 Bibtex's size (points × features bytes, and features² floats).
 """
 import math
@@ -22,20 +21,17 @@ import sys
 
 import numpy as np
 
+from xc import read_xc  # bench/xc.py, beside this script
 
-def read(path):
-    with open(path) as f:
-        n, d, k = (int(v) for v in f.readline().split()[:3])
-        x = np.zeros((n, d), dtype=np.uint8)
-        y = np.zeros((n, k), dtype=np.uint8)
-        for i, line in enumerate(f):
-            parts = line.split()
-            if line[:1] not in (" ", "\t") and parts and ":" not in parts[0]:
-                for lab in parts[0].split(","):
-                    y[i, int(lab)] = 1
-                parts = parts[1:]
-            for p in parts:
-                x[i, int(p.split(":")[0])] = 1
+
+def presence(path):
+    """The set at path as 0/1 matrices: points × features, points × labels."""
+    indptr, idx, _, lptr, lab, d, k = read_xc(path)
+    n = len(indptr) - 1
+    x = np.zeros((n, d), dtype=np.uint8)
+    y = np.zeros((n, k), dtype=np.uint8)
+    x[np.repeat(np.arange(n), np.diff(indptr)), idx] = 1
+    y[np.repeat(np.arange(n), np.diff(lptr)), lab] = 1
     return x, y
 
 
@@ -57,7 +53,7 @@ def mutual_information(x, y):
 
 def main(paths):
     for path in paths:
-        x, y = read(path)
+        x, y = presence(path)
         n = x.shape[0]
         print(path)
         mi, n11, nx, ny = mutual_information(x, y)
