@@ -41,7 +41,10 @@
 //     of each rank follows the real set's sorted frequency curve, kept as a
 //     function of the rank's fraction of the label count so that it
 //     rescales to any number of labels. The generator calibrates its label
-//     weights by simulation so that distinct draws hit the curve's head.
+//     weights by simulation so that distinct draws hit the curve's head,
+//     correcting them on −log(1 − share) (Calibration "log-share", what
+//     fits write; files written before it keep the first rule, and their
+//     bytes).
 //   - Co-occurrence: labels fall in Topics clusters (a seeded round-robin
 //     over shuffled ranks, so each holds head and tail labels). A point's
 //     first label, and each later one with chance 1 − Concentration, is

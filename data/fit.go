@@ -90,7 +90,7 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 			fmt.Fprintf(opt.Log, format+"\n", args...)
 		}
 	}
-	s := &StandIn{Name: d.Name, Train: N, Test: opt.TestPoints, Features: D, Labels: L}
+	s := &StandIn{Name: d.Name, Train: N, Test: opt.TestPoints, Features: D, Labels: L, Calibration: CalibrateLogShare}
 	if s.Test <= 0 {
 		s.Test = max(8, N/4)
 	}

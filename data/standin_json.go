@@ -116,6 +116,9 @@ func (s *StandIn) Check() error {
 			return bad(c.field, "%v, want a number in [%v, %v]", c.v, c.lo, c.hi)
 		}
 	}
+	if s.Calibration != "" && s.Calibration != CalibrateLogShare {
+		return bad("calibration", "%q, want %q or none", s.Calibration, CalibrateLogShare)
+	}
 	for _, q := range []struct {
 		field string
 		v     []float64
