@@ -7,10 +7,12 @@ import (
 
 // proxyP1 is the P@1 of a softmax regression (the trained model without
 // its hidden layer) trained by plain SGD for ten passes over four fifths
-// of d, on idf-weighted unit rows, and scored on the other fifth, over the
+// of d, on idf-weighted unit rows, and scored on the other fifth (or on
+// test, at most fitSamplePoints of its points, when test is not nil;
+// its labels and features beyond d's count as absent), over the
 // most frequent maxLabels labels so that its cost is bounded whatever the
 // label count. Its weights, labels × features floats, are its memory.
-func proxyP1(d *Dataset) float64 {
+func proxyP1(d, test *Dataset) float64 {
 	const epochs, lr = 10, 0.5
 	L, D := d.Labels(), d.Features()
 	const maxLabels, maxFeatures = 1024, 4096
@@ -63,12 +65,15 @@ func proxyP1(d *Dataset) float64 {
 	p := make([]float32, K)
 	x := make([]float32, 0, 1024)
 	var ys []int32
-	row := func(i int) []float32 {
+	row := func(d *Dataset, i int) []float32 {
 		feats, vals := d.X.Row(i)
 		x = x[:0]
 		var n float64
 		for j, f := range feats {
-			v := idf[f]
+			var v float32
+			if int(f) < D {
+				v = idf[f]
+			}
 			if vals != nil {
 				v *= vals[j]
 			}
@@ -84,7 +89,7 @@ func proxyP1(d *Dataset) float64 {
 	forward := func(feats []int32, x []float32) {
 		copy(p, b)
 		for j, f := range feats {
-			if fslot[f] < 0 {
+			if int(f) >= D || fslot[f] < 0 {
 				continue
 			}
 			w := W[int(fslot[f])*K : int(fslot[f])*K+K]
@@ -109,7 +114,7 @@ func proxyP1(d *Dataset) float64 {
 				continue
 			}
 			feats, _ := d.X.Row(i)
-			x := row(i)
+			x := row(d, i)
 			forward(feats, x)
 			mx := slices.Max(p)
 			var z float32
@@ -139,19 +144,24 @@ func proxyP1(d *Dataset) float64 {
 			}
 		}
 	}
+	// Scored on the fifth of d it did not see, or on test.
+	scored, first, step := d, 0, 5
+	if test != nil {
+		scored, step = test, max(1, test.Len()/fitSamplePoints)
+	}
 	hits, tests := 0, 0
-	for i := 0; i < d.Len(); i += 5 {
-		labels, _ := d.Y.Row(i)
+	for i := first; i < scored.Len(); i += step {
+		labels, _ := scored.Y.Row(i)
 		in := false
 		for _, l := range labels {
-			in = in || slot[l] >= 0
+			in = in || int(l) < L && slot[l] >= 0
 		}
 		if !in {
 			continue
 		}
 		tests++
-		feats, _ := d.X.Row(i)
-		forward(feats, row(i))
+		feats, _ := scored.X.Row(i)
+		forward(feats, row(scored, i))
 		best := 0
 		for k := range p {
 			if p[k] > p[best] {

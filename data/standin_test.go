@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/sparse"
 )
 
 // testStandIn is a stand-in built by hand: 200 labels, 500 features, 1 to
@@ -359,5 +360,40 @@ func TestCalibrationReachesAConcentratedHead(t *testing.T) {
 	}
 	if want-first < 0.008 {
 		t.Errorf("first rule: head label on %.4f of the points, want %.4f: it no longer falls short, and the test no longer shows the difference", first, want)
+	}
+}
+
+// The regression the fit matches the signal on scores a test split when
+// given one: a test split drawn with less signal than the training split
+// scores lower than the training split's own held-out fifth, and labels or
+// features beyond the training split's count as absent.
+func TestProxyScoresTheTestSplit(t *testing.T) {
+	s := testStandIn()
+	s.Signal = 0.8
+	train := newStandInGen(s, 3).sample(2000)
+	heldOut := proxyP1(train, nil)
+	weak := *s
+	weak.Signal = 0
+	test := newStandInGen(&weak, 3).sample(1000)
+	if got := proxyP1(train, test); got >= heldOut-0.1 {
+		t.Errorf("P@1 on a test split without signal %.3f, on the held-out fifth %.3f: want it well below", got, heldOut)
+	}
+	if got := proxyP1(train, train); got < heldOut {
+		t.Errorf("P@1 on the training split itself %.3f, below the held-out fifth's %.3f", got, heldOut)
+	}
+	// A test split with one more label and feature, on every point.
+	wide := *test
+	wide.X, wide.Y = sparse.CSR{Rows: test.Len(), Cols: test.X.Cols + 1, Indptr: []int64{0}}, sparse.CSR{Rows: test.Len(), Cols: test.Y.Cols + 1, Indptr: []int64{0}}
+	for i := range test.Len() {
+		f, v := test.X.Row(i)
+		l, _ := test.Y.Row(i)
+		wide.X.Indices = append(append(wide.X.Indices, f...), int32(test.X.Cols))
+		wide.X.Values = append(append(wide.X.Values, v...), 1)
+		wide.Y.Indices = append(append(wide.Y.Indices, l...), int32(test.Y.Cols))
+		wide.X.Indptr = append(wide.X.Indptr, int64(len(wide.X.Indices)))
+		wide.Y.Indptr = append(wide.Y.Indptr, int64(len(wide.Y.Indices)))
+	}
+	if got, want := proxyP1(train, &wide), proxyP1(train, test); got != want {
+		t.Errorf("P@1 with a label and a feature beyond the training split's %.4f, without %.4f", got, want)
 	}
 }
