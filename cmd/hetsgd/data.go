@@ -76,7 +76,7 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("data gen", "data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR", stderr)
-	like := fs.String("like", "", "what to imitate: a paper's set ("+strings.Join(data.PaperStandInNames(), ", ")+": a stand-in built from its published statistics), a profile of the earlier independent-label generator (profile:NAME, NAME one of "+strings.Join(data.ProfileNames(), ", ")+"; a bare "+strings.Join(nonPaperProfiles(), " or ")+" too), a dataset file or folder to fit a stand-in to, or a stand-in file that --save-fit wrote")
+	like := fs.String("like", "", "what to imitate: a paper's set ("+strings.Join(data.PaperStandInNames(), ", ")+": a stand-in built from its published statistics), a profile of the earlier independent-label generator (profile:NAME, NAME one of "+strings.Join(data.ProfileNames(), ", ")+"; a bare "+strings.Join(nonPaperProfiles(), " or ")+" too), a dataset file or folder to fit a stand-in to (a folder's test split sets the signal), or a stand-in file that --save-fit wrote")
 	scale := fs.Float64("scale", 1, "multiply points, features and labels by this `factor`")
 	points := fs.Int("points", 0, "training points `N` (test points in the profile's proportion), features and labels as --scale makes them (default: the scaled profile's)")
 	seed := fs.Uint64("seed", 1, "`seed` of the generator (and of the fit's samples)")
