@@ -34,16 +34,23 @@ func datasetBytes(d *data.Dataset) int64 {
 // WorkersBytes implements Sizer: each worker's model workspace (one for
 // them all when they share it), or each one's sampled output layer, which
 // no worker shares (built in line when they share the rest, as under the
-// virtual clock).
+// virtual clock), and, for lazy updates, the engine's record of the rows
+// the batches touched (a float mask and an int32 list a row, once for
+// the workers, engine.lazyRows).
 func (w *XML) WorkersBytes(maxBatch, n int, shared bool) int64 {
 	if w.sampling != nil {
 		s := *w.sampling
 		s.Background = s.Background && !shared
-		fam, err := s.family(w.m.Layers()[len(w.m.Layers())-1].In, 0)
+		layers := w.m.Layers()
+		fam, err := s.family(layers[len(layers)-1].In, 0)
 		if err != nil {
 			return 0 // the workers' own check refuses the settings
 		}
-		return memory.Mul(int64(n), w.sampledSize(s, fam, maxBatch).bytes)
+		b := memory.Mul(int64(n), w.sampledSize(s, fam, maxBatch).bytes)
+		if s.Update == "lazy" {
+			b = memory.Add(b, memory.Mul(8, int64(layers[0].In)+int64(layers[len(layers)-1].Out)))
+		}
+		return b
 	}
 	if shared {
 		n = min(n, 1)

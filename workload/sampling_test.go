@@ -177,10 +177,22 @@ func TestWorkersBytes(t *testing.T) {
 	s.K, s.L, s.Active, s.Background = 2, 4, 0.1, true
 	w, _, _ := bibtexWorker(t, s, true)
 	one, four := w.WorkersBytes(32, 1, true), w.WorkersBytes(32, 4, true)
-	if one <= 0 || four != 4*one {
-		t.Fatalf("sampled workers, shared: one %d bytes, four %d", one, four)
+	first, l := w.m.Layers()[0], w.m.Layers()[len(w.m.Layers())-1]
+	rows := 8 * int64(first.In+l.Out) // the lazy rows' record, once a rank
+	if w.sampling.Update != "lazy" {
+		t.Fatalf("the default update is %q, want lazy", w.sampling.Update)
 	}
-	l := w.m.Layers()[len(w.m.Layers())-1]
+	if one <= rows || four != 4*(one-rows)+rows {
+		t.Fatalf("sampled workers, shared: one %d bytes, four %d (the lazy rows' record %d)", one, four, rows)
+	}
+	lazy := w.sampling
+	eager := *lazy
+	eager.Update = "dense"
+	w.sampling = &eager
+	if got := w.WorkersBytes(32, 1, true); got != one-rows {
+		t.Fatalf("dense updates: %d bytes, lazy %d: want the lazy rows' record (%d) less", got, one, rows)
+	}
+	w.sampling = lazy
 	if real := w.WorkersBytes(32, 1, false); real <= one+4*int64(l.In*l.Out) {
 		t.Fatalf("a worker building in the background: %d bytes, in line %d", real, one)
 	}
