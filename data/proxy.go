@@ -145,12 +145,12 @@ func proxyP1(d, test *Dataset) float64 {
 		}
 	}
 	// Scored on the fifth of d it did not see, or on test.
-	scored, first, step := d, 0, 5
+	scored, step := d, 5
 	if test != nil {
 		scored, step = test, max(1, test.Len()/fitSamplePoints)
 	}
 	hits, tests := 0, 0
-	for i := first; i < scored.Len(); i += step {
+	for i := 0; i < scored.Len(); i += step {
 		labels, _ := scored.Y.Row(i)
 		in := false
 		for _, l := range labels {
