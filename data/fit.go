@@ -295,11 +295,13 @@ func (l Loader) FitAny(path string, opt FitOptions) (*StandIn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(sets) == 2 && opt.TestPoints == 0 {
-		opt.TestPoints = sets[1].Len()
-	}
-	if len(sets) == 2 && opt.Test == nil {
-		opt.Test = sets[1]
+	if len(sets) == 2 {
+		if opt.TestPoints == 0 {
+			opt.TestPoints = sets[1].Len()
+		}
+		if opt.Test == nil {
+			opt.Test = sets[1]
+		}
 	}
 	s, err := FitStandIn(l.context(), sets[0], opt)
 	if err != nil {

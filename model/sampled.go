@@ -334,10 +334,11 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 // MaskLen is the number of rows AppendLast and ApplyRows number: the
 // first layer's rows (a feature each) are 0 to its inputs − 1, the output
 // layer's (a label each) follow.
-func (s *Sampled) MaskLen() int {
-	m := s.ws.m
-	return m.layers[0].In + m.layers[len(m.layers)-1].Out
-}
+func (s *Sampled) MaskLen() int { return MaskLen(s.ws.m) }
+
+// MaskLen is what Sampled.MaskLen returns for a sampled layer over m, for
+// those that size its rows before one is made.
+func MaskLen(m *MLP) int { return m.layers[0].In + m.layers[len(m.layers)-1].Out }
 
 // AppendLast appends to rows the rows the last Gradient touched, each
 // once, numbered as MaskLen says: the first layer's rows of its batch's

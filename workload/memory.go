@@ -4,6 +4,7 @@ import (
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/model"
 )
 
 // Sizer is implemented by workloads that can say what they allocate, so
@@ -41,14 +42,13 @@ func (w *XML) WorkersBytes(maxBatch, n int, shared bool) int64 {
 	if w.sampling != nil {
 		s := *w.sampling
 		s.Background = s.Background && !shared
-		layers := w.m.Layers()
-		fam, err := s.family(layers[len(layers)-1].In, 0)
+		fam, err := s.family(w.m.Layers()[len(w.m.Layers())-1].In, 0)
 		if err != nil {
 			return 0 // the workers' own check refuses the settings
 		}
 		b := memory.Mul(int64(n), w.sampledSize(s, fam, maxBatch).bytes)
 		if s.Update == "lazy" {
-			b = memory.Add(b, memory.Mul(8, int64(layers[0].In)+int64(layers[len(layers)-1].Out)))
+			b = memory.Add(b, memory.Mul(8, int64(model.MaskLen(w.m))))
 		}
 		return b
 	}
