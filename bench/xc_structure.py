@@ -10,7 +10,14 @@ and to one another, for comparing a real set with its stand-in
   share of all points;
 - the mean log lift of co-occurring feature pairs, log(N·n_ij/(n_i·n_j))
   weighted by n_ij (as `hetsgd data gen` reports the labels'), and its
-  spread over the pairs.
+  spread over the pairs;
+- each label's lead: over the features on at least 50 points, the
+  largest excess of the feature's share among the label's points over
+  its share among the other points; by the same bands, its quantiles
+  over the labels, and how the 150 labels with the strongest leads
+  share their lead features;
+- the head: the share of the points holding one of the k most frequent
+  labels, and the lifts of the pairs among the eight most frequent.
 
 Usage: bench/xc_structure.py FILE [FILE ...], each in the XC text format
 (bench/xc.py reads it). Values are read as presence. Dense matrices: meant for sets of Delicious's or
@@ -80,6 +87,37 @@ def main(paths):
         mean = float((w * lift).sum() / w.sum())
         spread = math.sqrt(float((w * (lift - mean) ** 2).sum() / w.sum()))
         print(f"  feature pairs: mean log lift {mean:.3f}, spread {spread:.3f}")
+        leads(x, y, n11, nx, ny, order)
+        head(y, ny, order)
+
+
+def leads(x, y, n11, nx, ny, order):
+    n, k = y.shape
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = n11 / np.maximum(ny, 1)[None, :] - (nx[:, None] - n11) / np.maximum(n - ny, 1)[None, :]
+    excess[nx < 50, :] = -1
+    best, lead = excess.argmax(0), excess.max(0)
+    for a, b in ((0, 10), (10, 50), (50, 200), (200, k)):
+        if a < k:
+            print(f"  label ranks {a + 1}-{min(b, k)}: lead excess {lead[order[a:b]].mean():.3f} on average")
+    q = np.percentile(lead, [10, 50, 90, 99])
+    print(f"  lead excess quantiles 10, 50, 90, 99 %: {' '.join(f'{v:.3f}' for v in q)}; "
+          f"{int((lead > 0.5).sum())} labels above 0.5")
+    top = np.argsort(-lead, kind="stable")[:150]
+    feats = best[top]
+    _, per = np.unique(feats, return_counts=True)
+    print(f"  the {len(top)} strongest leads: labels on {float((ny[top] / n).mean()):.4f} of the points on average, "
+          f"{len(per)} lead features, at most {int(per.max())} labels to one")
+
+
+def head(y, ny, order):
+    cover = [float((y[:, order[:k]].sum(1) > 0).mean()) for k in (1, 2, 3, 5, 10, 20)]
+    print(f"  points holding one of the 1, 2, 3, 5, 10, 20 most frequent labels: {' '.join(f'{c:.3f}' for c in cover)}")
+    h = order[:8]
+    yh = y[:, h].astype(np.float64)
+    lift = yh.shape[0] * (yh.T @ yh) / np.outer(ny[h], ny[h])
+    pairs = lift[np.triu_indices(len(h), 1)]
+    print(f"  pairs of the 8 most frequent labels: lifts {pairs.min():.2f} to {pairs.max():.2f}")
 
 
 if __name__ == "__main__":
