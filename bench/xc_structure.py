@@ -114,6 +114,8 @@ def head(y, ny, order):
     cover = [float((y[:, order[:k]].sum(1) > 0).mean()) for k in (1, 2, 3, 5, 10, 20)]
     print(f"  points holding one of the 1, 2, 3, 5, 10, 20 most frequent labels: {' '.join(f'{c:.3f}' for c in cover)}")
     h = order[:8]
+    if len(h) < 2:
+        return
     yh = y[:, h].astype(np.float64)
     lift = yh.shape[0] * (yh.T @ yh) / np.outer(ny[h], ny[h])
     pairs = lift[np.triu_indices(len(h), 1)]

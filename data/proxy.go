@@ -147,7 +147,7 @@ func proxyP1(d, test *Dataset) float64 {
 	// Scored on the fifth of d it did not see, or on test.
 	scored, step := d, 5
 	if test != nil {
-		scored, step = test, max(1, test.Len()/fitSamplePoints)
+		scored, step = test, max(1, (test.Len()+fitSamplePoints-1)/fitSamplePoints)
 	}
 	hits, tests := 0, 0
 	for i := 0; i < scored.Len(); i += step {
