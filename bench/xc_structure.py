@@ -3,6 +3,8 @@
 and to one another, for comparing a real set with its stand-in
 (BENCHMARKS.md §16):
 
+- by bands of feature frequency rank, the mean over the features of what
+  each says about the label it says most about (mutual information);
 - by bands of label frequency rank, each label's most informative feature
   (mutual information between the feature's presence and the label's):
   the share of the label's points holding it (recall), the share of the
@@ -76,6 +78,14 @@ def main(paths):
             share = np.mean([nx[f] / n for f in best])
             print(f"  label ranks {a + 1}-{min(b, k)}: best feature on {recall:.3f} of the label's points, "
                   f"precision {precision:.3f}, on {share:.3f} of all points")
+        # Each feature's information about the label it says most
+        # about, by bands of feature frequency rank.
+        forder = np.argsort(-nx, kind="stable")
+        d = x.shape[1]
+        most = mi.max(1)
+        bands = [(a, min(b, d)) for a, b in ((0, 10), (10, 50), (50, 150), (150, d)) if a < d]
+        print("  features by frequency rank, information about their best label (nats): "
+              + ", ".join(f"{a + 1}-{b} {most[forder[a:b]].mean():.4f}" for a, b in bands))
         xf = x.astype(np.float64)
         c = xf.T @ xf
         df = np.diag(c).copy()
