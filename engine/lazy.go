@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"unsafe"
+
+	"github.com/hetsgd/hetsgd/workload"
+)
+
 // lazyRows is a rank's record of the rows its devices' last batches
 // touched, for workers that update lazily (LazyApplier): a mask of one
 // float a row, which the all-reduce sums across ranks as it sums the
@@ -10,6 +16,16 @@ type lazyRows struct {
 	mask []float32
 	rows []int32
 }
+
+// lazyRowBytes is what the record takes a row; the memory estimate counts
+// workload.LazyRecordBytes, and each constant below fails to compile
+// (a negative uintptr) if the two differ.
+const lazyRowBytes = unsafe.Sizeof(float32(0)) + unsafe.Sizeof(int32(0))
+
+const (
+	_ = workload.LazyRecordBytes - lazyRowBytes
+	_ = lazyRowBytes - workload.LazyRecordBytes
+)
 
 func newLazyRows(n int) *lazyRows {
 	return &lazyRows{mask: make([]float32, n), rows: make([]int32, 0, n)}

@@ -36,8 +36,7 @@ func datasetBytes(d *data.Dataset) int64 {
 // them all when they share it), or each one's sampled output layer, which
 // no worker shares (built in line when they share the rest, as under the
 // virtual clock), and, for lazy updates, the engine's record of the rows
-// the batches touched (a float mask and an int32 list a row, once for
-// the workers, engine.lazyRows).
+// the batches touched (LazyRecordBytes a row, once for the workers).
 func (w *XML) WorkersBytes(maxBatch, n int, shared bool) int64 {
 	if w.sampling != nil {
 		s := *w.sampling
@@ -48,7 +47,7 @@ func (w *XML) WorkersBytes(maxBatch, n int, shared bool) int64 {
 		}
 		b := memory.Mul(int64(n), w.sampledSize(s, fam, maxBatch).bytes)
 		if s.Update == "lazy" {
-			b = memory.Add(b, memory.Mul(8, int64(model.MaskLen(w.m))))
+			b = memory.Add(b, memory.Mul(LazyRecordBytes, int64(model.MaskLen(w.m))))
 		}
 		return b
 	}

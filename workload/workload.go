@@ -288,6 +288,12 @@ type LazyApplier interface {
 	ApplyRows(p, g []float32, rows []int32, u *kernel.Update)
 }
 
+// LazyRecordBytes is what one of the MaskLen rows of the engine's record
+// of a lazy step takes (a float32 in its mask and an int32 in its list),
+// for a Sizer's estimate; the engine fails to compile if its record
+// differs.
+const LazyRecordBytes = 8
+
 // SampledOutput is implemented by workloads whose output layer may be
 // sampled: Sampling returns its settings, nil for a dense layer.
 type SampledOutput interface {
