@@ -68,7 +68,7 @@ def main(paths):
         mi, n11, nx, ny = mutual_information(x, y)
         order = np.argsort(-ny, kind="stable")
         k = y.shape[1]
-        for a, b in ((0, 10), (10, 50), (50, 200), (200, k)):
+        for a, b in bands((10, 50, 200), k):
             labels = [l for l in order[a:b] if ny[l] > 0]
             if not labels:
                 continue
@@ -76,16 +76,14 @@ def main(paths):
             recall = np.mean([n11[f, l] / ny[l] for f, l in zip(best, labels)])
             precision = np.mean([n11[f, l] / max(nx[f], 1) for f, l in zip(best, labels)])
             share = np.mean([nx[f] / n for f in best])
-            print(f"  label ranks {a + 1}-{min(b, k)}: best feature on {recall:.3f} of the label's points, "
+            print(f"  label ranks {a + 1}-{b}: best feature on {recall:.3f} of the label's points, "
                   f"precision {precision:.3f}, on {share:.3f} of all points")
         # Each feature's information about the label it says most
         # about, by bands of feature frequency rank.
         forder = np.argsort(-nx, kind="stable")
-        d = x.shape[1]
         most = mi.max(1)
-        bands = [(a, min(b, d)) for a, b in ((0, 10), (10, 50), (50, 150), (150, d)) if a < d]
         print("  features by frequency rank, information about their best label (nats): "
-              + ", ".join(f"{a + 1}-{b} {most[forder[a:b]].mean():.4f}" for a, b in bands))
+              + ", ".join(f"{a + 1}-{b} {most[forder[a:b]].mean():.4f}" for a, b in bands((10, 50, 150), x.shape[1])))
         xf = x.astype(np.float64)
         c = xf.T @ xf
         df = np.diag(c).copy()
@@ -101,15 +99,20 @@ def main(paths):
         head(y, ny, order)
 
 
+def bands(edges, n):
+    """Rank bands [a, b) split at edges, up to n: the non-empty ones."""
+    cuts = [0] + [e for e in edges if e < n] + [n]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if a < b]
+
+
 def leads(x, y, n11, nx, ny, order):
     n, k = y.shape
     with np.errstate(divide="ignore", invalid="ignore"):
         excess = n11 / np.maximum(ny, 1)[None, :] - (nx[:, None] - n11) / np.maximum(n - ny, 1)[None, :]
     excess[nx < 50, :] = -1
     best, lead = excess.argmax(0), excess.max(0)
-    for a, b in ((0, 10), (10, 50), (50, 200), (200, k)):
-        if a < k:
-            print(f"  label ranks {a + 1}-{min(b, k)}: lead excess {lead[order[a:b]].mean():.3f} on average")
+    for a, b in bands((10, 50, 200), k):
+        print(f"  label ranks {a + 1}-{b}: lead excess {lead[order[a:b]].mean():.3f} on average")
     q = np.percentile(lead, [10, 50, 90, 99])
     print(f"  lead excess quantiles 10, 50, 90, 99 %: {' '.join(f'{v:.3f}' for v in q)}; "
           f"{int((lead > 0.5).sum())} labels above 0.5")

@@ -397,3 +397,36 @@ func TestProxyScoresTheTestSplit(t *testing.T) {
 		t.Errorf("P@1 with a label and a feature beyond the training split's %.4f, without %.4f", got, want)
 	}
 }
+
+// A test split of more than fitSamplePoints points is scored on at most
+// that many, every step-th point with the step rounded up: here 20,001
+// points give a step of 2, and only the even points, which carry the label
+// the regression predicts, are scored (every point, as a step rounded
+// down would score them, gives 0.5).
+func TestProxyScoresAtMostTheSampleOfATestSplit(t *testing.T) {
+	var train, test strings.Builder
+	fmt.Fprintf(&train, "100 2 2\n")
+	for i := range 100 {
+		if i%10 == 0 {
+			train.WriteString("1 1:1\n")
+		} else {
+			train.WriteString("0 0:1\n")
+		}
+	}
+	n := fitSamplePoints + 1
+	fmt.Fprintf(&test, "%d 2 2\n", n)
+	for i := range n {
+		fmt.Fprintf(&test, "%d 0:1\n", i%2)
+	}
+	tr, err := ReadXC(strings.NewReader(train.String()), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	te, err := ReadXC(strings.NewReader(test.String()), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := proxyP1(tr, te); got != 1 {
+		t.Errorf("P@1 %.4f on a test split of %d points, want 1: only its even points are scored", got, n)
+	}
+}
