@@ -76,9 +76,11 @@
 // data does not show by bisection on generated
 // samples: Concentration on the co-occurrence (the mean log lift of
 // co-occurring label pairs), Signal on the P@1 of a softmax regression
-// trained on a sample and scored on the set's test split when there is
-// one (a held-out fifth otherwise). Topics hold about four times a point's labels;
-// TopicShare is 0.3. BENCHMARKS.md compares a trained model on Bibtex and
+// trained on a sample, its rows in a seeded random order as training
+// reads them (so the order of a file's rows does not matter), and scored
+// on the set's test split when there is one (a held-out fifth
+// otherwise). Topics hold about four times a point's labels; TopicShare
+// is 0.3. BENCHMARKS.md compares a trained model on Bibtex and
 // Delicious with the same model on their stand-ins, and says what else
 // was tried.
 //

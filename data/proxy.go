@@ -12,7 +12,14 @@ import (
 // its labels and features beyond d's count as absent), over the
 // most frequent maxLabels labels so that its cost is bounded whatever the
 // label count. Its weights, labels × features floats, are its memory.
-func proxyP1(d, test *Dataset) float64 {
+//
+// It reads the training rows in the order a Sampler seeded with seed
+// deals them, a fresh permutation each pass, as training does: plain SGD
+// remembers the last rows it saw, so in the file's order its P@1 would be
+// that of the order: Bibtex's training split sorted by first label scored
+// 0.41 against 0.62 as distributed. Shuffled, the sorted split scores
+// 0.61 to 0.63 over three orders, the split as distributed 0.625 to 0.630.
+func proxyP1(d, test *Dataset, seed uint64) float64 {
 	const epochs, lr = 10, 0.5
 	L, D := d.Labels(), d.Features()
 	const maxLabels, maxFeatures = 1024, 4096
@@ -98,11 +105,21 @@ func proxyP1(d, test *Dataset) float64 {
 			}
 		}
 	}
+	rows := make([]int32, 0, ntrain)
+	for i := range d.Len() {
+		if i%5 != 0 {
+			rows = append(rows, int32(i))
+		}
+	}
+	order := make([]int32, ntrain)
+	sampler := NewSampler(ntrain, seed)
 	for range epochs {
-		for i := range d.Len() {
-			if i%5 == 0 {
-				continue
-			}
+		if ntrain == 0 {
+			break
+		}
+		sampler.Next(order)
+		for _, k := range order {
+			i := int(rows[k])
 			labels, _ := d.Y.Row(i)
 			ys = ys[:0]
 			for _, l := range labels {

@@ -87,7 +87,8 @@ type Summary struct {
 	CoOccurrence       float64 `json:"co_occurrence"`
 	CoOccurrencePoints int     `json:"co_occurrence_points"`
 	// ProxyP1 is the P@1 of the softmax regression FitStandIn matches the
-	// signal on, on the fit's sample; 0 when not measured.
+	// signal on, on the fit's sample (its mean over orders of the rows);
+	// 0 when not measured.
 	ProxyP1 float64 `json:"proxy_p1,omitempty"`
 	// AnchoredLabels is the share of the labels with an anchor (a feature
 	// on at least anchorMinPoints points, at least anchorPrecision of them
