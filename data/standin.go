@@ -81,9 +81,10 @@ type Summary struct {
 	LabelsOnOneOrLess float64 `json:"labels_on_one_or_less"` // share of the labels on at most 1 point
 	LabelsOnTwoOrLess float64 `json:"labels_on_two_or_less"`
 	// CoOccurrence is the mean log lift of the label pairs that occur
-	// together, log(N·n_ij/(n_i·n_j)) weighted by n_ij, measured on the
-	// first CoOccurrencePoints points (it depends on their number, so
-	// sets are compared on the same number).
+	// together, log(N·n_ij/(n_i·n_j)) weighted by n_ij, measured on
+	// CoOccurrencePoints points (it depends on their number, so sets are
+	// compared on the same number): spread evenly over a set Summarize
+	// reads, the first of a generated one (drawn alike).
 	CoOccurrence       float64 `json:"co_occurrence"`
 	CoOccurrencePoints int     `json:"co_occurrence_points"`
 	// ProxyP1 is the P@1 of the softmax regression FitStandIn matches the

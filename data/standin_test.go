@@ -417,22 +417,84 @@ func TestProxyIgnoresTheOrderOfTheRows(t *testing.T) {
 	all := newStandInGen(s, 3).sample(3000)
 	rows := identity(3000)
 	train, test := pick(all, rows[:2000]), pick(all, rows[2000:])
-	last := func(i int32) int32 {
-		l, _ := train.Y.Row(int(i))
-		m := int32(-1)
-		for _, k := range l {
-			m = max(m, k)
-		}
-		return m
-	}
 	byLabel := identity(2000)
-	slices.SortStableFunc(byLabel, func(a, b int32) int { return cmp.Compare(last(a), last(b)) })
+	slices.SortStableFunc(byLabel, func(a, b int32) int { return cmp.Compare(lastLabel(train, a), lastLabel(train, b)) })
 	sorted := pick(train, byLabel)
 	got, want := proxyP1(sorted, test, 1), proxyP1(train, test, 1)
 	t.Logf("P@1 sorted by label %.4f, as drawn %.4f", got, want)
 	if math.Abs(got-want) > 0.04 {
 		t.Errorf("P@1 of the regression on a training split sorted by label %.4f, on the same rows as drawn %.4f", got, want)
 	}
+}
+
+// The co-occurrence of a set too large to count whole is counted on
+// points spread over it, so a set sorted by subject (each point by the
+// topic most of its labels come from) measures what it does unsorted: its
+// first 300 points would give a mean log lift of 0.75 against 1.69.
+func TestSummarizeSpreadsTheCoOccurrence(t *testing.T) {
+	s := testStandIn()
+	g := newStandInGen(s, 3)
+	d := g.sample(3000)
+	topicOf := make([]int32, s.Labels) // by label id
+	for rank, id := range g.labelIDs {
+		topicOf[id] = g.topicOf[rank]
+	}
+	subject := make([]int32, d.Len())
+	count := make([]int, s.Topics)
+	for i := range subject {
+		clear(count)
+		l, _ := d.Y.Row(i)
+		for _, k := range l {
+			count[topicOf[k]]++
+		}
+		subject[i] = int32(slices.Index(count, slices.Max(count)))
+	}
+	bySubject := identity(d.Len())
+	slices.SortStableFunc(bySubject, func(a, b int32) int { return cmp.Compare(subject[a], subject[b]) })
+	want, got := Summarize(d, 300), Summarize(pick(d, bySubject), 300)
+	t.Logf("co-occurrence on %d points: %.3f sorted by subject, %.3f as drawn", got.CoOccurrencePoints, got.CoOccurrence, want.CoOccurrence)
+	if got.CoOccurrencePoints != 300 || want.CoOccurrencePoints != 300 {
+		t.Errorf("co-occurrence on %d and %d points, want 300", got.CoOccurrencePoints, want.CoOccurrencePoints)
+	}
+	if math.Abs(got.CoOccurrence-want.CoOccurrence) > 0.2 {
+		t.Errorf("co-occurrence of a set sorted by subject %.3f, of the same points as drawn %.3f", got.CoOccurrence, want.CoOccurrence)
+	}
+}
+
+// When the pairs' room limits the co-occurrence's points, they are still
+// spread over the set. Here the first half of the points carries labels 0
+// to 99, the second half 100 to 199, and the room holds about 770 of the
+// 3,000 points: spread, each pair of a half co-occurs on half the counted
+// points, a lift of 2 (mean log lift log 2); the first 770 points would
+// all be of the first half, lift 1.
+func TestSummarizeSpreadsTheCoOccurrenceInThePairsRoom(t *testing.T) {
+	const n, per = 3000, 100
+	d := &Dataset{X: sparse.CSR{Rows: n, Cols: 1, Indptr: make([]int64, n+1)}, Y: sparse.CSR{Rows: n, Cols: 2 * per, Indptr: []int64{0}}}
+	for i := range n {
+		for k := range per {
+			d.Y.Indices = append(d.Y.Indices, int32(i/(n/2)*per+k))
+		}
+		d.Y.Indptr = append(d.Y.Indptr, int64(len(d.Y.Indices)))
+	}
+	got := Summarize(d, 0)
+	t.Logf("co-occurrence on %d points: %.4f", got.CoOccurrencePoints, got.CoOccurrence)
+	room := 0.95 * coOccurrenceMaxPairs / (per * (per - 1) / 2.0)
+	if got.CoOccurrencePoints >= n/2 || got.CoOccurrencePoints < n/5 {
+		t.Errorf("co-occurrence on %d points, want the pairs' room to hold about %.0f", got.CoOccurrencePoints, room)
+	}
+	if math.Abs(got.CoOccurrence-math.Ln2) > 0.01 {
+		t.Errorf("co-occurrence %.4f, want log 2 = %.4f: the counted points are not spread over both halves", got.CoOccurrence, math.Ln2)
+	}
+}
+
+// lastLabel returns the largest label id of row i of d (−1 for none).
+func lastLabel(d *Dataset, i int32) int32 {
+	l, _ := d.Y.Row(int(i))
+	m := int32(-1)
+	for _, k := range l {
+		m = max(m, k)
+	}
+	return m
 }
 
 // A test split of more than fitSamplePoints points is scored on at most

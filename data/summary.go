@@ -29,14 +29,26 @@ func newSummer(labels, coLimit int) *summer {
 	return &summer{freq: make([]int32, labels), coFreq: make([]int32, labels), coLimit: coLimit}
 }
 
-// add counts a point of the given (distinct) labels and feature count.
+// add counts a point of the given (distinct) labels and feature count,
+// in the co-occurrence too while its limits allow.
 func (s *summer) add(labels []int32, features int) {
+	s.count(labels, features)
+	s.pair(labels)
+}
+
+// count counts a point everywhere but in the co-occurrence.
+func (s *summer) count(labels []int32, features int) {
 	s.points++
 	s.labels += int64(len(labels))
 	s.feats += int64(features)
 	for _, l := range labels {
 		s.freq[l]++
 	}
+}
+
+// pair counts a point's labels in the co-occurrence while its limits
+// allow.
+func (s *summer) pair(labels []int32) {
 	if s.coFull || s.coPoints >= s.coLimit {
 		return
 	}
@@ -131,16 +143,35 @@ func (s *summer) fill(st *GenStats) {
 }
 
 // Summarize returns the statistics a stand-in is compared on (without
-// ProxyP1), the co-occurrence on the first coPoints points (0: as many as
-// the limits allow).
+// ProxyP1), the co-occurrence on at most coPoints points (0: as many as
+// the limits allow) spread evenly over d, so that a file sorted by label
+// measures what a shuffled one does: its first points would share their
+// labels.
 func Summarize(d *Dataset, coPoints int) Summary {
+	N := d.Len()
 	if coPoints <= 0 {
 		coPoints = coOccurrenceMaxPoints
 	}
+	// As many points as the pairs' room holds on average, a twentieth
+	// spare so that the room lasts to the end of the set.
+	var pairs float64
+	for i := range N {
+		n := float64(d.Y.RowNNZ(i))
+		pairs += n * (n - 1) / 2
+	}
+	n := min(N, coPoints)
+	if pairs > coOccurrenceMaxPairs {
+		n = min(n, max(1, int(0.95*coOccurrenceMaxPairs/pairs*float64(N))))
+	}
 	s := newSummer(d.Labels(), coPoints)
-	for i := range d.Len() {
+	next := 0 // the co-occurrence's points are k·N/n, k = 0 … n−1
+	for i := range N {
 		labels, _ := d.Y.Row(i)
-		s.add(labels, d.X.RowNNZ(i))
+		s.count(labels, d.X.RowNNZ(i))
+		if next < n && i == int(int64(next)*int64(N)/int64(n)) {
+			s.pair(labels)
+			next++
+		}
 	}
 	return s.summary()
 }
