@@ -142,7 +142,7 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 
 	// Concentration: the co-occurrence grows with it.
 	coN := measured.CoOccurrencePoints
-	co := func(c float64) float64 {
+	co := func(c float64) (float64, error) {
 		t := *s
 		t.Concentration = c
 		t.Train = max(t.Train, coN)
@@ -154,7 +154,7 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 			labels = g.drawLabels(r, labels[:0], drawQuantile(t.LabelsPerPoint, r.Float64()))
 			sum.add(labels, 0)
 		}
-		return sum.coOccurrence()
+		return sum.coOccurrence(), nil
 	}
 	var err error
 	if s.Concentration, err = bisect(ctx, 0, 0.97, measured.CoOccurrence, co, func(c, v float64) {
@@ -173,21 +173,28 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	// Signal: the scorer's P@1 grows with it. The real set's is measured
 	// once, so it is averaged over targetOrders orders of its rows.
 	for k := range targetOrders {
-		measured.ProxyP1 += proxyP1(sample, opt.Test, mix(opt.Seed^streamProxy, uint64(k))) / targetOrders
+		v, err := proxyP1(ctx, sample, opt.Test, mix(opt.Seed^streamProxy, uint64(k)))
+		if err != nil {
+			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
+		}
+		measured.ProxyP1 += v / targetOrders
 	}
 	s.Real = &measured
 	g := newStandInGen(s, opt.Seed)
-	p1 := func(sig float64) float64 {
+	p1 := func(sig float64) (float64, error) {
 		t := *s
 		t.Signal = sig
 		g.s = &t
-		return proxyP1(g.sample(sample.Len()), nil, opt.Seed^streamProxy)
+		return proxyP1(ctx, g.sample(sample.Len()), nil, opt.Seed^streamProxy)
 	}
 	// When even features drawn only from the labels' prototypes do not
 	// identify the labels as well as the real set's, the prototypes are
 	// too diffuse: shrink them until they do.
 	for s.PrototypeSize > 2 {
-		v := p1(1)
+		v, err := p1(1)
+		if err != nil {
+			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
+		}
 		logf("fit %s: prototypes of %d features, signal 1: proxy P@1 %.4f (real %.4f)", d.Name, s.PrototypeSize, v, measured.ProxyP1)
 		if v >= measured.ProxyP1 {
 			break
@@ -204,14 +211,17 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 
 // bisect returns the x in [lo, hi] at which the increasing function f
 // reaches target (an end when it does not get there), calling step after
-// each evaluation.
-func bisect(ctx context.Context, lo, hi, target float64, f func(float64) float64, step func(x, v float64)) (float64, error) {
+// each evaluation; it stops at f's error or when ctx ends.
+func bisect(ctx context.Context, lo, hi, target float64, f func(float64) (float64, error), step func(x, v float64)) (float64, error) {
 	for range searchSteps {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 		mid := (lo + hi) / 2
-		v := f(mid)
+		v, err := f(mid)
+		if err != nil {
+			return 0, err
+		}
 		step(mid, v)
 		if v < target {
 			lo = mid

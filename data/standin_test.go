@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -364,6 +365,49 @@ func TestCalibrationReachesAConcentratedHead(t *testing.T) {
 	}
 }
 
+// proxy is proxyP1 seeded with 1, failing t on an error.
+func proxy(t *testing.T, d, test *Dataset) float64 {
+	t.Helper()
+	v, err := proxyP1(context.Background(), d, test, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The regression stops within pollRows rows of its context ending, and
+// so does the fit, whose regressions take seconds each on Delicious:
+// every command stops within a second of Ctrl-C.
+func TestProxyStopsWithItsContext(t *testing.T) {
+	s := testStandIn()
+	d := newStandInGen(s, 3).sample(2000)
+	// 1,600 training rows a pass: the third look is in the second pass.
+	ctx := &endsAfter{Context: context.Background(), looks: 3}
+	if _, err := proxyP1(ctx, d, nil, 1); !errors.Is(err, context.Canceled) || ctx.looks != -1 {
+		t.Errorf("regression whose context ends at its third look: %v after %d more looks, want %v after none", err, ctx.looks+1, context.Canceled)
+	}
+	// The fit's concentration takes 12 looks; the 20th is in its first
+	// regression.
+	ctx = &endsAfter{Context: context.Background(), looks: 20}
+	if _, err := FitStandIn(ctx, d, FitOptions{}); !errors.Is(err, context.Canceled) || ctx.looks != -1 {
+		t.Errorf("fit whose context ends at its 20th look: %v after %d more looks, want %v after none", err, ctx.looks+1, context.Canceled)
+	}
+}
+
+// endsAfter is a context that ends at the looks-th call of Err.
+type endsAfter struct {
+	context.Context
+	looks int
+}
+
+func (c *endsAfter) Err() error {
+	c.looks--
+	if c.looks < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
 // The regression the fit matches the signal on scores a test split when
 // given one: a test split drawn with less signal than the training split
 // scores lower than the training split's own held-out fifth, and labels or
@@ -372,14 +416,14 @@ func TestProxyScoresTheTestSplit(t *testing.T) {
 	s := testStandIn()
 	s.Signal = 0.8
 	train := newStandInGen(s, 3).sample(2000)
-	heldOut := proxyP1(train, nil, 1)
+	heldOut := proxy(t, train, nil)
 	weak := *s
 	weak.Signal = 0
 	test := newStandInGen(&weak, 3).sample(1000)
-	if got := proxyP1(train, test, 1); got >= heldOut-0.1 {
+	if got := proxy(t, train, test); got >= heldOut-0.1 {
 		t.Errorf("P@1 on a test split without signal %.3f, on the held-out fifth %.3f: want it well below", got, heldOut)
 	}
-	if got := proxyP1(train, train, 1); got < heldOut {
+	if got := proxy(t, train, train); got < heldOut {
 		t.Errorf("P@1 on the training split itself %.3f, below the held-out fifth's %.3f", got, heldOut)
 	}
 	// A test split with one more label and feature, on every point.
@@ -394,7 +438,7 @@ func TestProxyScoresTheTestSplit(t *testing.T) {
 		wide.X.Indptr = append(wide.X.Indptr, int64(len(wide.X.Indices)))
 		wide.Y.Indptr = append(wide.Y.Indptr, int64(len(wide.Y.Indices)))
 	}
-	if got, want := proxyP1(train, &wide, 1), proxyP1(train, test, 1); got != want {
+	if got, want := proxy(t, train, &wide), proxy(t, train, test); got != want {
 		t.Errorf("P@1 with a label and a feature beyond the training split's %.4f, without %.4f", got, want)
 	}
 }
@@ -420,7 +464,7 @@ func TestProxyIgnoresTheOrderOfTheRows(t *testing.T) {
 	byLabel := identity(2000)
 	slices.SortStableFunc(byLabel, func(a, b int32) int { return cmp.Compare(lastLabel(train, a), lastLabel(train, b)) })
 	sorted := pick(train, byLabel)
-	got, want := proxyP1(sorted, test, 1), proxyP1(train, test, 1)
+	got, want := proxy(t, sorted, test), proxy(t, train, test)
 	t.Logf("P@1 sorted by label %.4f, as drawn %.4f", got, want)
 	if math.Abs(got-want) > 0.04 {
 		t.Errorf("P@1 of the regression on a training split sorted by label %.4f, on the same rows as drawn %.4f", got, want)
@@ -525,7 +569,7 @@ func TestProxyScoresAtMostTheSampleOfATestSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := proxyP1(tr, te, 1); got != 1 {
+	if got := proxy(t, tr, te); got != 1 {
 		t.Errorf("P@1 %.4f on a test split of %d points, want 1: only its even points are scored", got, n)
 	}
 }
