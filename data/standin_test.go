@@ -507,9 +507,9 @@ func TestSummarizeSpreadsTheCoOccurrence(t *testing.T) {
 
 // When the pairs' room limits the co-occurrence's points, they are still
 // spread over the set. Here the first half of the points carries labels 0
-// to 99, the second half 100 to 199, and the room holds about 770 of the
+// to 99, the second half 100 to 199, and the room holds about 800 of the
 // 3,000 points: spread, each pair of a half co-occurs on half the counted
-// points, a lift of 2 (mean log lift log 2); the first 770 points would
+// points, a lift of 2 (mean log lift log 2); the first 800 points would
 // all be of the first half, lift 1.
 func TestSummarizeSpreadsTheCoOccurrenceInThePairsRoom(t *testing.T) {
 	const n, per = 3000, 100
