@@ -41,6 +41,14 @@ const (
 	// × labels, the labels at most 1024): a second or so.
 	fitSamplePoints  = 20000
 	fitSampleEntries = 256 << 20
+	// fitMinPoints is the fewest points the sample holds when the set has
+	// them; the regression scores fewer labels (proxyLabels) to afford
+	// them. Before, 871 points of Delicious-200K's stand-in (301
+	// features a point, 1,024 labels scored) taught the regression
+	// nothing beyond the most frequent label at any signal.
+	fitMinPoints = 5000
+	// proxyMaxLabels is the most labels the regression scores.
+	proxyMaxLabels = 1024
 	// prototypeShrink is the factor by which the fit shrinks prototypes
 	// that are too diffuse, one step at a time. Halving them went too
 	// far: Delicious's stand-in fell from 19 features to 9, at which even
@@ -172,8 +180,9 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 
 	// Signal: the scorer's P@1 grows with it. The real set's is measured
 	// once, so it is averaged over targetOrders orders of its rows.
+	K := proxyLabels(d)
 	for k := range targetOrders {
-		v, err := proxyP1(ctx, sample, opt.Test, mix(opt.Seed^streamProxy, uint64(k)))
+		v, err := proxyP1(ctx, sample, opt.Test, K, mix(opt.Seed^streamProxy, uint64(k)))
 		if err != nil {
 			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
 		}
@@ -185,7 +194,7 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		t := *s
 		t.Signal = sig
 		g.s = &t
-		return proxyP1(ctx, g.sample(sample.Len()), nil, opt.Seed^streamProxy)
+		return proxyP1(ctx, g.sample(sample.Len()), nil, K, opt.Seed^streamProxy)
 	}
 	// When even features drawn only from the labels' prototypes do not
 	// identify the labels as well as the real set's, the prototypes are
@@ -281,7 +290,7 @@ func rowNorm(d *Dataset) float64 {
 // regression's work per pass.
 func sampleOf(d *Dataset) *Dataset {
 	N := d.Len()
-	per := float64(d.X.NNZ()) / float64(N) * float64(min(d.Labels(), 1024))
+	per := float64(d.X.NNZ()) / float64(N) * float64(proxyLabels(d))
 	n := min(N, fitSamplePoints, max(50, int(fitSampleEntries/math.Max(per, 1))))
 	if n == N {
 		return d
@@ -302,6 +311,15 @@ func sampleOf(d *Dataset) *Dataset {
 		s.Y.Indptr = append(s.Y.Indptr, int64(len(s.Y.Indices)))
 	}
 	return s
+}
+
+// proxyLabels returns how many of d's most frequent labels the fit's
+// regression scores: proxyMaxLabels, or fewer (at least 64) when d's
+// points have so many features that fitSampleEntries would otherwise
+// cover fewer than fitMinPoints of them.
+func proxyLabels(d *Dataset) int {
+	perPoint := math.Max(1, float64(d.X.NNZ())/float64(max(1, d.Len())))
+	return max(1, min(d.Labels(), proxyMaxLabels, max(64, int(fitSampleEntries/(fitMinPoints*perPoint)))))
 }
 
 // FitAny returns the stand-in that path names: a stand-in file (".json",

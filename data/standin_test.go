@@ -368,7 +368,7 @@ func TestCalibrationReachesAConcentratedHead(t *testing.T) {
 // proxy is proxyP1 seeded with 1, failing t on an error.
 func proxy(t *testing.T, d, test *Dataset) float64 {
 	t.Helper()
-	v, err := proxyP1(context.Background(), d, test, 1)
+	v, err := proxyP1(context.Background(), d, test, proxyMaxLabels, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestProxyStopsWithItsContext(t *testing.T) {
 	d := newStandInGen(s, 3).sample(2000)
 	// 1,600 training rows a pass: the third look is in the second pass.
 	ctx := &endsAfter{Context: context.Background(), looks: 3}
-	if _, err := proxyP1(ctx, d, nil, 1); !errors.Is(err, context.Canceled) || ctx.looks != -1 {
+	if _, err := proxyP1(ctx, d, nil, proxyMaxLabels, 1); !errors.Is(err, context.Canceled) || ctx.looks != -1 {
 		t.Errorf("regression whose context ends at its third look: %v after %d more looks, want %v after none", err, ctx.looks+1, context.Canceled)
 	}
 	// The fit's concentration takes 12 looks; the 20th is in its first
@@ -539,6 +539,39 @@ func lastLabel(d *Dataset, i int32) int32 {
 		m = max(m, k)
 	}
 	return m
+}
+
+// The regression scores fewer labels on a set whose points have many
+// features, so that its sample keeps fitMinPoints points within
+// fitSampleEntries: 301 features a point (Delicious-200K) give 178 labels
+// and 5,010 points, where 1,024 labels gave 871.
+func TestProxyLabelsKeepTheSampleLarge(t *testing.T) {
+	set := func(n, labels, perPoint int) *Dataset {
+		d := &Dataset{X: sparse.CSR{Rows: n, Cols: 1000, Indptr: make([]int64, n+1)}, Y: sparse.CSR{Rows: n, Cols: labels, Indptr: make([]int64, n+1)}}
+		for i := range n {
+			d.X.Indptr[i+1] = int64((i + 1) * perPoint)
+		}
+		d.X.Indices = make([]int32, n*perPoint)
+		return d
+	}
+	for _, c := range []struct {
+		n, labels, perPoint int
+		want, points        int
+	}{
+		{4880, 159, 68, 159, 4880},      // Bibtex: every label, every point
+		{12920, 983, 19, 983, 12920},    // Delicious
+		{30000, 5000, 20, 1024, 13107},  // many labels, few features: the cap
+		{20000, 205443, 301, 178, 5010}, // Delicious-200K's dimensions
+		{300, 205443, 20000, 64, 209},   // features beyond reason: the floor
+	} {
+		d := set(c.n, c.labels, c.perPoint)
+		if got := proxyLabels(d); got != c.want {
+			t.Errorf("%d points of %d features, %d labels: the regression scores %d labels, want %d", c.n, c.perPoint, c.labels, got, c.want)
+		}
+		if got := sampleOf(d).Len(); got != c.points {
+			t.Errorf("%d points of %d features, %d labels: a sample of %d points, want %d", c.n, c.perPoint, c.labels, got, c.points)
+		}
+	}
 }
 
 // A test split of more than fitSamplePoints points is scored on at most
