@@ -211,6 +211,7 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		s.PrototypeSize = min(s.PrototypeSize-1, int(float64(s.PrototypeSize)*prototypeShrink))
 	}
 	if s.Signal, err = bisect(ctx, 0, 1, measured.ProxyP1, p1, func(sig, v float64) {
+		s.ProxyP1 = v // the last step's is within 2^-searchSteps of the fitted signal
 		logf("fit %s: signal %.4f: proxy P@1 %.4f (real %.4f)", d.Name, sig, v, measured.ProxyP1)
 	}); err != nil {
 		return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)

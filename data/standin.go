@@ -69,6 +69,11 @@ type StandIn struct {
 	// Real holds the statistics of the set fitted to, for reports; nil
 	// for a StandIn built by hand.
 	Real *Summary `json:"real,omitempty"`
+	// ProxyP1 is the regression's P@1 on the fit's sample of the stand-in
+	// at the fitted signal, to set beside Real.ProxyP1: they differ when
+	// the fit could not reach the set's (0: not fitted, or fitted before
+	// it was kept).
+	ProxyP1 float64 `json:"proxy_p1,omitempty"`
 }
 
 // Summary is what a stand-in is compared on.
@@ -715,6 +720,9 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		{"co-occurrence", num(ref.CoOccurrence, "%.4f"), fmt.Sprintf("%.4f", gen.CoOccurrence)},
 		{"  on points", num(float64(ref.CoOccurrencePoints), "%.0f"), fmt.Sprint(gen.CoOccurrencePoints)},
 	}
+	if s.ProxyP1 > 0 && ref.ProxyP1 > 0 {
+		rows = append(rows, struct{ name, real, gen string }{"regression P@1 (fit)", fmt.Sprintf("%.4f", ref.ProxyP1), fmt.Sprintf("%.4f", s.ProxyP1)})
+	}
 	if _, err := fmt.Fprintf(w, "%-22s %12s %12s\n", s.Name, "real", "stand-in"); err != nil {
 		return err
 	}
@@ -731,10 +739,26 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		}
 		extra += fmt.Sprintf(", anchors (chance %.4f a label)", sum/float64(s.Labels))
 	}
-	_, err := fmt.Fprintf(w, "model: %d topics, concentration %.3f, signal %.3f, topic share %.2f, prototypes of %d features%s, %s\n",
-		s.Topics, s.Concentration, s.Signal, s.TopicShare, s.PrototypeSize, extra, valuesName(s.RowNorm))
-	return err
+	if _, err := fmt.Fprintf(w, "model: %d topics, concentration %.3f, signal %.3f, topic share %.2f, prototypes of %d features%s, %s\n",
+		s.Topics, s.Concentration, s.Signal, s.TopicShare, s.PrototypeSize, extra, valuesName(s.RowNorm)); err != nil {
+		return err
+	}
+	if d := s.ProxyP1 - ref.ProxyP1; s.ProxyP1 > 0 && ref.ProxyP1 > 0 && math.Abs(d) > proxyMismatch {
+		easier := "harder"
+		if d > 0 {
+			easier = "easier"
+		}
+		_, err := fmt.Fprintf(w, "note: the fit could not match the set's regression P@1 (%.4f against %.4f): the stand-in is %s than the set, and models trained on it will score accordingly\n",
+			s.ProxyP1, ref.ProxyP1, easier)
+		return err
+	}
+	return nil
 }
+
+// proxyMismatch is how far the stand-in's regression P@1 may end from the
+// set's before the report says so: twice the spread of one order's P@1
+// (see targetOrders).
+const proxyMismatch = 0.02
 
 func valuesName(rowNorm float64) string {
 	if rowNorm == 0 {

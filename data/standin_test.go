@@ -574,6 +574,33 @@ func TestProxyLabelsKeepTheSampleLarge(t *testing.T) {
 	}
 }
 
+// The report sets the stand-in's regression P@1 beside the set's, and
+// says so when the fit could not bring them within proxyMismatch.
+func TestStandInReportSaysWhenTheFitFellShort(t *testing.T) {
+	for _, c := range []struct {
+		stand float64
+		note  string
+	}{
+		{0.63, ""},
+		{0.55, "the stand-in is harder than the set"},
+		{0.71, "the stand-in is easier than the set"},
+	} {
+		s := testStandIn()
+		s.Real = &Summary{Points: 3000, ProxyP1: 0.6298}
+		s.ProxyP1 = c.stand
+		var b strings.Builder
+		if err := WriteStandInReport(&b, s, GenStats{}, GenStats{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), fmt.Sprintf("regression P@1 (fit)         0.6298       %.4f", c.stand)) {
+			t.Errorf("stand-in at %.2f: no regression row in\n%s", c.stand, b.String())
+		}
+		if got := strings.Contains(b.String(), "note: the fit could not match"); got != (c.note != "") || !strings.Contains(b.String(), c.note) {
+			t.Errorf("stand-in at %.2f, set at 0.6298: want note %q in\n%s", c.stand, c.note, b.String())
+		}
+	}
+}
+
 // A test split of more than fitSamplePoints points is scored on at most
 // that many, every step-th point with the step rounded up: here 20,001
 // points give a step of 2, and only the even points, which carry the label
