@@ -748,7 +748,7 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		if d > 0 {
 			easier = "easier"
 		}
-		_, err := fmt.Fprintf(w, "note: the fit could not match the set's regression P@1 (%.4f against %.4f): the stand-in is %s than the set, and models trained on it will score accordingly\n",
+		_, err := fmt.Fprintf(w, "note: the fit could not bring the stand-in's regression P@1 to the set's (%.4f against %.4f): by that measure the stand-in is %s than the set\n",
 			s.ProxyP1, ref.ProxyP1, easier)
 		return err
 	}

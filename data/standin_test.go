@@ -595,7 +595,7 @@ func TestStandInReportSaysWhenTheFitFellShort(t *testing.T) {
 		if !strings.Contains(b.String(), fmt.Sprintf("regression P@1 (fit)         0.6298       %.4f", c.stand)) {
 			t.Errorf("stand-in at %.2f: no regression row in\n%s", c.stand, b.String())
 		}
-		if got := strings.Contains(b.String(), "note: the fit could not match"); got != (c.note != "") || !strings.Contains(b.String(), c.note) {
+		if got := strings.Contains(b.String(), "note: the fit could not bring"); got != (c.note != "") || !strings.Contains(b.String(), c.note) {
 			t.Errorf("stand-in at %.2f, set at 0.6298: want note %q in\n%s", c.stand, c.note, b.String())
 		}
 	}
