@@ -300,7 +300,7 @@ func sampleOf(d *Dataset) *Dataset {
 	s.X = sparse.CSR{Rows: n, Cols: d.X.Cols, Indptr: make([]int64, 1, n+1)}
 	s.Y = sparse.CSR{Rows: n, Cols: d.Y.Cols, Indptr: make([]int64, 1, n+1)}
 	for k := range n {
-		i := int(int64(k) * int64(N) / int64(n))
+		i := spread(k, N, n)
 		f, v := d.X.Row(i)
 		l, _ := d.Y.Row(i)
 		s.X.Indices = append(s.X.Indices, f...)
@@ -313,6 +313,10 @@ func sampleOf(d *Dataset) *Dataset {
 	}
 	return s
 }
+
+// spread returns the k-th of n rows spread evenly over N (n ≤ N): k·N/n,
+// rounded down, so that they are distinct and rise with k.
+func spread(k, N, n int) int { return int(int64(k) * int64(N) / int64(n)) }
 
 // proxyLabels returns how many of d's most frequent labels the fit's
 // regression scores: proxyMaxLabels, or fewer (at least 64) when d's

@@ -116,10 +116,7 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 	}
 	order := make([]int32, ntrain)
 	sampler := NewSampler(ntrain, seed)
-	for range epochs {
-		if ntrain == 0 {
-			break
-		}
+	for e := 0; e < epochs && ntrain > 0; e++ {
 		sampler.Next(order)
 		for n, k := range order {
 			if n%pollRows == 0 {

@@ -164,11 +164,11 @@ func Summarize(d *Dataset, coPoints int) Summary {
 		n = min(n, max(1, int(0.95*coOccurrenceMaxPairs/pairs*float64(N))))
 	}
 	s := newSummer(d.Labels(), coPoints)
-	next := 0 // the co-occurrence's points are k·N/n, k = 0 … n−1
+	next := 0 // the co-occurrence's points: spread(k, N, n), k = 0 … n−1
 	for i := range N {
 		labels, _ := d.Y.Row(i)
 		s.count(labels, d.X.RowNNZ(i))
-		if next < n && i == int(int64(next)*int64(N)/int64(n)) {
+		if next < n && i == spread(next, N, n) {
 			s.pair(labels)
 			next++
 		}

@@ -17,10 +17,11 @@ type lazyRows struct {
 	rows []int32
 }
 
-// lazyRowBytes is what the record takes a row; the memory estimate counts
-// workload.LazyRecordBytes, and each constant below fails to compile
-// (a negative uintptr) if the two differ.
-const lazyRowBytes = unsafe.Sizeof(float32(0)) + unsafe.Sizeof(int32(0))
+// lazyRowBytes is what the record takes a row, read off its fields' element
+// types (Sizeof does not evaluate its operand); the memory estimate counts
+// workload.LazyRecordBytes, and each constant below fails to compile (a
+// negative uintptr) if the two differ.
+const lazyRowBytes = unsafe.Sizeof((*lazyRows)(nil).mask[0]) + unsafe.Sizeof((*lazyRows)(nil).rows[0])
 
 const (
 	_ = workload.LazyRecordBytes - lazyRowBytes
