@@ -69,6 +69,12 @@
 // A stand-in without anchors (every stand-in file written before they
 // existed) generates the bytes it always did.
 //
+// Not modelled: near-duplicates. Real sets hold families of points whose
+// features overlap by half or more (17 % of Delicious's training points,
+// 6 % of Bibtex's); the model draws every point on its own. Summary
+// counts them (nearDuplicateShare, by prefix filtering), and the report
+// sets the set's share beside the stand-in's.
+//
 // FitStandIn reads counts, quantiles, curves and anchors off the set (a
 // feature on at least 50 points, 90 % of them carrying one label, is that
 // label's anchor; the chance of a band of ranks is the mean share of its

@@ -92,6 +92,12 @@ type Summary struct {
 	// reads, the first of a generated one (drawn alike).
 	CoOccurrence       float64 `json:"co_occurrence"`
 	CoOccurrencePoints int     `json:"co_occurrence_points"`
+	// NearDuplicates is the share of the points that have a
+	// near-duplicate (see nearDuplicateShare) among
+	// NearDuplicatePoints points, chosen as the co-occurrence's are;
+	// for reports (the model draws every point on its own).
+	NearDuplicates      float64 `json:"near_duplicates,omitempty"`
+	NearDuplicatePoints int     `json:"near_duplicate_points,omitempty"`
 	// ProxyP1 is the P@1 of the softmax regression FitStandIn matches the
 	// signal on, on the fit's sample (its mean over orders of the rows);
 	// 0 when not measured.
@@ -598,6 +604,9 @@ func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64
 	s := g.s
 	st := GenStats{Profile: s.profile(), Points: n}
 	sum := newSummer(s.Labels, coPoints(s))
+	if split == 0 { // the report compares the training split's
+		sum.rowLimit = nearDuplicatePoints(s)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	fmt.Fprintf(bw, "%d %d %d\n", n, s.Features, s.Labels)
 	var (
@@ -613,6 +622,7 @@ func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64
 		}
 		labels, feats, vals = g.point(split, i, labels[:0], feats[:0], vals[:0])
 		sum.add(labels, len(feats))
+		sum.row(feats)
 		line = line[:0]
 		for j, l := range labels {
 			if j > 0 {
@@ -645,6 +655,15 @@ func coPoints(s *StandIn) int {
 		return s.Real.CoOccurrencePoints
 	}
 	return coOccurrenceMaxPoints
+}
+
+// nearDuplicatePoints is the number of points the near-duplicates are
+// measured on: the real set's, so that the two are comparable.
+func nearDuplicatePoints(s *StandIn) int {
+	if s.Real != nil && s.Real.NearDuplicatePoints > 0 {
+		return min(s.Real.NearDuplicatePoints, nearDuplicateMaxPoints)
+	}
+	return nearDuplicateMaxPoints
 }
 
 // sample generates n training points as a Dataset, for the fit.
@@ -720,6 +739,14 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		{"co-occurrence", num(ref.CoOccurrence, "%.4f"), fmt.Sprintf("%.4f", gen.CoOccurrence)},
 		{"  on points", num(float64(ref.CoOccurrencePoints), "%.0f"), fmt.Sprint(gen.CoOccurrencePoints)},
 	}
+	if gen.NearDuplicatePoints > 0 {
+		was := ""
+		if ref.NearDuplicatePoints > 0 {
+			was = fmt.Sprintf("%.4f", ref.NearDuplicates)
+		}
+		rows = append(rows, struct{ name, real, gen string }{"near-duplicates", was, fmt.Sprintf("%.4f", gen.NearDuplicates)},
+			struct{ name, real, gen string }{"  on points", num(float64(ref.NearDuplicatePoints), "%.0f"), fmt.Sprint(gen.NearDuplicatePoints)})
+	}
 	if s.ProxyP1 > 0 && ref.ProxyP1 > 0 {
 		rows = append(rows, struct{ name, real, gen string }{"regression P@1 (fit)", fmt.Sprintf("%.4f", ref.ProxyP1), fmt.Sprintf("%.4f", s.ProxyP1)})
 	}
@@ -743,6 +770,12 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		s.Topics, s.Concentration, s.Signal, s.TopicShare, s.PrototypeSize, extra, valuesName(s.RowNorm)); err != nil {
 		return err
 	}
+	if ref.NearDuplicatePoints > 0 && ref.NearDuplicates-gen.NearDuplicates > nearDuplicateMismatch {
+		if _, err := fmt.Fprintf(w, "note: %.1f%% of the set's points have a near-duplicate, %.1f%% of the stand-in's: the model draws every point on its own, so a model trained on the set may learn faster than on the stand-in\n",
+			100*ref.NearDuplicates, 100*gen.NearDuplicates); err != nil {
+			return err
+		}
+	}
 	if d := s.ProxyP1 - ref.ProxyP1; s.ProxyP1 > 0 && ref.ProxyP1 > 0 && math.Abs(d) > proxyMismatch {
 		easier := "harder"
 		if d > 0 {
@@ -754,6 +787,10 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 	}
 	return nil
 }
+
+// nearDuplicateMismatch is how much larger the set's share of
+// near-duplicates may be than the stand-in's before the report says so.
+const nearDuplicateMismatch = 0.02
 
 // proxyMismatch is how far the stand-in's regression P@1 may end from the
 // set's before the report says so: twice the spread of one order's P@1

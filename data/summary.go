@@ -23,6 +23,10 @@ type summer struct {
 	coLimit       int
 	coPoints      int
 	coFull        bool
+	// rows holds the features of the first rowLimit points, for the
+	// near-duplicates.
+	rows     [][]int32
+	rowLimit int
 }
 
 func newSummer(labels, coLimit int) *summer {
@@ -65,6 +69,14 @@ func (s *summer) pair(labels []int32) {
 	}
 }
 
+// row keeps a point's features for the near-duplicates while rowLimit
+// allows.
+func (s *summer) row(feats []int32) {
+	if len(s.rows) < s.rowLimit {
+		s.rows = append(s.rows, slices.Clone(feats))
+	}
+}
+
 // summary returns the statistics of what was added.
 func (s *summer) summary() Summary {
 	n := max(s.points, 1)
@@ -99,6 +111,9 @@ func (s *summer) summary() Summary {
 		sm.LabelsOnTwoOrLess /= float64(len(sorted))
 	}
 	sm.CoOccurrence = s.coOccurrence()
+	if len(s.rows) > 0 {
+		sm.NearDuplicates, sm.NearDuplicatePoints = nearDuplicateShare(s.rows), len(s.rows)
+	}
 	return sm
 }
 
@@ -144,9 +159,10 @@ func (s *summer) fill(st *GenStats) {
 
 // Summarize returns the statistics a stand-in is compared on (without
 // ProxyP1), the co-occurrence on at most coPoints points (0: as many as
-// the limits allow) spread evenly over d, so that a file sorted by label
-// measures what a shuffled one does: its first points would share their
-// labels.
+// the limits allow) and the near-duplicates on at most
+// nearDuplicateMaxPoints, spread evenly over d, so that a file sorted by
+// label measures what a shuffled one does: its first points would share
+// their labels.
 func Summarize(d *Dataset, coPoints int) Summary {
 	N := d.Len()
 	if coPoints <= 0 {
@@ -164,13 +180,20 @@ func Summarize(d *Dataset, coPoints int) Summary {
 		n = min(n, max(1, int(0.95*coOccurrenceMaxPairs/pairs*float64(N))))
 	}
 	s := newSummer(d.Labels(), coPoints)
-	next := 0 // the co-occurrence's points: spread(k, N, n), k = 0 … n−1
+	nr := min(N, nearDuplicateMaxPoints)
+	s.rowLimit = nr
+	next, nextRow := 0, 0 // the points spread(k, N, n), k = 0 … n−1, and the same for nr
 	for i := range N {
 		labels, _ := d.Y.Row(i)
 		s.count(labels, d.X.RowNNZ(i))
 		if next < n && i == spread(next, N, n) {
 			s.pair(labels)
 			next++
+		}
+		if nextRow < nr && i == spread(nextRow, N, nr) {
+			feats, _ := d.X.Row(i)
+			s.rows = append(s.rows, feats) // read, not changed: no copy
+			nextRow++
 		}
 	}
 	return s.summary()
