@@ -2,6 +2,7 @@ package data
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -13,12 +14,22 @@ import (
 // of points, which the stand-in's model does not generate; reports set
 // the share beside the stand-in's so that the difference shows. It is
 // measured on at most nearDuplicateMaxPoints points, since it grows with
-// their number.
+// their number, and on no more than nearDuplicateMaxEntries features in
+// all on average, so that rows of thousands of features cost megabytes,
+// not gigabytes (at Delicious-200K's 301 features a point, about 13,900
+// points).
 const (
 	jaccardNum, jaccardDen   = 1, 2 // whole numbers, so that every bound is exact
 	nearDuplicateMinFeatures = 5
 	nearDuplicateMaxPoints   = 20000
+	nearDuplicateMaxEntries  = 4 << 20
 )
+
+// nearDuplicateRows returns how many of n points, of perPoint features
+// on average, the near-duplicates are counted on.
+func nearDuplicateRows(n int, perPoint float64) int {
+	return min(n, nearDuplicateMaxPoints, max(1, int(nearDuplicateMaxEntries/math.Max(perPoint, 1))))
+}
 
 // nearDuplicateShare returns the share of the rows that have a
 // near-duplicate among the others (each row a set of feature ids, no id

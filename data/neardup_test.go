@@ -148,6 +148,20 @@ func TestSummarizeCountsNearDuplicates(t *testing.T) {
 	}
 }
 
+// The near-duplicates are counted on at most nearDuplicateMaxPoints
+// points, and fewer when their rows are long.
+func TestNearDuplicateRows(t *testing.T) {
+	for _, c := range []struct {
+		n        int
+		perPoint float64
+		want     int
+	}{{10, 5, 10}, {100000, 75, 20000}, {100000, 301, 13934}, {100000, 1e7, 1}, {100000, 0, 20000}} {
+		if got := nearDuplicateRows(c.n, c.perPoint); got != c.want {
+			t.Errorf("%d points of %g features: %d rows, want %d", c.n, c.perPoint, got, c.want)
+		}
+	}
+}
+
 func BenchmarkNearDuplicateShare(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	rows := make([][]int32, 10000)

@@ -660,10 +660,11 @@ func coPoints(s *StandIn) int {
 // nearDuplicatePoints is the number of points the near-duplicates are
 // measured on: the real set's, so that the two are comparable.
 func nearDuplicatePoints(s *StandIn) int {
+	n := nearDuplicateRows(math.MaxInt, meanQuantile(s.FeaturesPerPoint))
 	if s.Real != nil && s.Real.NearDuplicatePoints > 0 {
-		return min(s.Real.NearDuplicatePoints, nearDuplicateMaxPoints)
+		return min(s.Real.NearDuplicatePoints, n)
 	}
-	return nearDuplicateMaxPoints
+	return n
 }
 
 // sample generates n training points as a Dataset, for the fit.
@@ -771,7 +772,7 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		return err
 	}
 	if ref.NearDuplicatePoints > 0 && ref.NearDuplicates-gen.NearDuplicates > nearDuplicateMismatch {
-		if _, err := fmt.Fprintf(w, "note: %.1f%% of the set's points have a near-duplicate, %.1f%% of the stand-in's: the model draws every point on its own, so a model trained on the set may learn faster than on the stand-in\n",
+		if _, err := fmt.Fprintf(w, "note: %.1f%% of the set's points have a near-duplicate, %.1f%% of the stand-in's: the model draws every point on its own and makes no families of near-copies\n",
 			100*ref.NearDuplicates, 100*gen.NearDuplicates); err != nil {
 			return err
 		}

@@ -159,8 +159,8 @@ func (s *summer) fill(st *GenStats) {
 
 // Summarize returns the statistics a stand-in is compared on (without
 // ProxyP1), the co-occurrence on at most coPoints points (0: as many as
-// the limits allow) and the near-duplicates on at most
-// nearDuplicateMaxPoints, spread evenly over d, so that a file sorted by
+// the limits allow) and the near-duplicates on as many as
+// nearDuplicateRows allows, spread evenly over d, so that a file sorted by
 // label measures what a shuffled one does: its first points would share
 // their labels.
 func Summarize(d *Dataset, coPoints int) Summary {
@@ -180,7 +180,7 @@ func Summarize(d *Dataset, coPoints int) Summary {
 		n = min(n, max(1, int(0.95*coOccurrenceMaxPairs/pairs*float64(N))))
 	}
 	s := newSummer(d.Labels(), coPoints)
-	nr := min(N, nearDuplicateMaxPoints)
+	nr := nearDuplicateRows(N, float64(d.X.NNZ())/float64(max(N, 1)))
 	s.rowLimit = nr
 	next, nextRow := 0, 0 // the points spread(k, N, n), k = 0 … n−1, and the same for nr
 	for i := range N {
