@@ -21,8 +21,8 @@ With --drop OUT it also writes the set without its near-duplicates to
 OUT (the training points with a near-duplicate in the training split,
 the test points with one in the training split), and with --drop-random
 OUT the set without as many points of each split drawn at random
-(--seed), which keeps the number of steps of an epoch the same: the
-difference between the two is what the near-duplicates do to training.
+(--seed), whose epoch has as many steps: the difference between the two
+is what the near-duplicates do to training.
 
 Usage: bench/xc_families.py DIR [--drop OUT] [--drop-random OUT] [--seed S]
 (DIR holds train.txt and test.txt in the XC text format, bench/xc.py).
