@@ -83,6 +83,29 @@ func TestNearDuplicateShareMatchesEveryPair(t *testing.T) {
 	}
 }
 
+// The join against comparing every pair, on rows the fuzzer writes: each
+// byte a feature (of 40) of the current row, 255 starting the next.
+func FuzzNearDuplicateShare(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 255, 1, 2, 3, 4, 7, 8, 255, 9, 8, 7, 6, 5})
+	f.Add([]byte{0, 1, 2, 3, 4, 255, 4, 3, 2, 1, 0, 255, 0, 1, 2, 3, 255, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rows := [][]int32{nil}
+		for _, c := range b {
+			if c == 255 {
+				rows = append(rows, nil)
+				continue
+			}
+			r := &rows[len(rows)-1]
+			if f := int32(c % 40); !slices.Contains(*r, f) {
+				*r = append(*r, f)
+			}
+		}
+		if got, want := nearDuplicateShare(rows), bruteNearDuplicates(rows); got != want {
+			t.Fatalf("%v: share %v, every pair %v", rows, got, want)
+		}
+	})
+}
+
 // Known answers at the bounds: a Jaccard index of exactly one half is a
 // near-duplicate, one under it is not, and rows of fewer than
 // nearDuplicateMinFeatures features never are, even when equal.
