@@ -260,7 +260,11 @@ func TestPublishCopies(t *testing.T) {
 // it connected takes no longer than without it, a reading client gets
 // every record, and the stuck client is dropped after the write timeout.
 func TestPublisherNotBlockedBySlowClient(t *testing.T) {
-	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	// Restored after the server has closed, which waits for its handlers
+	// (cleanups run last registered first): a deferred restore raced with
+	// the stuck client's handler still reading it.
+	old := writeTimeout
+	t.Cleanup(func() { writeTimeout = old })
 	writeTimeout = 300 * time.Millisecond
 	s := New()
 	run := s.AddRun("a")
