@@ -33,20 +33,11 @@ import os
 
 import numpy as np
 
-from xc import read_xc  # bench/xc.py, beside this script
+from xc import presence  # bench/xc.py, beside this script
 
 JACCARD = 0.5
 MIN_FEATURES = 5
 
-
-def presence(path):
-    indptr, idx, _, lptr, lab, d, k = read_xc(path)
-    n = len(indptr) - 1
-    x = np.zeros((n, d), dtype=np.float32)
-    y = np.zeros((n, k), dtype=np.float32)
-    x[np.repeat(np.arange(n), np.diff(indptr)), idx] = 1
-    y[np.repeat(np.arange(n), np.diff(lptr)), lab] = 1
-    return x, y
 
 
 def near(a, b, same):
@@ -122,8 +113,8 @@ def main():
     ap.add_argument("--drop-random")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    xtr, ytr = presence(os.path.join(a.dir, "train.txt"))
-    xte, yte = presence(os.path.join(a.dir, "test.txt"))
+    xtr, ytr = presence(os.path.join(a.dir, "train.txt"), np.float32)
+    xte, yte = presence(os.path.join(a.dir, "test.txt"), np.float32)
     x, y = np.vstack([xtr, xte]), np.vstack([ytr, yte])
     fams = families(x, y)
     sizes = sorted((len(g) for g in fams), reverse=True)

@@ -30,18 +30,8 @@ import sys
 
 import numpy as np
 
-from xc import read_xc  # bench/xc.py, beside this script
+from xc import presence  # bench/xc.py, beside this script
 
-
-def presence(path):
-    """The set at path as 0/1 matrices: points × features, points × labels."""
-    indptr, idx, _, lptr, lab, d, k = read_xc(path)
-    n = len(indptr) - 1
-    x = np.zeros((n, d), dtype=np.uint8)
-    y = np.zeros((n, k), dtype=np.uint8)
-    x[np.repeat(np.arange(n), np.diff(indptr)), idx] = 1
-    y[np.repeat(np.arange(n), np.diff(lptr)), lab] = 1
-    return x, y
 
 
 def mutual_information(x, y):
