@@ -172,7 +172,8 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	}
 
 	// Anchors: read off the set.
-	sample := sampleOf(d)
+	K := proxyLabels(d)
+	sample := sampleOf(d, K)
 	s.Anchors, measured.AnchoredLabels, measured.AnchorRecall = anchorsOf(sample)
 	if s.Anchors != nil {
 		logf("fit %s: anchors on %.1f%% of the labels, recall %.4f a label", d.Name, 100*measured.AnchoredLabels, measured.AnchorRecall)
@@ -185,7 +186,6 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	// at 0.5, lands in that trough, so a target above it is sought on the
 	// rising side. The real set's P@1 is measured once, so it is averaged
 	// over targetOrders orders of its rows.
-	K := proxyLabels(d)
 	for k := range targetOrders {
 		v, err := proxyP1(ctx, sample, opt.Test, K, mix(opt.Seed^streamProxy, uint64(k)))
 		if err != nil {
@@ -293,10 +293,10 @@ func rowNorm(d *Dataset) float64 {
 
 // sampleOf returns d, or evenly spaced rows of it when it has more than
 // fitSamplePoints points or more than fitSampleEntries of the
-// regression's work per pass.
-func sampleOf(d *Dataset) *Dataset {
+// regression's work per pass over the labels it scores (proxyLabels).
+func sampleOf(d *Dataset, labels int) *Dataset {
 	N := d.Len()
-	per := float64(d.X.NNZ()) / float64(N) * float64(proxyLabels(d))
+	per := float64(d.X.NNZ()) / float64(N) * float64(labels)
 	n := min(N, fitSamplePoints, max(50, int(fitSampleEntries/math.Max(per, 1))))
 	if n == N {
 		return d

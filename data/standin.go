@@ -726,7 +726,8 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		}
 		return fmt.Sprintf(format, v)
 	}
-	rows := []struct{ name, real, gen string }{
+	type row struct{ name, real, gen string }
+	rows := []row{
 		{"train points", num(float64(ref.Points), "%.0f"), fmt.Sprint(train.Points)},
 		{"test points", "", fmt.Sprint(test.Points)},
 		{"features", "", fmt.Sprint(s.Features)},
@@ -745,11 +746,11 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		if ref.NearDuplicatePoints > 0 {
 			was = fmt.Sprintf("%.4f", ref.NearDuplicates)
 		}
-		rows = append(rows, struct{ name, real, gen string }{"near-duplicates", was, fmt.Sprintf("%.4f", gen.NearDuplicates)},
-			struct{ name, real, gen string }{"  on points", num(float64(ref.NearDuplicatePoints), "%.0f"), fmt.Sprint(gen.NearDuplicatePoints)})
+		rows = append(rows, row{"near-duplicates", was, fmt.Sprintf("%.4f", gen.NearDuplicates)},
+			row{"  on points", num(float64(ref.NearDuplicatePoints), "%.0f"), fmt.Sprint(gen.NearDuplicatePoints)})
 	}
 	if s.ProxyP1 > 0 && ref.ProxyP1 > 0 {
-		rows = append(rows, struct{ name, real, gen string }{"regression P@1 (fit)", fmt.Sprintf("%.4f", ref.ProxyP1), fmt.Sprintf("%.4f", s.ProxyP1)})
+		rows = append(rows, row{"regression P@1 (fit)", fmt.Sprintf("%.4f", ref.ProxyP1), fmt.Sprintf("%.4f", s.ProxyP1)})
 	}
 	if _, err := fmt.Fprintf(w, "%-22s %12s %12s\n", s.Name, "real", "stand-in"); err != nil {
 		return err

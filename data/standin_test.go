@@ -568,7 +568,7 @@ func TestProxyLabelsKeepTheSampleLarge(t *testing.T) {
 		if got := proxyLabels(d); got != c.want {
 			t.Errorf("%d points of %d features, %d labels: the regression scores %d labels, want %d", c.n, c.perPoint, c.labels, got, c.want)
 		}
-		if got := sampleOf(d).Len(); got != c.points {
+		if got := sampleOf(d, proxyLabels(d)).Len(); got != c.points {
 			t.Errorf("%d points of %d features, %d labels: a sample of %d points, want %d", c.n, c.perPoint, c.labels, got, c.points)
 		}
 	}
