@@ -110,7 +110,10 @@ func (s *StandIn) Check() error {
 		{"concentration", s.Concentration, 0, 0.999},
 		{"signal", s.Signal, 0, 1},
 		{"topic_share", s.TopicShare, 0, 1},
+		{"vague", s.Vague, 0, 1},
 		{"proxy_p1", s.ProxyP1, 0, 1},
+		{"speed", s.Speed, 0, 1},
+		{"late", s.Late, 0, 1},
 		{"row_norm", s.RowNorm, 0, 1e6},
 	} {
 		if !(c.v >= c.lo && c.v <= c.hi) {

@@ -599,6 +599,24 @@ func TestStandInReportSaysWhenTheFitFellShort(t *testing.T) {
 			t.Errorf("stand-in at %.2f, set at 0.6298: want note %q in\n%s", c.stand, c.note, b.String())
 		}
 	}
+	// With the trained model's figures, they decide the note.
+	for _, c := range []struct {
+		speed, late float64
+		note        bool
+	}{{0.55, 0.67, false}, {0.52, 0.67, true}, {0.55, 0.69, true}} {
+		s := testStandIn()
+		s.Real = &Summary{Points: 3000, ProxyP1: 0.6298, Speed: 0.55, Late: 0.67}
+		s.ProxyP1, s.Speed, s.Late = 0.71, c.speed, c.late
+		var b strings.Builder
+		if err := WriteStandInReport(&b, s, GenStats{}, GenStats{}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if strings.Contains(out, "note: the fit could not bring") || strings.Contains(out, "note: the default model's") != c.note ||
+			!strings.Contains(out, fmt.Sprintf("P@1, epoch 1 (fit)           0.5500       %.4f", c.speed)) {
+			t.Errorf("stand-in at %.2f and %.2f, set at 0.55 and 0.67: note %v wanted in\n%s", c.speed, c.late, c.note, out)
+		}
+	}
 }
 
 // A test split of more than fitSamplePoints points is scored on at most
@@ -631,5 +649,106 @@ func TestProxyScoresAtMostTheSampleOfATestSplit(t *testing.T) {
 	}
 	if got := proxy(t, tr, te); got != 1 {
 		t.Errorf("P@1 %.4f on a test split of %d points, want 1: only its even points are scored", got, n)
+	}
+}
+
+// A vague point's features come from the feature curve alone: a set of
+// vague points teaches the regression nothing beyond the labels'
+// frequencies, one without them a great deal. (A stand-in without vague
+// points draws the bytes it did before they existed: the coin is not
+// tossed, and TestStandInKnownAnswer holds.)
+func TestVaguePoints(t *testing.T) {
+	s := testStandIn()
+	s.Signal = 1
+	clear := proxy(t, newStandInGen(s, 3).sample(2000), nil)
+	vague := *s
+	vague.Vague = 1
+	d := newStandInGen(&vague, 3).sample(2000)
+	blind := *d
+	blind.X = sparse.CSR{Rows: d.Len(), Cols: d.X.Cols, Indptr: make([]int64, d.Len()+1)}
+	if got, prior := proxy(t, d, nil), proxy(t, &blind, nil); got > prior+0.03 || clear < prior+0.3 {
+		t.Errorf("P@1 on vague points %.3f, on clear points %.3f, from the labels' frequencies alone %.3f", got, clear, prior)
+	}
+	half := *s
+	half.Vague = 0.5
+	if got := proxy(t, newStandInGen(&half, 3).sample(2000), nil); !(got < clear-0.1 && got > proxy(t, d, nil)+0.1) {
+		t.Errorf("P@1 with half the points vague %.3f, between %.3f and %.3f wanted", got, proxy(t, d, nil), clear)
+	}
+}
+
+// topLabels keeps the training split's most frequent labels, numbered by
+// rank, in both splits; fifths splits as the regression does.
+func TestTopLabelsAndFifths(t *testing.T) {
+	read := func(text string) *Dataset {
+		d, err := ReadXC(strings.NewReader(text), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	train := read("5 2 4\n3 0:1\n1,3 1:1\n3 0:1\n1,2 1:1\n0,3 0:1\n")
+	test := read("2 2 4\n0,2 0:1\n1,3 1:1\n")
+	a, b := topLabels(train, test, 2)
+	// Label 3 is on 4 points, label 1 on 2: they become 0 and 1.
+	for _, c := range []struct {
+		d    *Dataset
+		want [][]int32
+	}{{a, [][]int32{{0}, {0, 1}, {0}, {1}, {0}}}, {b, [][]int32{{}, {0, 1}}}} {
+		if c.d.Labels() != 2 || c.d.X.Indices == nil {
+			t.Fatalf("%d labels, features %v", c.d.Labels(), c.d.X.Indices)
+		}
+		for i, w := range c.want {
+			if got, _ := c.d.Y.Row(i); !slices.Equal(got, w) {
+				t.Errorf("point %d: labels %v, want %v", i, got, w)
+			}
+		}
+	}
+	if x, y := topLabels(train, test, 4); x != train || y != test {
+		t.Error("a set with no more labels than kept was copied")
+	}
+	fit, held := fifths(train)
+	if fit.Len() != 4 || held.Len() != 1 {
+		t.Fatalf("fifths of 5 points: %d and %d", fit.Len(), held.Len())
+	}
+	if got, _ := held.Y.Row(0); !slices.Equal(got, []int32{3}) {
+		t.Errorf("the held-out fifth is not the first row: %v", got)
+	}
+}
+
+// A fit whose stand-in learns as fast as the set (here every set learns
+// alike) keeps the fit without the speed model, its curve recorded; the
+// learner sees the splits the fit promises.
+func TestFitKeepsAStandInThatLearnsAsFast(t *testing.T) {
+	if testing.Short() || race.Enabled {
+		t.Skip("a fit is single-threaded arithmetic (seconds, ten times that under the race detector): the ordinary stage runs it")
+	}
+	want := testStandIn()
+	d := newStandInGen(want, 3).sample(want.Train)
+	plain, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int
+	learn := func(ctx context.Context, train, test *Dataset, epochs int, seed uint64) ([]float64, error) {
+		calls++
+		if train.Len() != 4*d.Len()/5 || test.Len() != d.Len()/5 || epochs != lateEpochs || seed < 1 || seed > realSeeds {
+			t.Errorf("learning on %d and %d points, %d epochs, seed %d", train.Len(), test.Len(), epochs, seed)
+		}
+		p := make([]float64, epochs)
+		for i := range p {
+			p[i] = 0.3 + 0.01*float64(i)
+		}
+		return p, nil
+	}
+	got, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9, Learn: learn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != realSeeds+speedSeeds || got.Speed != 0.3 || got.Real.Speed != 0.3 || math.Abs(got.Late-0.39) > 1e-12 || math.Abs(got.Real.Late-0.39) > 1e-12 {
+		t.Errorf("%d runs; speed %v (real %v), best %v (real %v)", calls, got.Speed, got.Real.Speed, got.Late, got.Real.Late)
+	}
+	got.Speed, got.Late, got.Real.Speed, got.Real.Late = 0, 0, 0, 0
+	if !reflect.DeepEqual(got, plain) {
+		t.Errorf("the fit changed:\n%+v\nwant\n%+v", got, plain)
 	}
 }

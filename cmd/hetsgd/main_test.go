@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -486,7 +487,7 @@ func TestDataGenStandIn(t *testing.T) {
 	}
 	b, _ := os.ReadFile(fit)
 	bad := filepath.Join(base, "bad.json")
-	os.WriteFile(bad, bytes.Replace(b, []byte(`"topic_share": 0.3`), []byte(`"topic_share": 2`), 1), 0o644)
+	os.WriteFile(bad, regexp.MustCompile(`"topic_share": [0-9.e-]+`).ReplaceAll(b, []byte(`"topic_share": 2`)), 0o644)
 	if code, _, errs := runCLI(t, "data", "gen", "--like", bad, "--out", t.TempDir()); code == 0 || !strings.Contains(errs, "bad.json: invalid stand-in: topic_share: 2") {
 		t.Errorf("bad fit file: exit %d %q", code, errs)
 	}
