@@ -112,8 +112,8 @@ const (
 //   - With opt.Learn, how fast and how far the default model learns
 //     (fitSpeed): its P@1 after one epoch and its best of lateEpochs,
 //     on the real set and on the stand-in. When the first epochs
-//     differ by more than speedTolerance, the speed model replaces the
-//     fit if it comes closer: TopicShare matched on the first epoch and,
+//     differ by more than speedTolerance or the best by more than
+//     lateTolerance, the speed model replaces the fit if it comes closer: TopicShare matched on the first epoch and,
 //     at each TopicShare, Vague and Signal (one knob, ease) on the best.
 //     The regression's P@1 does not follow a trained network's first
 //     epoch (Delicious's stand-ins learn it up to 0.06 more slowly than
@@ -507,11 +507,10 @@ const (
 	// with more is trained on its most frequent ones, as the regression
 	// scores them, so that a run costs seconds whatever the label count.
 	speedMaxLabels = 1024
-	// speedTolerance is how far a stand-in's speed may lie from the real
-	// set's before the fit tries the speed model: about twice the standard
-	// error of the difference of the two means. lateTolerance is how far
-	// the speed model's best may then lie from the set's (its ease can
-	// reach an end of its range).
+	// speedTolerance and lateTolerance are how far a stand-in's P@1 after
+	// epoch 1 and its best may lie from the real set's before the fit
+	// tries the speed model: about twice the standard error of the
+	// difference of the two means.
 	speedTolerance = 0.02
 	lateTolerance  = 0.01
 )
@@ -530,11 +529,11 @@ func ease(t *StandIn, e float64) {
 
 // fitSpeed measures the learning curves of the real set and of the
 // stand-in s fitted without them; when their first epochs differ by more
-// than speedTolerance, it fits a stand-in of the speed model (the topic
+// than speedTolerance or their best P@1s of lateEpochs epochs by more
+// than lateTolerance, it fits a stand-in of the speed model (the topic
 // share matched on the first epoch's P@1 and, at each topic share, the
-// ease on the best P@1 of lateEpochs epochs) and returns it if its first
-// epoch is closer and its best within lateTolerance of the set's. Otherwise it
-// returns s, its curve recorded.
+// ease on the best) and returns it if it misses the two by less, counted
+// in tolerances. Otherwise it returns s, its curve recorded.
 func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K int, opt FitOptions, logf func(string, ...any)) (*StandIn, error) {
 	realTrain, realTest := sample, opt.Test
 	if realTest == nil {
@@ -577,7 +576,12 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 		return nil, err
 	}
 	logf("fit %s: P@1 after epoch 1 and best of %d: %.4f and %.4f; the stand-in's %.4f and %.4f", s.Name, lateEpochs, speed, late, s.Speed, s.Late)
-	if math.Abs(s.Speed-speed) <= speedTolerance {
+	// miss is how far a stand-in's two figures lie from the set's, in
+	// tolerances.
+	miss := func(t *StandIn) float64 {
+		return max(math.Abs(t.Speed-speed)/speedTolerance, math.Abs(t.Late-late)/lateTolerance)
+	}
+	if miss(s) <= 1 {
 		return s, nil
 	}
 	var last StandIn
@@ -611,7 +615,7 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 	}); err != nil {
 		return nil, err
 	}
-	if math.Abs(last.Speed-speed) < math.Abs(s.Speed-speed) && math.Abs(last.Late-late) <= lateTolerance {
+	if miss(&last) < miss(s) {
 		g.s = &last
 		if last.ProxyP1, err = proxyP1(ctx, g.sample(sample.Len()), nil, K, opt.Seed^streamProxy); err != nil {
 			return nil, err
