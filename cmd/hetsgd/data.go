@@ -85,7 +85,7 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	force := fs.Bool("force", false, "overwrite existing files in --out (and --save-fit)")
 	saveFit := fs.String("save-fit", "", "write the fitted stand-in's parameters to `file` (JSON), for --like later")
 	verbose := fs.Bool("v", false, "print the fit's search steps")
-	speed := fs.Bool("fit-speed", true, "fit how fast the default model learns too (its P@1 after epochs 1 and 5): when a stand-in without it learns the first epoch more slowly or faster than the set, fit the speed model (trains the model a few hundred times)")
+	speed := fs.Bool("fit-speed", true, "fit how fast and how far the default model learns too (its P@1 after one epoch and its best of ten, trained on the set and on the stand-in's samples): when the stand-in misses them, fit the speed model to them (trains the model a few hundred times; false: the fit without it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
