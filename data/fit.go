@@ -113,8 +113,9 @@ const (
 //     (fitSpeed): its P@1 after one epoch and its best of lateEpochs,
 //     on the real set and on the stand-in. When the first epochs
 //     differ by more than speedTolerance or the best by more than
-//     lateTolerance, the speed model replaces the fit if it comes closer: TopicShare matched on the first epoch and,
-//     at each TopicShare, Vague and Signal (one knob, ease) on the best.
+//     lateTolerance, the speed model replaces the fit if it comes
+//     closer: TopicShare matched on the first epoch and, at each
+//     TopicShare, Vague and Signal (one knob, ease) on the best.
 //     The regression's P@1 does not follow a trained network's first
 //     epoch (Delicious's stand-ins learn it up to 0.06 more slowly than
 //     the set at the regression's P@1 of the set), nor the network's
@@ -550,6 +551,9 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 			if err != nil {
 				return 0, 0, err
 			}
+			if len(p) == 0 {
+				return 0, 0, fmt.Errorf("no P@1 from %d epochs of training", epochs)
+			}
 			first += p[0] / float64(seeds)
 			best += slices.Max(p) / float64(seeds)
 		}
@@ -653,18 +657,7 @@ func topLabels(train, test *Dataset, K int) (*Dataset, *Dataset) {
 	for _, l := range train.Y.Indices {
 		counts[l]++
 	}
-	ranked := make([]int32, L)
-	for i := range ranked {
-		ranked[i] = int32(i)
-	}
-	slices.SortStableFunc(ranked, func(a, b int32) int { return counts[b] - counts[a] })
-	slot := make([]int32, L)
-	for i := range slot {
-		slot[i] = -1
-	}
-	for k, l := range ranked[:K] {
-		slot[l] = int32(k)
-	}
+	_, slot := rankSlots(counts, K)
 	keep := func(d *Dataset) *Dataset {
 		r := &Dataset{Name: d.Name, X: d.X}
 		r.Y = sparse.CSR{Rows: d.Len(), Cols: K, Indptr: make([]int64, 1, d.Len()+1)}

@@ -43,19 +43,8 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 			df[f]++
 		}
 	}
-	ranked := make([]int32, L)
-	for i := range ranked {
-		ranked[i] = int32(i)
-	}
-	slices.SortStableFunc(ranked, func(a, b int32) int { return count[b] - count[a] })
 	K := max(1, min(L, maxLabels))
-	slot := make([]int32, L)
-	for i := range slot {
-		slot[i] = -1
-	}
-	for k := range K {
-		slot[ranked[k]] = int32(k)
-	}
+	ranked, slot := rankSlots(count, K)
 	// Features beyond the maxFeatures most frequent get idf 0, and weights
 	// only through fslot, so that W is at most maxFeatures × maxLabels.
 	idf := make([]float32, D)
@@ -205,3 +194,18 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 // pollRows is how many rows proxyP1 goes between looks at its context:
 // about 45 ms of its work on Delicious (983 labels).
 const pollRows = 1024
+
+// rankSlots returns the ids ranked by count, most first (ties by id), and
+// each id's slot: its rank among the K first, or -1.
+func rankSlots(count []int, K int) (ranked, slot []int32) {
+	ranked = identity(len(count))
+	slices.SortStableFunc(ranked, func(a, b int32) int { return count[b] - count[a] })
+	slot = make([]int32, len(count))
+	for i := range slot {
+		slot[i] = -1
+	}
+	for k, id := range ranked[:K] {
+		slot[id] = int32(k)
+	}
+	return ranked, slot
+}
