@@ -14,6 +14,12 @@ import (
 	"github.com/hetsgd/hetsgd/workload"
 )
 
+// xmlWorkload is the network f names on the two sets, evaluated in
+// batches of at least 256 rows.
+func (f *Settings) xmlWorkload(trainSet, testSet *data.Dataset, batch int) (*workload.XML, error) {
+	return workload.NewXML(trainSet, testSet, f.Hidden, f.Dropout, f.EvalPoints, max(batch, 256))
+}
+
 // BuildWorkload loads the data and builds what the devices train.
 func (f *Settings) BuildWorkload(ctx context.Context, format data.Format, batch int, in *atomicfile.Inputs, stderr io.Writer) (engine.Workload, string, error) {
 	switch f.Workload {
@@ -42,7 +48,7 @@ func (f *Settings) BuildWorkload(ctx context.Context, format data.Format, batch 
 	if err != nil {
 		return nil, "", err
 	}
-	w, err := workload.NewXML(trainSet, testSet, f.Hidden, f.Dropout, f.EvalPoints, max(batch, 256))
+	w, err := f.xmlWorkload(trainSet, testSet, batch)
 	if err == nil && f.Output == "lsh" {
 		if f.slideHashing {
 			var name string

@@ -10,7 +10,6 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/workload"
 )
 
 // LearningCurve is the P@1 on testSet, after each of the given number of
@@ -31,11 +30,7 @@ func LearningCurve(ctx context.Context, trainSet, testSet *data.Dataset, epochs 
 	if err != nil {
 		return nil, err
 	}
-	eff, err := cfg.WithDefaults()
-	if err != nil {
-		return nil, err
-	}
-	w, err := workload.NewXML(trainSet, testSet, s.Hidden, s.Dropout, 0, max(eff.Batch, 256))
+	w, err := s.xmlWorkload(trainSet, testSet, cfg.Batch) // as Run builds it
 	if err != nil {
 		return nil, err
 	}
