@@ -1,6 +1,7 @@
 package data
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -48,15 +49,9 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 	// Features beyond the maxFeatures most frequent get idf 0, and weights
 	// only through fslot, so that W is at most maxFeatures × maxLabels.
 	idf := make([]float32, D)
-	fslot := make([]int32, D)
-	byDF := identity(D)
-	slices.SortStableFunc(byDF, func(a, b int32) int { return int(df[b] - df[a]) })
-	for f := range fslot {
-		fslot[f] = -1
-	}
 	F := min(D, maxFeatures)
-	for k, f := range byDF[:F] {
-		fslot[f] = int32(k)
+	byDF, fslot := rankSlots(df, F)
+	for _, f := range byDF[:F] {
 		idf[f] = float32(math.Log(float64(ntrain+1) / (df[f] + 1)))
 	}
 	W := make([]float32, F*K)
@@ -197,9 +192,9 @@ const pollRows = 1024
 
 // rankSlots returns the ids ranked by count, most first (ties by id), and
 // each id's slot: its rank among the K first, or -1.
-func rankSlots(count []int, K int) (ranked, slot []int32) {
+func rankSlots[T int | float64](count []T, K int) (ranked, slot []int32) {
 	ranked = identity(len(count))
-	slices.SortStableFunc(ranked, func(a, b int32) int { return count[b] - count[a] })
+	slices.SortStableFunc(ranked, func(a, b int32) int { return cmp.Compare(count[b], count[a]) })
 	slot = make([]int32, len(count))
 	for i := range slot {
 		slot[i] = -1
