@@ -89,12 +89,26 @@ func (t *gemmTask) Part(i, _ int) {
 // getGemmScratch takes packing buffers for im from the pool, sized for im's
 // blocking the first time they serve it; return them with
 // gemmScratchPool.put.
+//
+// A miss (the first call, or another implementation) makes the scratch of
+// every worker of the default pool at once: how many parts of the first
+// call ran at the same time is the scheduler's choice, and on a busy
+// machine one goroutine may run them all, which left the next call that
+// ran two at once to allocate.
 func getGemmScratch(im *impl) *gemmScratch {
 	s := gemmScratchPool.get()
 	if s.impl != im {
-		*s = gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
+		*s = newGemmScratch(im)
+		for range min(Default().Workers(), cap(gemmScratchPool.ch)) - 1 - len(gemmScratchPool.ch) {
+			x := newGemmScratch(im)
+			gemmScratchPool.put(&x)
+		}
 	}
 	return s
+}
+
+func newGemmScratch(im *impl) gemmScratch {
+	return gemmScratch{impl: im, pa: make([]float32, im.mc*im.kc), pb: make([]float32, im.kc*im.nc), tile: make([]float32, im.mr*im.nr)}
 }
 
 // gemmBlock computes the tile C[i0:i1, j0:j1]. With beta == 0 the first
