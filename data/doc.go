@@ -44,7 +44,13 @@
 //     weights by simulation so that distinct draws hit the curve's head,
 //     correcting them on −log(1 − share) (Calibration "log-share", what
 //     fits write; files written before it keep the first rule, and their
-//     bytes).
+//     bytes). A fit reads the curve off the set's counts, taking
+//     Good–Turing's estimate for counts below 5 (the labels on no point
+//     share the mass of those seen once; the head keeps its counts), so
+//     that a sample too small for its labels, which leaves most of them
+//     on no point, keeps its head and the mass of the labels it did not
+//     see. Bibtex and Delicious have no label on fewer than 5 points, and
+//     keep their curves.
 //   - Co-occurrence: labels fall in Topics clusters (a seeded round-robin
 //     over shuffled ranks, so each holds head and tail labels). A point's
 //     first label, and each later one with chance 1 − Concentration, is

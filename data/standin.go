@@ -177,19 +177,90 @@ func (c *Shares) Eval(q float64) float64 {
 }
 
 // curveOf returns the curve of counts sorted in decreasing order, as
-// shares of points (zeros floored at a quarter point, so the log is
-// finite), at the ranks curveRanks keeps.
+// shares of points, at the ranks curveRanks keeps: the set's counts as
+// estimates of how often a point carries each rank, which is what the
+// generator draws from at any size.
+//
+// The counts seen are that estimate only where they are large. In a
+// sample that leaves most ranks empty (20,000 points of a set of 670,091
+// labels leave 89 % of its labels on no point), the ranks seen once
+// stand for many rarer ones, some of which a new point will carry. So the
+// counts below goodTuringBelow are Good–Turing's: a count r becomes
+// (r+1)·n(r+1)/n(r), n(r) the number of ranks seen r times (kept as r
+// where either is 0, and never raised), and the ranks seen on no point
+// share n(1), the mass of the ranks seen once. The head keeps its counts.
+// With no rank seen once, an empty rank gets a quarter point, or less if
+// the empty ranks would otherwise carry more than zeroMass of the counts:
+// the generator scales a curve to the counts a point has, so mass on the
+// empty ranks is taken from the head. (A quarter point on each empty
+// rank, the first rule, halved the head of that 20,000-point sample: its
+// most frequent label came out on 2.4 % of the points, not 5.6 %.) A set
+// with no count below goodTuringBelow, as Bibtex and Delicious, keeps its
+// curve as the counts give it.
 func curveOf(sorted []int, points int) Curve {
 	n := len(sorted)
 	ranks := curveRanks(n)
-	floor := 0.25 / float64(max(points, 1))
+	P := float64(max(points, 1))
+	var seen [goodTuringBelow + 1]int
+	var total int
+	for _, c := range sorted {
+		total += c
+		if c < len(seen) {
+			seen[c]++
+		}
+	}
+	// adj[c] is the count a rank seen c < goodTuringBelow times stands
+	// for; the ranks below goodTuringBelow keep their sum, so the head
+	// keeps its share of the curve (Katz's renormalization).
+	var adj [goodTuringBelow]float64
+	zeros := seen[0]
+	var low, lowAdj float64
+	for c := range adj {
+		adj[c] = float64(c)
+		switch {
+		case c == 0 && seen[1] > 0:
+			adj[c] = float64(seen[1]) / float64(zeros)
+		case c == 0:
+			adj[c] = 0.25
+			if total > 0 {
+				adj[c] = min(adj[c], zeroMass*float64(total)/float64(max(zeros, 1)))
+			}
+		case seen[c] > 0 && seen[c+1] > 0:
+			adj[c] = min(adj[c], float64(c+1)*float64(seen[c+1])/float64(seen[c]))
+		}
+		low += float64(c * seen[c])
+		lowAdj += adj[c] * float64(seen[c])
+	}
+	if seen[1] > 0 && lowAdj > 0 {
+		for c := range adj {
+			adj[c] *= low / lowAdj
+		}
+	}
+	count := func(c int) float64 {
+		if c < goodTuringBelow {
+			return adj[c]
+		}
+		return float64(c)
+	}
 	c := Curve{At: make([]float64, len(ranks)), Value: make([]float64, len(ranks))}
 	for i, r := range ranks {
 		c.At[i] = (float64(r) + 0.5) / float64(n)
-		c.Value[i] = math.Max(float64(sorted[r])/float64(max(points, 1)), floor)
+		c.Value[i] = count(sorted[r]) / P
+		if i > 0 {
+			c.Value[i] = min(c.Value[i], c.Value[i-1])
+		}
 	}
 	return c
 }
+
+// goodTuringBelow is the count below which curveOf takes Good–Turing's
+// estimate for the count seen (Katz's threshold: larger counts are
+// reliable as they are), and zeroMass the most of a curve's counts that
+// its empty ranks may carry when no rank was seen once.
+const (
+	goodTuringBelow = 5
+	zeroMass        = 0.01
+)
 
 // curveRanks returns the ranks of n that a curve keeps: every rank when
 // there are few, otherwise the head's ranks one by one, geometrically

@@ -753,3 +753,89 @@ func TestFitKeepsAStandInThatLearnsAsFast(t *testing.T) {
 		t.Errorf("the fit changed:\n%+v\nwant\n%+v", got, plain)
 	}
 }
+
+// curveOf takes Good–Turing's counts below goodTuringBelow, keeps the
+// head's and the sum, and gives the ranks on no point what the ranks seen
+// once carried; a set with no small count keeps its counts.
+func TestCurveOfGoodTuring(t *testing.T) {
+	// Seen 0 times: 7 ranks, once: 4, twice: 2, three times: 1. Good–
+	// Turing: 1 → 2·2/4 = 1, 2 → 3·1/2 = 1.5, 3 stays (no rank seen
+	// 4 times), 0 → 4/7; then all of them by 11/14, the counts they had
+	// over the counts they got.
+	counts := []int{9, 5, 3, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0}
+	c := curveOf(counts, 10)
+	f := 11.0 / 14
+	want := []float64{0.9, 0.5, 3 * f / 10, 1.5 * f / 10, 1.5 * f / 10, f / 10, f / 10, f / 10, f / 10}
+	for range 7 {
+		want = append(want, 4.0/7*f/10)
+	}
+	var sum float64
+	for i, v := range c.Value {
+		sum += v
+		if math.Abs(v-want[i]) > 1e-12 {
+			t.Errorf("rank %d (count %d): share %.6f, want %.6f", i, counts[i], v, want[i])
+		}
+	}
+	if math.Abs(sum-2.5) > 1e-12 {
+		t.Errorf("the curve sums to %.6f labels a point, the counts to 2.5", sum)
+	}
+	big := curveOf([]int{40, 20, 7, 5}, 50)
+	for i, w := range []float64{0.8, 0.4, 0.14, 0.1} {
+		if big.Value[i] != w {
+			t.Errorf("no count below %d: rank %d's share %v, want %v", goodTuringBelow, i, big.Value[i], w)
+		}
+	}
+	// Ranks on no point and none seen once: a quarter point each, unless
+	// that would be more than zeroMass of the counts.
+	if v := curveOf([]int{40, 20, 0}, 50).Value[2]; v != 0.25/50 {
+		t.Errorf("one empty rank: share %v, want a quarter point", v)
+	}
+	empty := make([]int, 1000)
+	empty[0] = 8
+	e := curveOf(empty, 4)
+	if v, w := e.Value[len(e.Value)-1], zeroMass*8/999/4; math.Abs(v-w) > 1e-15 {
+		t.Errorf("999 empty ranks: share %v, want %v", v, w)
+	}
+}
+
+// A stand-in fitted to a sample too small for its labels (most of them on
+// no point) keeps the sample's head and labels a point.
+func TestFitToASparseSampleKeepsTheHead(t *testing.T) {
+	if testing.Short() || race.Enabled {
+		t.Skip("a fit is single-threaded arithmetic (seconds, ten times that under the race detector): the ordinary stage runs it")
+	}
+	s := testStandIn()
+	s.Labels, s.Topics, s.Train = 40000, 2000, 2000
+	s.LabelCurve = Curve{}
+	for _, q := range []float64{1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1} {
+		s.LabelCurve.At = append(s.LabelCurve.At, q)
+		s.LabelCurve.Value = append(s.LabelCurve.Value, 0.08*math.Pow(q/1e-5, -0.6))
+	}
+	d := newStandInGen(s, 3).sample(s.Train)
+	got, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, _, err := got.GenerateContext(context.Background(), 1, new(bytes.Buffer), new(bytes.Buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, r := train.Summary, got.Real
+	t.Logf("labels on no point of the sample: %.3f; top label %.4f (sample %.4f), labels a point %.3f (%.3f)",
+		1-float64(usedLabels(d))/float64(s.Labels), g.TopLabelShare, r.TopLabelShare, g.AvgLabels, r.AvgLabels)
+	if math.Abs(g.TopLabelShare-r.TopLabelShare) > 0.15*r.TopLabelShare {
+		t.Errorf("top label on %.4f of the stand-in's points, %.4f of the sample's", g.TopLabelShare, r.TopLabelShare)
+	}
+	if math.Abs(g.AvgLabels-r.AvgLabels) > 0.05*r.AvgLabels {
+		t.Errorf("%.3f labels a point on the stand-in, %.3f on the sample", g.AvgLabels, r.AvgLabels)
+	}
+}
+
+// usedLabels counts the labels on at least one point of d.
+func usedLabels(d *Dataset) int {
+	seen := map[int32]bool{}
+	for _, l := range d.Y.Indices {
+		seen[l] = true
+	}
+	return len(seen)
+}
