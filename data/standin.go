@@ -231,7 +231,7 @@ func curveOf(sorted []int, points int) Curve {
 		low += float64(c * seen[c])
 		lowAdj += adj[c] * float64(seen[c])
 	}
-	if seen[1] > 0 && lowAdj > 0 {
+	if low > 0 && lowAdj > 0 {
 		for c := range adj {
 			adj[c] *= low / lowAdj
 		}

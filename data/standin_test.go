@@ -785,6 +785,16 @@ func TestCurveOfGoodTuring(t *testing.T) {
 			t.Errorf("no count below %d: rank %d's share %v, want %v", goodTuringBelow, i, big.Value[i], w)
 		}
 	}
+	// No rank seen once: the empty rank's floor comes out of the small
+	// counts, and the head and the sum stay.
+	var sum2 float64
+	two := curveOf([]int{10, 3, 2, 2, 0}, 10)
+	for _, v := range two.Value {
+		sum2 += v
+	}
+	if two.Value[0] != 1 || math.Abs(sum2-1.7) > 1e-12 || two.Value[4] <= 0 {
+		t.Errorf("counts 10, 3, 2, 2, 0: shares %v, want the head's 1, a positive floor and the sum 1.7", two.Value)
+	}
 	// Ranks on no point and none seen once: a quarter point each, unless
 	// that would be more than zeroMass of the counts.
 	if v := curveOf([]int{40, 20, 0}, 50).Value[2]; v != 0.25/50 {
