@@ -187,8 +187,10 @@ func (c *Shares) Eval(q float64) float64 {
 // stand for many rarer ones, some of which a new point will carry. So the
 // counts below goodTuringBelow are Good–Turing's: a count r becomes
 // (r+1)·n(r+1)/n(r), n(r) the number of ranks seen r times (kept as r
-// where either is 0, and never raised), and the ranks seen on no point
-// share n(1), the mass of the ranks seen once. The head keeps its counts.
+// where either is 0, and never raised above r), and the ranks seen on no
+// point share n(1), the mass of the ranks seen once; then the counts
+// below goodTuringBelow are scaled together so that they keep their sum.
+// The head keeps its counts.
 // With no rank seen once, an empty rank gets a quarter point, or less if
 // the empty ranks would otherwise carry more than zeroMass of the counts:
 // the generator scales a curve to the counts a point has, so mass on the
