@@ -49,8 +49,9 @@
 //     share the mass of those seen once; the head keeps its counts), so
 //     that a sample too small for its labels, which leaves most of them
 //     on no point, keeps its head and the mass of the labels it did not
-//     see. Bibtex and Delicious have no label on fewer than 5 points, and
-//     keep their curves.
+//     see (the feature curve is read the same way). Bibtex and Delicious
+//     have no label or feature on fewer than 5 points, and keep their
+//     curves.
 //   - Co-occurrence: labels fall in Topics clusters (a seeded round-robin
 //     over shuffled ranks, so each holds head and tail labels). A point's
 //     first label, and each later one with chance 1 − Concentration, is

@@ -635,12 +635,17 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 	return s, nil
 }
 
+// heldOut says whether row i of a set is in its held-out fifth (every
+// fifth row, from the first): what the regression scores on when there is
+// no test split, and what fifths leaves out.
+func heldOut(i int) bool { return i%5 == 0 }
+
 // fifths splits d into four fifths to train on and a fifth to score on,
-// as the regression does (every fifth row).
+// as the regression does (heldOut).
 func fifths(d *Dataset) (train, test *Dataset) {
 	var a, b []int
 	for i := range d.Len() {
-		if i%5 == 0 {
+		if heldOut(i) {
 			b = append(b, i)
 		} else {
 			a = append(a, i)

@@ -31,7 +31,7 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 	df := make([]float64, D)
 	ntrain := 0
 	for i := range d.Len() {
-		if i%5 == 0 {
+		if heldOut(i) {
 			continue
 		}
 		ntrain++
@@ -94,7 +94,7 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 	}
 	rows := make([]int32, 0, ntrain)
 	for i := range d.Len() {
-		if i%5 != 0 {
+		if !heldOut(i) {
 			rows = append(rows, int32(i))
 		}
 	}
