@@ -143,36 +143,24 @@ func (d Dir) Claim(o Owner, adopt bool) (*Claim, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("checkpoint: making the folder %s: %w", dir, unwrapPath(err))
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o666)
+	lock, err := d.lock()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: folder %s cannot be written: %w", dir, unwrapPath(err))
-	}
-	c := &Claim{dir: d, lock: lock, made: made}
-	if err := lockFileNB(lock); err != nil {
-		defer lock.Close()
-		who := "another process"
-		b := make([]byte, 32)
-		if n, _ := lock.ReadAt(b, 0); n > 0 {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
-				who = "process " + strconv.Itoa(pid)
-			}
-		}
-		owner := ""
-		if was, ok, _ := d.Owner(); ok {
-			owner = ", " + was.Describe()
-		}
-		if errors.Is(err, errLocked) {
-			return nil, fmt.Errorf("checkpoint: folder %s is in use by %s writing its checkpoints%s: a folder holds one run's checkpoints (name another)", dir, who, owner)
-		}
-		return nil, fmt.Errorf("checkpoint: locking the folder %s: %w", dir, err)
-	}
-	fail := func(err error) (*Claim, error) {
-		c.Release()
 		return nil, err
 	}
-	// Who holds the lock, for the message of a run refused it.
-	if err := lock.Truncate(0); err == nil {
-		lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	_, bestErr := os.Lstat(d.Best())
+	c := &Claim{dir: d, lock: lock, made: made, hadBest: bestErr == nil}
+	fail := func(err error) (*Claim, error) {
+		c.Release()
+		if made {
+			os.Remove(dir) // only if empty
+		}
+		return nil, err
+	}
+	// The folder's own files are written by renames, never through a
+	// link, but one planted at their names would fail the run at its
+	// first evaluation or checkpoint, an epoch in: refused now.
+	if err := d.checkOwnFiles(); err != nil {
+		return fail(err)
 	}
 	was, ok, err := d.Owner()
 	if err != nil {
@@ -222,20 +210,107 @@ type Claim struct {
 	owner Owner
 	// What Abandon puts back: the folder's record as it was (nil: none),
 	// whether the claim made the folder, and its checkpoints then.
-	prev   []byte
-	made   bool
-	before []string
+	prev    []byte
+	made    bool
+	before  []string
+	hadBest bool
 }
 
 // Owner returns the record the claim wrote.
 func (c *Claim) Owner() Owner { return c.owner }
 
-// Release gives the folder up. It may be called more than once.
+// Release gives the folder up: its lock file is removed, and the lock
+// ends. It may be called more than once.
 func (c *Claim) Release() {
 	if c != nil && c.lock != nil {
+		// Removed while locked: a process that opened it meanwhile finds,
+		// once it holds the lock, that the name is no longer its file,
+		// and takes the lock anew (lock).
+		if sameFile(c.lock, filepath.Join(string(c.dir), lockFile)) {
+			os.Remove(filepath.Join(string(c.dir), lockFile))
+		}
 		c.lock.Close() // closing the file ends the lock
 		c.lock = nil
 	}
+}
+
+// lock opens the folder's lock file, making it if absent, and locks it
+// for this process, with its process id in it for the message of a run
+// refused the folder. The lock file is written in place: a link at its
+// name is refused (atomicfile.CreateInPlace), never written through.
+func (d Dir) lock() (*os.File, error) {
+	dir, path := string(d), filepath.Join(string(d), lockFile)
+	for range 8 {
+		lock, _, err := atomicfile.CreateInPlace(path, os.O_RDWR, 0o666)
+		if errors.Is(err, atomicfile.ErrLink) {
+			return nil, fmt.Errorf("checkpoint: the folder's lock file %w", err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: folder %s cannot be written: %w", dir, unwrapPath(err))
+		}
+		if err := lockFileNB(lock); err != nil {
+			defer lock.Close()
+			if errors.Is(err, errLocked) {
+				return nil, d.inUse(lock)
+			}
+			return nil, fmt.Errorf("checkpoint: locking the folder %s: %w", dir, err)
+		}
+		if !sameFile(lock, path) {
+			lock.Close() // released and removed since it was opened: again
+			continue
+		}
+		if err := lock.Truncate(0); err == nil {
+			lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		return lock, nil
+	}
+	return nil, fmt.Errorf("checkpoint: locking the folder %s: its lock file keeps being replaced", dir)
+}
+
+// inUse is the refusal of a folder whose lock another process holds.
+func (d Dir) inUse(lock *os.File) error {
+	who := "another process"
+	b := make([]byte, 32)
+	if n, _ := lock.ReadAt(b, 0); n > 0 {
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
+			who = "process " + strconv.Itoa(pid)
+		}
+	}
+	owner := ""
+	if was, ok, _ := d.Owner(); ok {
+		owner = ", " + was.Describe()
+	}
+	return fmt.Errorf("checkpoint: folder %s is in use by %s writing its checkpoints%s: a folder holds one run's checkpoints (name another)", string(d), who, owner)
+}
+
+// sameFile reports whether path still names the open file f.
+func sameFile(f *os.File, path string) bool {
+	fi, err1 := f.Stat()
+	pi, err2 := os.Lstat(path)
+	return err1 == nil && err2 == nil && os.SameFile(fi, pi)
+}
+
+// checkOwnFiles refuses a folder in which a name of its own files — a
+// checkpoint, best.hck, run.json — is a symbolic link or not a regular
+// file.
+func (d Dir) checkOwnFiles() error {
+	entries, err := os.ReadDir(string(d))
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == lockFile || !Reserved(name) || strings.HasPrefix(name, ".") || e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(string(d), name)
+		what := "is " + atomicfile.Kind(e.Type())
+		if target, err := os.Readlink(p); err == nil {
+			what += " to " + target
+		}
+		return fmt.Errorf("checkpoint: folder %s: %s %s: the folder's own files (checkpoints, %s, %s) are regular files, never links (remove it, or name another folder)", string(d), name, what, bestName, ownerFile)
+	}
+	return nil
 }
 
 // kindOf names what a path that is not a folder is, for messages.
@@ -258,8 +333,10 @@ func unwrapPath(err error) error {
 
 // Abandon gives the folder up after a run that wrote no checkpoint into it
 // (it failed before its first): the folder is left as the claim found it —
-// its record of the run as it was, and a folder the claim made removed
-// again. After a checkpoint was written it only releases the lock.
+// its record of the run as it was, a best model the run kept removed when
+// the folder had none (predict --which best would take a failed run's
+// model for a run's), and a folder the claim made removed again. After a
+// checkpoint was written it only releases the lock.
 func (c *Claim) Abandon() {
 	if c == nil || c.lock == nil {
 		return
@@ -269,13 +346,16 @@ func (c *Claim) Abandon() {
 		return
 	}
 	dir := string(c.dir)
+	if !c.hadBest {
+		os.Remove(c.dir.Best())
+	}
 	if c.prev != nil {
 		atomicfile.WriteFile(filepath.Join(dir, ownerFile), c.prev, true)
 		return
 	}
 	os.Remove(filepath.Join(dir, ownerFile))
 	if c.made {
-		os.Remove(filepath.Join(dir, lockFile))
+		c.Release()    // its lock file goes with it
 		os.Remove(dir) // only if empty
 	}
 }

@@ -96,3 +96,88 @@ func FuzzOwner(f *testing.F) {
 		o.Describe()
 	})
 }
+
+// A claim writes its lock file in place, so a link planted at the lock's
+// name, or at a name of the folder's own files, is refused before any
+// work, and the file a link names is left as it was; a claim refused, or
+// given up, leaves no lock file behind; a run abandoned before its first
+// checkpoint takes back the best model it kept.
+func TestClaimLinksAndLeftovers(t *testing.T) {
+	root := t.TempDir()
+	mine := filepath.Join(root, "mine.txt")
+	os.WriteFile(mine, []byte("the user's"), 0o644)
+	for _, c := range []struct {
+		name  string
+		plant func(dir string) error
+		want  string
+	}{
+		{"a symbolic link as the lock", func(dir string) error { return os.Symlink(mine, filepath.Join(dir, lockFile)) }, "is a symbolic link to " + mine},
+		{"a dangling link as the lock", func(dir string) error {
+			return os.Symlink(filepath.Join(root, "made-by-no-one"), filepath.Join(dir, lockFile))
+		}, "is a symbolic link"},
+		{"a hard link as the lock", func(dir string) error { return os.Link(mine, filepath.Join(dir, lockFile)) }, "has 2 names"},
+		{"a link as the best model", func(dir string) error { return os.Symlink(mine, filepath.Join(dir, bestName)) }, "best.hck is a symbolic link to " + mine},
+		{"a link as a checkpoint", func(dir string) error { return os.Symlink(mine, Dir(dir).Path(5)) }, "checkpoint-000000000005.hck is a symbolic link"},
+		{"a link as the record", func(dir string) error { return os.Symlink(mine, filepath.Join(dir, ownerFile)) }, "run.json is a symbolic link"},
+	} {
+		dir := filepath.Join(root, strings.ReplaceAll(c.name, " ", "-"))
+		os.Mkdir(dir, 0o777)
+		if err := c.plant(dir); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Dir(dir).Claim(Owner{Run: "a"}, false)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if b, _ := os.ReadFile(mine); string(b) != "the user's" {
+			t.Fatalf("%s: the linked file now holds %q", c.name, b)
+		}
+		if _, err := os.Stat(filepath.Join(root, "made-by-no-one")); err == nil {
+			t.Fatalf("%s: a dangling link's target was made", c.name)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ownerFile)); err == nil && c.name != "a link as the record" {
+			t.Errorf("%s: the refused claim left its record", c.name)
+		}
+		os.Remove(filepath.Join(dir, lockFile))
+		os.Remove(filepath.Join(dir, ownerFile))
+	}
+
+	// Refused: another run's checkpoints. No lock file is left.
+	d := Dir(filepath.Join(root, "ck"))
+	c, err := d.Claim(Owner{Run: "a"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := Create(d.Path(10))
+	w.Bytes("x", nil)
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if _, err := os.Lstat(filepath.Join(string(d), lockFile)); err == nil {
+		t.Error("Release left the lock file")
+	}
+	if _, err := d.Claim(Owner{Run: "b"}, false); err == nil {
+		t.Fatal("a new run claimed another run's folder")
+	}
+	if _, err := os.Lstat(filepath.Join(string(d), lockFile)); err == nil {
+		t.Error("a refused claim left a lock file")
+	}
+
+	// Abandoned before the first checkpoint: the best model it kept goes.
+	fresh := Dir(filepath.Join(root, "fresh"))
+	os.Mkdir(string(fresh), 0o777)
+	c, err = fresh.Claim(Owner{Run: "c"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ = Create(fresh.Best())
+	w.Bytes("x", nil)
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c.Abandon()
+	if entries, _ := os.ReadDir(string(fresh)); len(entries) != 0 {
+		t.Errorf("an abandoned run left %v", entries)
+	}
+}

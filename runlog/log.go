@@ -38,6 +38,11 @@ type Log struct {
 	closed bool
 	// also receives every record written, as written (a live view).
 	also func(line []byte)
+	// made: CreateLog made the file (or emptied it): closed without a
+	// whole record in it, it is removed, so that a run that failed before
+	// its first record leaves no empty log that a new run would need
+	// --force to replace.
+	made bool
 }
 
 func newLog(name string, w io.Writer, cut func(int64) error) *Log {
@@ -73,7 +78,9 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 		if err != nil {
 			return nil, fmt.Errorf("runlog: %w", err)
 		}
-		return fileLog(path, f), nil
+		l := fileLog(path, f)
+		l.made = true
+		return l, nil
 	case err != nil:
 		return nil, fmt.Errorf("runlog: %w", err)
 	case fi.Mode()&fs.ModeSymlink != 0 && isStream(path):
@@ -92,8 +99,13 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 		return nil, existsErr(path)
 	}
 	// Truncate only once the opened file is known to be the regular file
-	// checked above, not whatever replaced it in between.
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	// checked above, not whatever replaced it in between, and the file's
+	// only name: a log is written in place, and a second name (a hard
+	// link) of a file of the user's would have it overwritten.
+	f, err := atomicfile.OpenInPlace(path, os.O_WRONLY)
+	if errors.Is(err, atomicfile.ErrLink) {
+		return nil, fmt.Errorf("runlog: log file %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("runlog: %w", err)
 	}
@@ -108,7 +120,9 @@ func CreateLog(path string, overwrite bool, inputs ...string) (*Log, error) {
 		f.Close() // nothing was written: its error would add nothing
 		return nil, fmt.Errorf("runlog: log file %s: %w", path, err)
 	}
-	return fileLog(path, f), nil
+	l := fileLog(path, f)
+	l.made = true
+	return l, nil
 }
 
 // Position is where a log stood when a checkpoint was taken: the end of its
@@ -139,7 +153,10 @@ func AppendLog(path string, at Position, inputs ...string) (*Log, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, notFileErr(path, fi.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := atomicfile.OpenInPlace(path, os.O_RDWR)
+	if errors.Is(err, atomicfile.ErrLink) {
+		return nil, fmt.Errorf("runlog: log file %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("runlog: %w", err)
 	}
@@ -341,7 +358,8 @@ func (l *Log) Sync() error {
 }
 
 // Close syncs a log file to disk and closes it. (A failed Write has
-// returned its own error already.)
+// returned its own error already.) A file CreateLog made that holds no
+// record is removed.
 func (l *Log) Close() error {
 	if l == nil || l.closed {
 		return nil
@@ -354,8 +372,18 @@ func (l *Log) Close() error {
 		}
 	}
 	if l.f != nil {
+		empty := l.made && l.end == 0
+		if empty {
+			// Only if the name is still this file: never another's.
+			fi, ferr := l.f.Stat()
+			pi, perr := os.Lstat(l.name)
+			empty = ferr == nil && perr == nil && os.SameFile(fi, pi)
+		}
 		if cerr := l.f.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("runlog: closing %s: %w", l.name, cerr)
+		}
+		if empty {
+			os.Remove(l.name)
 		}
 	}
 	return err

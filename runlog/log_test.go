@@ -196,6 +196,62 @@ func TestCreateLogTargets(t *testing.T) {
 	}
 }
 
+// A log is written in place, so a second name of a file (a hard link) is
+// refused, with --force or in a resumed run's AppendLog, and the file is
+// left whole; a log that got no record when it is closed (its run failed
+// before its first) is removed, so that the next run needs no --force.
+func TestLogNeverWritesThroughLinks(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "mine.txt")
+	data := []byte("the user's file, longer than a record\n")
+	os.WriteFile(mine, data, 0o644)
+	hard := filepath.Join(dir, "run.jsonl")
+	if err := os.Link(mine, hard); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	if _, err := CreateLog(hard, true); err == nil || !strings.Contains(err.Error(), "has 2 names") {
+		t.Errorf("CreateLog over a hard link with overwrite: %v", err)
+	}
+	if _, err := AppendLog(hard, Position{Offset: 3}); err == nil || !strings.Contains(err.Error(), "has 2 names") {
+		t.Errorf("AppendLog of a hard link: %v", err)
+	}
+	sym := filepath.Join(dir, "sym.jsonl")
+	os.Symlink(mine, sym)
+	if _, err := AppendLog(sym, Position{Offset: 3}); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("AppendLog of a symbolic link: %v", err)
+	}
+	if b, _ := os.ReadFile(mine); !bytes.Equal(b, data) {
+		t.Fatalf("the linked file now holds %q", b)
+	}
+
+	for _, overwrite := range []bool{false, true} {
+		empty := filepath.Join(dir, "empty.jsonl")
+		if overwrite {
+			os.WriteFile(empty, []byte("an earlier log\n"), 0o644)
+		}
+		l, err := CreateLog(empty, overwrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(empty); err == nil {
+			t.Errorf("a log closed without a record was left (overwrite %v)", overwrite)
+		}
+	}
+	kept := filepath.Join(dir, "kept.jsonl")
+	l, err := CreateLog(kept, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Write(record(1))
+	l.Close()
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a log with a record was removed: %v", err)
+	}
+}
+
 // A log path that is one of the run's inputs is refused, whatever the name
 // it is reached by, and the input is left whole.
 func TestCreateLogRefusesInput(t *testing.T) {

@@ -44,3 +44,15 @@ var umask = func() os.FileMode {
 	syscall.Umask(m)
 	return os.FileMode(m)
 }()
+
+// noFollow makes an open fail on a symbolic link (ELOOP) rather than
+// follow it.
+const noFollow = syscall.O_NOFOLLOW
+
+// links returns the number of names (hard links) of a file.
+func links(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
