@@ -3,12 +3,12 @@ package progress
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/runlog"
 )
 
@@ -119,13 +119,7 @@ func (b *Bar) Draw() {
 }
 
 // clock writes a duration as a clock does: 0:07, 3:05, 1:02:09.
-func clock(d time.Duration) string {
-	s := int64(d.Round(time.Second) / time.Second)
-	if s >= 3600 {
-		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
-	}
-	return fmt.Sprintf("%d:%02d", s/60, s%60)
-}
+func clock(d time.Duration) string { return stage.Clock(d) }
 
 // Clear removes the line, if one was drawn: before other output, and at
 // the run's end.
@@ -167,14 +161,5 @@ func (o *Observer) Warn(w runlog.Warning) {
 // Finish clears the bar at the run's end.
 func (o *Observer) Finish() { o.Bar.Clear() }
 
-// IsTerminal reports whether w is a terminal: a file of a character
-// device. The writer a caller was given is asked, not the process's
-// stderr, so output into a buffer or a file is never a terminal.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// IsTerminal reports whether w is a terminal (stage.IsTerminal).
+func IsTerminal(w io.Writer) bool { return stage.IsTerminal(w) }
