@@ -229,7 +229,7 @@ type Checkpointed interface {
 // checkpointDue saves the run if a checkpoint is due; pending is the event
 // the strategy has yet to see (nil: none).
 func (r *run) checkpointDue(pending *strategy.Event) error {
-	if r.done < r.nextCheckpoint || !r.saveable() {
+	if r.done < r.nextCheckpoint || !r.saveable() || r.stopping {
 		return nil
 	}
 	for r.nextCheckpoint <= r.done {
@@ -238,14 +238,13 @@ func (r *run) checkpointDue(pending *strategy.Event) error {
 	return r.save(pending)
 }
 
-// saveable reports whether the run can be saved now: under the real clock,
-// no device may be computing a local step (its replica is changing).
+// saveable reports whether the run can be saved now: no device still in
+// the run may be computing a local step (its replica is changing). Under
+// the virtual clock none ever is; a stalled device whose batch is in holds
+// its replica still, though its report is lost.
 func (r *run) saveable() bool {
-	if r.cfg.Clock != Real {
-		return true
-	}
 	for i, s := range r.slots {
-		if s.busy && !r.members.gone(i) && s.work.mode == strategy.LocalStep {
+		if s.busy && s.work.mode == strategy.LocalStep && !r.members.gone(i) && r.clk.computing(i) {
 			return false
 		}
 	}

@@ -61,6 +61,7 @@ const (
 	cmdFault    // a rank's fault: kind in w.mode's byte (below), factor in params[0], timeout in params[1]
 	cmdLeave    // device w.dev left the run (a device's fault): leave it out of the collectives
 	cmdSlow     // device w.dev goes params[0] times slower (a device's fault)
+	cmdHurry    // the run is stopping: skip the slow-downs and simulated decoding (hurryDevices)
 )
 
 // command is what rank 0 asks of a rank: a batch (w), an all-reduce (lr,
@@ -418,6 +419,9 @@ func (cl *cluster) slow(d int, factor float64) error {
 	return nil
 }
 
+// hurry tells the other ranks that the run is stopping.
+func (cl *cluster) hurry() error { return cl.broadcast(&command{kind: cmdHurry}) }
+
 // stop ends the other ranks' serve loops.
 func (cl *cluster) stop() error { return cl.broadcast(&command{kind: cmdStop}) }
 
@@ -483,6 +487,8 @@ func serve(x *executor) error {
 			if d := x.local(c.w.dev); d != nil {
 				d.slowDown(c.params[0])
 			}
+		case cmdHurry:
+			x.hurryDevices()
 		case cmdSnapshot:
 			err = x.sendSnapshot(&c)
 		case cmdVectors:
@@ -540,10 +546,10 @@ func (x *executor) commitRemote(c *command, cl *cluster) error {
 }
 
 func (k cmdKind) String() string {
-	if k < cmdDispatch || k > cmdSlow {
+	if k < cmdDispatch || k > cmdHurry {
 		return fmt.Sprintf("command %d", k)
 	}
-	return [...]string{"dispatch", "all-reduce", "collective", "query", "commit", "stop", "snapshot", "vectors", "fault", "leave", "slow"}[k-1]
+	return [...]string{"dispatch", "all-reduce", "collective", "query", "commit", "stop", "snapshot", "vectors", "fault", "leave", "slow", "hurry"}[k-1]
 }
 
 // agreeSettings checks that every rank runs with the same engine settings

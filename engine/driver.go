@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/metric"
@@ -50,6 +51,9 @@ type Result struct {
 	Layered *LayeredTiming
 	// Faults are the injected faults as they struck and as devices left.
 	Faults []runlog.Fault
+	// StopCheckpoint is the checkpoint a run stopped by its context wrote
+	// as it stood ("" when none: no Checkpointing.Dir, or not stopped).
+	StopCheckpoint string
 }
 
 // Run trains workload w with cfg's strategy, evaluates it, and writes
@@ -146,6 +150,11 @@ func (p *Prepared) Run(ctx context.Context, log *runlog.Log, obs Observer) (*Res
 	r, cfg := p.r, p.r.cfg
 	p.r = nil
 	r.log, r.obs = log, obs
+	// A signal reaches every rank (mpirun passes it on; in-process ranks
+	// share ctx): each hurries its own devices at once, so that none holds
+	// the stop up with a slow-down or simulated decoding — on a rank other
+	// than 0 too, whose batches rank 0 waits for.
+	defer context.AfterFunc(ctx, r.job.x.hurryDevices)()
 	if r.world.Rank() != 0 {
 		return nil, serve(r.job.x) // a rank other than 0 only serves its executor
 	}
@@ -216,8 +225,11 @@ type run struct {
 	pending                        strategy.Event
 	hasPending                     bool
 	saveDue, saveFinal             func() error
-	resumed                        bool // restored from a checkpoint
-	resized                        bool // restored on another number of devices: the strategy starts anew (restoreResized)
+	// stopping: a signal stopped the run, which is being saved (stopped):
+	// no batch is started and nothing evaluated.
+	stopping bool
+	resumed  bool // restored from a checkpoint
+	resized  bool // restored on another number of devices: the strategy starts anew (restoreResized)
 }
 
 // slot is the driver's view of a device: whether it has a batch, and what
@@ -246,6 +258,9 @@ type clock interface {
 	// started counts batches the executors started themselves: those
 	// prepared during a layered all-reduce (real clock only).
 	started(n int)
+	// computing reports whether device dev is computing a batch the
+	// driver dispatched, which may be changing its replica.
+	computing(dev int) bool
 	// committed prices a commit's messages (Cost.Transfers).
 	committed(a *strategy.Action)
 	// pause runs f with the clock stopped (evaluation).
@@ -362,67 +377,142 @@ func (r *run) drive(ctx context.Context) error {
 	} else {
 		r.clk.after(nil, strategy.Event{Kind: strategy.Start})
 	}
-	for {
-		ev, ok, err := r.clk.next(ctx)
-		if err == nil {
-			err = r.faultErr
-		}
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		switch ev.Kind {
-		case strategy.BatchDone:
-			r.finish(ev.Device)
-			if err := r.check(ev.Device); err != nil {
-				return err
-			}
-			if err := r.watch(ev.Device); err != nil {
-				return err
-			}
-		case strategy.CollectiveDone:
-			if err := r.clk.pause(r.evalDue); err != nil {
-				return err
-			}
-			if r.done >= r.nextCheckpoint {
-				// Checked here: the real clock's pause reads the time twice.
-				r.pending, r.hasPending = ev, true
-				err := r.clk.pause(r.saveDue)
-				r.hasPending = false
-				if err != nil {
-					return err
-				}
-			}
-		}
-		r.acts = r.strat.Step(ev, r.acts[:0])
-		for i := range r.acts {
-			if err := r.do(&r.acts[i]); err != nil {
-				return err
-			}
-		}
-		if r.info.Async && ev.Kind == strategy.BatchDone {
-			// Between commits the centre is only touched by the driver, so it
-			// can be scored while devices compute; their work during the
-			// evaluation is at most one batch each.
-			if err := r.clk.pause(r.evalDue); err != nil {
-				return err
-			}
-			if r.done >= r.nextCheckpoint {
-				if err := r.clk.pause(r.saveDue); err != nil {
-					return err
-				}
-			}
-		}
+	if err := r.loop(ctx); err != nil {
+		return r.stopped(err)
 	}
 	if err := r.clk.pause(r.evalFinal); err != nil {
-		return err
+		return r.stopped(err)
 	}
 	if r.cfg.Checkpoint.Dir == "" {
 		return nil
 	}
 	return r.clk.pause(r.saveFinal)
+}
+
+// loop handles events until none is left to happen.
+func (r *run) loop(ctx context.Context) error {
+	for {
+		ev, ok, err := r.clk.next(ctx)
+		if err == nil {
+			err = r.faultErr
+		}
+		if err != nil || !ok {
+			return err
+		}
+		if err := r.handle(ev); err != nil {
+			return err
+		}
+	}
+}
+
+// handle gives event ev its meaning: the driver's books, the evaluations
+// and checkpoints due, then the strategy's answer.
+func (r *run) handle(ev strategy.Event) error {
+	switch ev.Kind {
+	case strategy.BatchDone:
+		r.finish(ev.Device)
+		if err := r.check(ev.Device); err != nil {
+			return err
+		}
+		if err := r.watch(ev.Device); err != nil {
+			return err
+		}
+	case strategy.CollectiveDone:
+		// Until the strategy has seen it, the event is pending: a
+		// checkpoint taken now — one due, or a stopped run's, should a
+		// signal cut the evaluation short — gives it first on resume.
+		r.pending, r.hasPending = ev, true
+		if err := r.clk.pause(r.evalDue); err != nil {
+			return err
+		}
+		if r.done >= r.nextCheckpoint {
+			// Checked here: the real clock's pause reads the time twice.
+			if err := r.clk.pause(r.saveDue); err != nil {
+				return err
+			}
+		}
+	}
+	return r.step(ev)
+}
+
+// step gives ev to the strategy and carries out its answer.
+func (r *run) step(ev strategy.Event) error {
+	r.hasPending = false
+	r.acts = r.strat.Step(ev, r.acts[:0])
+	for i := range r.acts {
+		if err := r.do(&r.acts[i]); err != nil {
+			return err
+		}
+	}
+	if r.info.Async && ev.Kind == strategy.BatchDone {
+		// Between commits the centre is only touched by the driver, so it
+		// can be scored while devices compute; their work during the
+		// evaluation is at most one batch each.
+		if err := r.clk.pause(r.evalDue); err != nil {
+			return err
+		}
+		if r.done >= r.nextCheckpoint {
+			if err := r.clk.pause(r.saveDue); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stopped ends a run that err ended. A run stopped by its context (a
+// signal) that keeps checkpoints is saved first, so that a resume goes on
+// from where it stood rather than from its last checkpoint, or from nothing:
+// under the virtual clock at once, and exactly (a batch is computed when
+// it is dispatched, and an evaluation cut short is held pending, to be
+// made on resume); under the real clock once no device is computing a
+// local step, whose replica is changing — the devices are hurried (their
+// slow-downs and simulated decoding skipped), and while their batches
+// come in no batch is started and nothing evaluated: the dispatches
+// refused are asked for again on resume, as a finished run's are when it
+// is trained longer. It takes what a checkpoint takes to write, on top of
+// the batches under way. Any other error is returned as it is.
+func (r *run) stopped(err error) error {
+	if r.ctx.Err() == nil || !errors.Is(err, context.Canceled) || r.cfg.Checkpoint.Dir == "" || r.cfg.TimingOnly {
+		return err
+	}
+	r.stopping = true
+	if herr := r.job.hurryAll(); herr != nil {
+		return errors.Join(err, herr)
+	}
+	for !r.saveable() {
+		if r.hasPending {
+			// (Not met: an evaluation is due only when every device is idle,
+			// or, for the asynchronous strategies, after the strategy's step.)
+			if serr := r.step(r.pending); serr != nil {
+				return errors.Join(err, serr)
+			}
+			continue
+		}
+		ev, ok, nerr := r.clk.next(context.WithoutCancel(r.ctx))
+		if nerr == nil {
+			nerr = r.faultErr
+		}
+		if nerr != nil {
+			return errors.Join(err, nerr)
+		}
+		if !ok {
+			break
+		}
+		if herr := r.handle(ev); herr != nil {
+			return errors.Join(err, herr)
+		}
+	}
+	var pending *strategy.Event
+	if r.hasPending {
+		pending = &r.pending
+	}
+	if serr := r.clk.pause(func() error { return r.save(pending) }); serr != nil {
+		// Not a plain stop: the run the caller asked to keep is not saved.
+		return fmt.Errorf("engine: the run stopped (%v) but could not be saved: %w", context.Cause(r.ctx), serr)
+	}
+	r.res.StopCheckpoint = checkpoint.Dir(r.cfg.Checkpoint.Dir).Path(r.done)
+	return err
 }
 
 // do carries out one action of the strategy.
@@ -544,7 +634,7 @@ func (r *run) evaluated() []float32 {
 
 // exhausted reports whether the budget forbids new work.
 func (r *run) exhausted() bool {
-	return r.dispatched >= r.budget || (r.cfg.TimeBudget > 0 && r.clk.now() >= r.cfg.TimeBudget) || r.res.StoppedEarly
+	return r.dispatched >= r.budget || (r.cfg.TimeBudget > 0 && r.clk.now() >= r.cfg.TimeBudget) || r.res.StoppedEarly || r.stopping
 }
 
 // begin books a Dispatch and returns its work; false means the budget is
@@ -625,9 +715,11 @@ func (r *run) commit(a *strategy.Action) error {
 }
 
 // evaluate scores the strategy's model if an evaluation is due or final.
-// The caller stops its clock around it.
+// The caller stops its clock around it. Nothing of the run changes until
+// the model is scored: an evaluation a signal cuts short is made again by
+// the resumed run (stopped).
 func (r *run) evaluate(final bool) error {
-	if r.cfg.TimingOnly {
+	if r.cfg.TimingOnly || r.stopping {
 		return nil
 	}
 	// A final evaluation only when the model moved since the last one: a run
@@ -635,16 +727,6 @@ func (r *run) evaluate(final bool) error {
 	if !(r.done >= r.nextEval || (final && r.changed && r.done > r.lastEval) || (final && len(r.res.Evals) == 0)) {
 		return nil
 	}
-	r.changed = false
-	for r.nextEval <= r.done {
-		r.nextEval += r.evalStep
-	}
-	r.lastEval = r.done
-	trainLoss := 0.0
-	if r.lossRows > 0 {
-		trainLoss = r.lossSum / float64(r.lossRows)
-	}
-	r.lossSum, r.lossRows = 0, 0
 	if _, err := r.checkModel("evaluation"); err != nil {
 		return err
 	}
@@ -658,6 +740,16 @@ func (r *run) evaluate(final bool) error {
 	} else {
 		scores = r.w.Evaluate(r.evaluated())
 	}
+	r.changed = false
+	for r.nextEval <= r.done {
+		r.nextEval += r.evalStep
+	}
+	r.lastEval = r.done
+	trainLoss := 0.0
+	if r.lossRows > 0 {
+		trainLoss = r.lossSum / float64(r.lossRows)
+	}
+	r.lossSum, r.lossRows = 0, 0
 	rec := runlog.NewEval(float64(r.done)/float64(r.w.Size()), r.done, r.clk.now(), scores, trainLoss)
 	r.res.Evals = append(r.res.Evals, rec)
 	if r.obs != nil {

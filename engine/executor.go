@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
@@ -62,8 +63,10 @@ type executor struct {
 	// union of the rows its gradients touched), 0 when it changed every one.
 	applied int64
 
-	// hurry is closed when the run stops early (hurryDevices).
-	hurry chan struct{}
+	// hurry is closed, once, when the run stops early (hurryDevices):
+	// by the driver, and on every rank by the run's context.
+	hurry     chan struct{}
+	hurryOnce sync.Once
 	// snap holds the books of this rank's devices at the checkpoint being
 	// taken (other ranks than 0: between cmdSnapshot and cmdVectors).
 	snap []deviceState
@@ -99,7 +102,7 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 		values: make([]float64, cfg.Devices), valuesTwo: make([]float64, cfg.Devices),
 		pairs: make([]float64, 2*k), pairsAll: make([]float64, 2*cfg.Devices),
 		weights: make([]float32, 0, k+2), vecs: make([][]float32, 0, k+2),
-		ops: map[string]strategy.Op{}, reps: make([]strategy.Replica, 0, k)}
+		ops: map[string]strategy.Op{}, reps: make([]strategy.Replica, 0, k), hurry: make(chan struct{})}
 	n := w.NumParams()
 	var init []float32
 	if !cfg.TimingOnly {
@@ -152,7 +155,6 @@ func (x *executor) startDevices(report func(*device)) {
 	for id := 0; id < x.n; id++ {
 		fastest = max(fastest, x.cfg.speed(id))
 	}
-	x.hurry = make(chan struct{})
 	for _, d := range x.devs {
 		d.jobs = make(chan struct{}, 1)
 		d.stretch = fastest / d.speed
@@ -162,18 +164,12 @@ func (x *executor) startDevices(report func(*device)) {
 }
 
 // hurryDevices makes the devices skip what is left of their injected
-// slow-downs and simulated decoding, for a run that stops early (a signal,
-// an error): a device slowed a thousandfold would otherwise hold the run's
-// end, and its done record, for minutes.
-func (x *executor) hurryDevices() {
-	if x.hurry != nil {
-		select {
-		case <-x.hurry:
-		default:
-			close(x.hurry)
-		}
-	}
-}
+// slow-downs and simulated decoding — theirs, and the next batches'
+// prepared during a layered all-reduce — for a run that stops early (a
+// signal, an error): a device slowed a thousandfold would otherwise hold
+// the run's end, and its done record, for minutes. Safe from any
+// goroutine, any number of times.
+func (x *executor) hurryDevices() { x.hurryOnce.Do(func() { close(x.hurry) }) }
 
 // run starts the batch loaded on d on its goroutine.
 func (x *executor) run(d *device) { d.jobs <- struct{}{} }

@@ -148,8 +148,19 @@ func (j job) start(done chan<- doneMsg) {
 	}
 }
 
-// hurry tells the devices at work that the run is stopping.
+// hurry tells this rank's devices at work that the run is stopping (the
+// other ranks' learn it from their own signal, or from hurryAll).
 func (j job) hurry() { j.x.hurryDevices() }
+
+// hurryAll tells the devices at work, wherever they are, that the run is
+// stopping: for a stop that only rank 0 was told of.
+func (j job) hurryAll() error {
+	j.x.hurryDevices()
+	if j.cl == nil {
+		return nil
+	}
+	return j.cl.hurry()
+}
 
 // stopDevices stops this rank's goroutines and the receiving of the other
 // ranks' reports.

@@ -23,6 +23,10 @@ type realClock struct {
 	queue    []strategy.Event // events raised by the driver, in order
 	head     int
 	inflight int
+	// running marks the devices whose goroutines hold a batch the driver
+	// dispatched: from the dispatch to the report, which comes even from a
+	// device whose reports are lost (a stall).
+	running []bool
 	// Faults still to strike, in order, and stalled devices to give up on
 	// (by fault, with the time).
 	faults  []Fault
@@ -45,7 +49,7 @@ type doneMsg struct {
 
 func newRealClock(r *run) *realClock {
 	c := &realClock{r: r, t0: time.Now(), done: make(chan doneMsg, r.cfg.Devices+1), queue: make([]strategy.Event, 0, 4),
-		faults: sortedFaults(r.cfg.Faults), rankFaults: sortedFaults(r.cfg.RankFaults)}
+		running: make([]bool, r.cfg.Devices), faults: sortedFaults(r.cfg.Faults), rankFaults: sortedFaults(r.cfg.RankFaults)}
 	r.job.start(c.done)
 	return c
 }
@@ -75,8 +79,11 @@ func (c *realClock) dispatch(w work) error {
 		return err
 	}
 	c.inflight++
+	c.running[w.dev] = true
 	return nil
 }
+
+func (c *realClock) computing(dev int) bool { return c.running[dev] }
 
 func (c *realClock) started(n int) { c.inflight += n }
 
@@ -117,6 +124,7 @@ func (c *realClock) next(ctx context.Context) (strategy.Event, bool, error) {
 		select {
 		case m := <-c.done:
 			c.inflight--
+			c.running[m.dev] = false
 			if c.r.members.silenced(m.dev) {
 				continue // a stalled or departed device's batch never reports
 			}
@@ -200,6 +208,7 @@ func (c *realClock) drain() {
 	for ; c.inflight > 0; c.inflight-- {
 		m := <-c.done
 		c.r.slots[m.dev].busy = false
+		c.running[m.dev] = false
 	}
 	c.r.job.stopDevices()
 }

@@ -239,5 +239,8 @@ func (v *virtualClock) fault(e vevent) (strategy.Event, bool) {
 	return leaveEvent(f.Device), leave && v.r.leave(f.Device, f.Kind, v.t)
 }
 
+// computing: a batch is computed when it is dispatched.
+func (v *virtualClock) computing(int) bool { return false }
+
 func (v *virtualClock) pause(f func() error) error { return f() }
 func (v *virtualClock) drain()                     {}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
@@ -236,6 +237,10 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 		return err
 	}
 	interrupted := errors.Is(err, context.Canceled)
+	if interrupted && res != nil && res.StopCheckpoint != "" {
+		fmt.Fprintf(stderr, "hetsgd train: saved the stopped run in %s: hetsgd train --resume %s goes on from it\n",
+			res.StopCheckpoint, filepath.Dir(res.StopCheckpoint))
+	}
 	if err != nil && !interrupted {
 		if res != nil {
 			// The run trained: its log ends with a done record saying why
