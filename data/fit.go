@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -34,6 +35,18 @@ type FitOptions struct {
 	// far a stand-in's model learns, besides the regression (see
 	// FitStandIn).
 	Learn func(ctx context.Context, train, test *Dataset, epochs int, seed uint64) ([]float64, error)
+	// Progress, when set, is told of the fit's stages as they go: the
+	// set's measures, the concentration's search, the anchors, the
+	// regression on the set, the prototypes' size, the signal's search
+	// and, with Learn, the learning curves and the speed model's search
+	// (each with its steps or runs, so that it can tell the time left).
+	Progress stage.Reporter
+	// Check, when set, is given the stand-in once its dimensions, points
+	// and per-point counts are measured, before the searches (its knobs
+	// not yet fitted): an error ends the fit. A caller that will write
+	// the stand-in's sets checks that they fit on the disk, rather than
+	// learn it after the fit.
+	Check func(*StandIn) error
 }
 
 // Constants of the model that the fit does not search (see the package
@@ -142,6 +155,8 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 			fmt.Fprintf(opt.Log, format+"\n", args...)
 		}
 	}
+	rep := stage.Or(opt.Progress)
+	rep.Stage("measuring the set", 0, "")
 	s := &StandIn{Name: d.Name, Train: N, Test: opt.TestPoints, Features: D, Labels: L, Calibration: CalibrateLogShare}
 	if s.Test <= 0 {
 		s.Test = max(8, N/4)
@@ -165,6 +180,11 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	s.TopicShare = topicShare
 	measured := Summarize(d, 0)
 	s.Real = &measured
+	if opt.Check != nil {
+		if err := opt.Check(s); err != nil {
+			return nil, err
+		}
+	}
 
 	// Concentration: the co-occurrence grows with it.
 	coN := measured.CoOccurrencePoints
@@ -183,13 +203,18 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		return sum.coOccurrence(), nil
 	}
 	var err error
+	rep.Stage("concentration search", searchSteps, "steps")
+	steps := 0
 	if s.Concentration, err = bisect(ctx, 0, 0.97, measured.CoOccurrence, co, func(c, v float64) {
 		logf("fit %s: concentration %.4f: co-occurrence %.4f (real %.4f)", d.Name, c, v, measured.CoOccurrence)
+		steps++
+		rep.Update(float64(steps), fmt.Sprintf("concentration %.4f: co-occurrence %.4f (set's %.4f)", c, v, measured.CoOccurrence))
 	}); err != nil {
 		return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
 	}
 
 	// Anchors: read off the set.
+	rep.Stage("anchors", 0, "")
 	K := proxyLabels(d)
 	sample := sampleOf(d, K)
 	s.Anchors, measured.AnchoredLabels, measured.AnchorRecall = anchorsOf(sample)
@@ -204,12 +229,14 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	// at 0.5, lands in that trough, so a target above it is sought on the
 	// rising side. The real set's P@1 is measured once, so it is averaged
 	// over targetOrders orders of its rows.
+	rep.Stage("regression on the set", targetOrders, "runs")
 	for k := range targetOrders {
 		v, err := proxyP1(ctx, sample, opt.Test, K, mix(opt.Seed^streamProxy, uint64(k)))
 		if err != nil {
 			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
 		}
 		measured.ProxyP1 += v / targetOrders
+		rep.Update(float64(k+1), fmt.Sprintf("P@1 %.4f", v))
 	}
 	s.Real = &measured
 	g := newStandInGen(s, opt.Seed)
@@ -222,25 +249,31 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	// When even features drawn only from the labels' prototypes do not
 	// identify the labels as well as the real set's, the prototypes are
 	// too diffuse: shrink them until they do.
-	for s.PrototypeSize > 2 {
+	rep.Stage("prototype size", 0, "steps")
+	for tries := 1; s.PrototypeSize > 2; tries++ {
 		v, err := p1(1)
 		if err != nil {
 			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
 		}
 		logf("fit %s: prototypes of %d features, signal 1: proxy P@1 %.4f (real %.4f)", d.Name, s.PrototypeSize, v, measured.ProxyP1)
+		rep.Update(float64(tries), fmt.Sprintf("%d features at signal 1: P@1 %.4f (set's %.4f)", s.PrototypeSize, v, measured.ProxyP1))
 		if v >= measured.ProxyP1 {
 			break
 		}
 		s.PrototypeSize = min(s.PrototypeSize-1, int(float64(s.PrototypeSize)*prototypeShrink))
 	}
+	rep.Stage("signal search", searchSteps, "steps")
+	steps = 0
 	if s.Signal, err = bisect(ctx, 0, 1, measured.ProxyP1, p1, func(sig, v float64) {
 		s.ProxyP1 = v // the last step's is within 2^-searchSteps of the fitted signal
 		logf("fit %s: signal %.4f: proxy P@1 %.4f (real %.4f)", d.Name, sig, v, measured.ProxyP1)
+		steps++
+		rep.Update(float64(steps), fmt.Sprintf("signal %.4f: P@1 %.4f (set's %.4f)", sig, v, measured.ProxyP1))
 	}); err != nil {
 		return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
 	}
 	if opt.Learn != nil {
-		if s, err = fitSpeed(ctx, s, g, sample, K, opt, logf); err != nil {
+		if s, err = fitSpeed(ctx, s, g, sample, K, opt, rep, logf); err != nil {
 			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
 		}
 	}
@@ -378,6 +411,7 @@ func (l Loader) FitAny(path string, opt FitOptions) (*StandIn, error) {
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		return LoadStandIn(path)
 	}
+	stage.Or(opt.Progress).Stage("reading "+path, 0, "")
 	sets, err := l.LoadAny(path)
 	if err != nil {
 		return nil, err
@@ -538,7 +572,7 @@ func ease(t *StandIn, e float64) {
 // share matched on the first epoch's P@1 and, at each topic share, the
 // ease on the best) and returns it if it misses the two by less, counted
 // in tolerances. Otherwise it returns s, its curve recorded.
-func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K int, opt FitOptions, logf func(string, ...any)) (*StandIn, error) {
+func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K int, opt FitOptions, rep stage.Reporter, logf func(string, ...any)) (*StandIn, error) {
 	realTrain, realTest := sample, opt.Test
 	if realTest == nil {
 		realTrain, realTest = fifths(sample)
@@ -549,6 +583,7 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 	}
 	// curve is the mean over seeds of the P@1 after epoch 1 and of the
 	// best P@1 of epochs epochs.
+	runs := 0 // of the stage, reported after each
 	curve := func(train, test *Dataset, epochs, seeds int) (first, best float64, err error) {
 		train, test = topLabels(train, test, speedMaxLabels)
 		for k := range seeds {
@@ -561,6 +596,8 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 			}
 			first += p[0] / float64(seeds)
 			best += slices.Max(p) / float64(seeds)
+			runs++
+			rep.Update(float64(runs), "")
 		}
 		return first, best, nil
 	}
@@ -576,11 +613,14 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 		}
 		return curve(train, test, epochs, seeds)
 	}
+	rep.Stage("learning curves", realSeeds+speedSeeds, "runs")
+	rep.Update(0, fmt.Sprintf("the set's, %d epochs", lateEpochs))
 	speed, late, err := curve(realTrain, realTest, lateEpochs, realSeeds)
 	if err != nil {
 		return nil, err
 	}
 	s.Real.Speed, s.Real.Late = speed, late
+	rep.Update(float64(runs), fmt.Sprintf("the stand-in's, %d epochs", lateEpochs))
 	if s.Speed, s.Late, err = standIn(s, lateEpochs, speedSeeds); err != nil {
 		return nil, err
 	}
@@ -593,6 +633,10 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 	if miss(s) <= 1 {
 		return s, nil
 	}
+	// The search trains speedSteps × (easeSteps × lateSeeds + speedSeeds)
+	// runs: most of the fit's time.
+	rep.Stage("speed model search", speedSteps*(easeSteps*lateSeeds+speedSeeds), "runs")
+	runs = 0
 	var last StandIn
 	step := func(ts float64) (float64, error) {
 		t := *s
@@ -606,6 +650,7 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 			u := t
 			ease(&u, e)
 			logf("fit %s: topic share %.4f, signal %.4f, vague %.4f: best P@1 of %d epochs %.4f (real %.4f)", s.Name, ts, u.Signal, u.Vague, lateEpochs, v, late)
+			rep.Update(float64(runs), fmt.Sprintf("topic share %.4f, signal %.4f, vague %.4f: best P@1 %.4f (set's %.4f)", ts, u.Signal, u.Vague, v, late))
 		})
 		if err != nil {
 			return 0, err

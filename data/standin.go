@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -694,8 +695,9 @@ func (g *standInGen) point(split uint64, i int, labels, feats []int32, vals []fl
 
 // write writes n points of a split in the XC format and returns their
 // statistics.
-func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64) (GenStats, error) {
+func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64, rep stage.Reporter) (GenStats, error) {
 	s := g.s
+	rep.Stage(splitNames[split], float64(n), "points")
 	st := GenStats{Profile: s.profile(), Points: n}
 	sum := newSummer(s.Labels, coPoints(s))
 	if split == 0 { // the report compares the training split's
@@ -713,6 +715,7 @@ func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64
 			if err := ctx.Err(); err != nil {
 				return st, fmt.Errorf("data: generating a stand-in of %s: stopped at point %d of %d: %w", s.Name, i, n, err)
 			}
+			rep.Update(float64(i), "")
 		}
 		labels, feats, vals = g.point(split, i, labels[:0], feats[:0], vals[:0])
 		sum.add(labels, len(feats))
@@ -785,22 +788,37 @@ func (g *standInGen) sampleSplit(n int, split uint64) *Dataset {
 // and testW in the XC format, stopping when ctx ends. Two runs with the
 // same StandIn and seed write the same bytes.
 func (s *StandIn) GenerateContext(ctx context.Context, seed uint64, trainW, testW io.Writer) (train, test GenStats, err error) {
+	return s.generate(ctx, seed, trainW, testW, nil)
+}
+
+// generate is GenerateContext telling rep of the points written.
+func (s *StandIn) generate(ctx context.Context, seed uint64, trainW, testW io.Writer, rep stage.Reporter) (train, test GenStats, err error) {
 	if err = s.Check(); err != nil {
 		return train, test, fmt.Errorf("data: the stand-in of %s: %w", s.Name, err)
 	}
 	g := newStandInGen(s, seed)
-	if train, err = g.write(ctx, trainW, s.Train, 0); err != nil {
+	rep = stage.Or(rep)
+	if train, err = g.write(ctx, trainW, s.Train, 0, rep); err != nil {
 		return
 	}
-	test, err = g.write(ctx, testW, s.Test, 1)
+	test, err = g.write(ctx, testW, s.Test, 1, rep)
 	return
 }
 
 // GenerateDirContext writes train.txt and test.txt into dir as
 // GenerateDirContext does for a profile: whole files or none.
 func (s *StandIn) GenerateDirContext(ctx context.Context, dir string, seed uint64, overwrite bool) (train, test GenStats, err error) {
-	return generateDir(dir, overwrite, func(trainW, testW io.Writer) (GenStats, GenStats, error) {
-		return s.GenerateContext(ctx, seed, trainW, testW)
+	return s.GenerateDirWith(ctx, dir, seed, GenOptions{Overwrite: overwrite})
+}
+
+// GenerateDirWith is GenerateDirContext with options, as GenerateDirWith
+// is for a profile.
+func (s *StandIn) GenerateDirWith(ctx context.Context, dir string, seed uint64, opt GenOptions) (train, test GenStats, err error) {
+	if err = s.Check(); err != nil {
+		return train, test, fmt.Errorf("data: the stand-in of %s: %w", s.Name, err)
+	}
+	return generateDir(dir, s.EstimateBytes(), opt.Overwrite, func(trainW, testW io.Writer) (GenStats, GenStats, error) {
+		return s.generate(ctx, seed, trainW, testW, opt.Progress)
 	})
 }
 

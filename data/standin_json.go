@@ -168,7 +168,7 @@ func (s *StandIn) Check() error {
 			}
 		}
 	}
-	return nil
+	return s.checkSense()
 }
 
 // Save writes s to path as WriteJSON does, whole or not at all; an

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/setting"
 )
 
@@ -133,11 +134,17 @@ func Generate(p Profile, seed uint64, trainW, testW io.Writer) (train, test GenS
 // GenerateContext is Generate stopping when ctx ends, with an error that
 // wraps ctx.Err(); the writers then hold part of a set.
 func GenerateContext(ctx context.Context, p Profile, seed uint64, trainW, testW io.Writer) (train, test GenStats, err error) {
+	return generate(ctx, p, seed, trainW, testW, nil)
+}
+
+// generate is GenerateContext telling rep of the points written.
+func generate(ctx context.Context, p Profile, seed uint64, trainW, testW io.Writer, rep stage.Reporter) (train, test GenStats, err error) {
 	g := newGenerator(p, seed)
-	if train, err = g.write(ctx, trainW, p.Train, 0); err != nil {
+	rep = stage.Or(rep)
+	if train, err = g.write(ctx, trainW, p.Train, 0, rep); err != nil {
 		return
 	}
-	test, err = g.write(ctx, testW, p.Test, 1)
+	test, err = g.write(ctx, testW, p.Test, 1, rep)
 	return
 }
 
@@ -154,14 +161,25 @@ func GenerateDir(dir string, p Profile, seed uint64, overwrite bool) (train, tes
 // train.txt beside an old test.txt only if the process dies between the two
 // renames.
 func GenerateDirContext(ctx context.Context, dir string, p Profile, seed uint64, overwrite bool) (train, test GenStats, err error) {
-	return generateDir(dir, overwrite, func(trainW, testW io.Writer) (GenStats, GenStats, error) {
-		return GenerateContext(ctx, p, seed, trainW, testW)
+	return GenerateDirWith(ctx, dir, p, seed, GenOptions{Overwrite: overwrite})
+}
+
+// GenerateDirWith is GenerateDirContext with options: it tells
+// opt.Progress of the points as they are written. Sets that would not fit
+// on the disk are refused before any is written (CheckSpace).
+func GenerateDirWith(ctx context.Context, dir string, p Profile, seed uint64, opt GenOptions) (train, test GenStats, err error) {
+	return generateDir(dir, p.EstimateBytes(), opt.Overwrite, func(trainW, testW io.Writer) (GenStats, GenStats, error) {
+		return generate(ctx, p, seed, trainW, testW, opt.Progress)
 	})
 }
 
 // generateDir runs gen on train.txt and test.txt in dir, whole files or
-// none (see GenerateDirContext).
-func generateDir(dir string, overwrite bool, gen func(trainW, testW io.Writer) (GenStats, GenStats, error)) (train, test GenStats, err error) {
+// none (see GenerateDirContext), once a set of about bytes is known to fit
+// (checkSpace).
+func generateDir(dir string, bytes float64, overwrite bool, gen func(trainW, testW io.Writer) (GenStats, GenStats, error)) (train, test GenStats, err error) {
+	if err = checkSpace(dir, bytes); err != nil {
+		return train, test, err
+	}
 	if err = os.MkdirAll(dir, 0o755); err != nil {
 		return train, test, fmt.Errorf("data: %w", err)
 	}
@@ -293,12 +311,17 @@ func mix(a, b uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// genCheck is how many points are generated between checks of the context:
-// milliseconds of work at the largest profiles.
+// genCheck is how many points are generated between checks of the context
+// (and reports of the progress): milliseconds of work at the largest
+// profiles.
 const genCheck = 1024
 
-func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64) (GenStats, error) {
+// splitNames are the stages of a generator, by split.
+var splitNames = [2]string{"generating the training split", "generating the test split"}
+
+func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64, rep stage.Reporter) (GenStats, error) {
 	st := GenStats{Profile: g.p, Points: n}
+	rep.Stage(splitNames[split], float64(n), "points")
 	freq := make([]int32, g.p.Labels)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	fmt.Fprintf(bw, "%d %d %d\n", n, g.p.Features, g.p.Labels)
@@ -316,6 +339,7 @@ func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64)
 			if err := ctx.Err(); err != nil {
 				return st, fmt.Errorf("data: generating %s: stopped at point %d of %d: %w", g.p.Name, i, n, err)
 			}
+			rep.Update(float64(i), "")
 		}
 		r := rand.New(rand.NewPCG(g.seed, mix(split+1, uint64(i))))
 		// Labels: 1 + Poisson(avg − 1), distinct, from the power law.
