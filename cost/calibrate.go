@@ -14,6 +14,7 @@ import (
 	"github.com/hetsgd/hetsgd/internal/bounded"
 	"github.com/hetsgd/hetsgd/internal/timing"
 	"github.com/hetsgd/hetsgd/lsh"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/workload"
 
 	"github.com/hetsgd/hetsgd/kernel"
@@ -25,14 +26,17 @@ import (
 // of model shapes, batch sizes and densities, and fits a Model to them.
 // quick measures fewer shapes (for tests). Progress goes to w (may be nil).
 func Calibrate(quick bool, w io.Writer) (Model, error) {
-	return CalibrateContext(context.Background(), quick, w)
+	return CalibrateContext(context.Background(), quick, w, nil)
 }
 
 // CalibrateContext is Calibrate, stopped once ctx is done: between two
 // timed runs (a fraction of a second at the largest shape), with an error
 // wrapping ctx.Err(), so that an interrupted calibration ends at once
-// rather than after the whole grid.
-func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, error) {
+// rather than after the whole grid. rep, when not nil, is told its stages
+// as they go — the gradient's shapes, the update, the sampled layer's
+// table build and shapes — each shape as it is timed.
+func CalibrateContext(ctx context.Context, quick bool, w io.Writer, rep stage.Reporter) (Model, error) {
+	rep = stage.Or(rep)
 	type point struct{ inputs, hidden, outputs, rows, nnz int }
 	var grid []point
 	r := rand.New(rand.NewPCG(1, 2))
@@ -56,7 +60,9 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 	}
 	var xs [][nFeatures]float64
 	var ys []float64
+	rep.Stage("timing the gradient", float64(len(grid)), "shapes")
 	for i, p := range grid {
+		rep.Update(float64(i), fmt.Sprintf("%d inputs, %d hidden, %d labels, batch %d", p.inputs, p.hidden, p.outputs, p.rows))
 		if err := ctx.Err(); err != nil {
 			return Model{}, fmt.Errorf("cost: calibration stopped after %d of %d shapes: %w", i, len(grid), err)
 		}
@@ -75,6 +81,7 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 		xs = append(xs, features(workload.MLPShape(m), p.rows, x.NNZ()))
 		ys = append(ys, sec)
 	}
+	rep.Update(float64(len(grid)), "")
 	coef, err := fitCost(xs, ys)
 	if err != nil {
 		return Model{}, err
@@ -85,6 +92,7 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 	if quick {
 		n = 1 << 20
 	}
+	rep.Stage("timing the update", 0, "")
 	p, g := make([]float32, n), make([]float32, n)
 	opt, _ := optim.New(optim.Config{Name: "sgd"}, n)
 	sec, err := timeIt(ctx, func() { opt.Step(p, g, 1e-3) }, quick)
@@ -95,7 +103,7 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 	c := Model{PerBatch: coef[0], PerSparse: coef[1], PerDense: coef[2], PerLogit: coef[3], PerWeight: coef[4], PerParam: perParam,
 		Source: fmt.Sprintf("hetsgd calibrate, %d shapes, %s, kernel %s, %d threads, %s",
 			len(grid), cpuName(), kernel.Impl(), kernel.Default().Workers(), time.Now().UTC().Format("2006-01-02"))}
-	if err := c.calibrateSampled(ctx, quick, w); err != nil {
+	if err := c.calibrateSampled(ctx, quick, w, rep); err != nil {
 		return Model{}, err
 	}
 	if w != nil {
@@ -121,7 +129,7 @@ func CalibrateContext(ctx context.Context, quick bool, w io.Writer) (Model, erro
 // times of sampled steps (SLIDE's layer with the tool's defaults, its
 // tables built once before the timed steps, plain SGD) over a few label
 // counts, widths and batch sizes.
-func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer) error {
+func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer, rep stage.Reporter) error {
 	r := rand.New(rand.NewPCG(3, 4))
 	s := workload.DefaultSampling()
 	s.Background, s.Rehash, s.Rebuild = false, 1<<30, 1<<30
@@ -131,6 +139,8 @@ func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer) e
 		grid = []shape{{2000, 64, 4096, 64, 64}, {2000, 128, 4096, 128, 64}}
 	}
 	// PerHash: a build of the largest layer's tables.
+	rep.Stage("timing the sampled layer", float64(1+len(grid)), "shapes")
+	rep.Update(0, "a table build")
 	last := grid[len(grid)-1]
 	fam, err := lsh.NewDWTA(last.hidden, s.K, s.L, 1)
 	if err != nil {
@@ -162,6 +172,7 @@ func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer) e
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("cost: calibration stopped after %d of %d sampled shapes: %w", i, len(grid), err)
 		}
+		rep.Update(float64(1+i), fmt.Sprintf("%d inputs, %d hidden, %d labels, batch %d", p.inputs, p.hidden, p.labels, p.rows))
 		x, y := workload.RandomBatch(r, 4*p.rows, p.inputs, p.labels, p.nnz)
 		set := &data.Dataset{Name: "calibration", X: x, Y: y}
 		xw, err := workload.NewXML(set, set, []int{p.hidden}, 0, 0, p.rows)
@@ -193,6 +204,7 @@ func (c *Model) calibrateSampled(ctx context.Context, quick bool, w io.Writer) e
 		den += z * z / (sec * sec)
 		rows = append(rows, row{p: p, work: work, sec: sec, pred: rest})
 	}
+	rep.Update(float64(1+len(grid)), "")
 	c.PerGather = max(num/den, 1e-15)
 	if w != nil {
 		fmt.Fprintf(w, "%6s %6s %6s %5s %9s  %9s %9s\n", "inputs", "hidden", "labels", "batch", "logits", "measured", "model")

@@ -3,6 +3,7 @@ package cost
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -70,7 +71,8 @@ func Default() Model {
 	return c
 }
 
-// LoadCost reads a cost model written by `hetsgd calibrate`.
+// LoadCost reads a cost model written by `hetsgd calibrate`. Its errors
+// name the file, and the coefficient that is out of bounds (Validate).
 func Load(path string) (Model, error) {
 	b, err := bounded.ReadFile(path, 1<<20, "a cost model (hetsgd calibrate writes one)")
 	if err != nil {
@@ -80,21 +82,57 @@ func Load(path string) (Model, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return Model{}, fmt.Errorf("cost: cost model %s: %w", path, err)
 	}
-	return c, c.Validate()
+	if err := c.check(); err != nil {
+		return Model{}, fmt.Errorf("cost: cost model %s: %w (measure one with hetsgd calibrate)", path, err)
+	}
+	return c, nil
 }
 
-// Validate reports a model that cannot be used.
+// Bounds of a model's coefficients. Each is seconds of a batch or of a
+// unit of work (a multiply-add, a logit, a parameter): a machine of today
+// takes 1e-11 to 1e-8 s a unit, so a millisecond a unit is a machine a
+// hundred thousand times slower than any, and a minute of fixed cost a
+// batch is no kernel's. Within them a run's virtual clock stays far from
+// the float limit (a batch of a model the memory holds costs less than
+// 1e13 s), where larger ones overflow it and leave the run log without
+// its times.
+const (
+	maxPerBatch = 60
+	maxPerUnit  = 1e-3
+)
+
+// Validate reports a model that cannot be used, naming the coefficient as
+// the file writes it and its bounds.
 func (c Model) Validate() error {
-	for _, v := range []float64{c.PerBatch, c.PerSparse, c.PerDense, c.PerLogit, c.PerWeight, c.PerParam, c.PerGather, c.PerHash, c.BuildShare} {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("cost: cost model %+v: every coefficient must be finite and ≥ 0", c)
+	if err := c.check(); err != nil {
+		return fmt.Errorf("cost: cost model: %w", err)
+	}
+	return nil
+}
+
+// check is Validate without the package's words.
+func (c Model) check() error {
+	for _, f := range []struct {
+		name  string
+		v, hi float64
+		what  string
+	}{
+		{"per_batch", c.PerBatch, maxPerBatch, "seconds a batch"},
+		{"per_sparse", c.PerSparse, maxPerUnit, "seconds a multiply-add"},
+		{"per_dense", c.PerDense, maxPerUnit, "seconds a multiply-add"},
+		{"per_logit", c.PerLogit, maxPerUnit, "seconds a logit"},
+		{"per_weight", c.PerWeight, maxPerUnit, "seconds a weight"},
+		{"per_param", c.PerParam, maxPerUnit, "seconds a parameter"},
+		{"per_gather", c.PerGather, maxPerUnit, "seconds a multiply-add"},
+		{"per_hash", c.PerHash, maxPerUnit, "seconds a hash value"},
+		{"build_share", c.BuildShare, 1, "a share of a table build"},
+	} {
+		if !(f.v >= 0 && f.v <= f.hi) {
+			return fmt.Errorf("%s %v: want %s in [0, %v]", f.name, f.v, f.what, f.hi)
 		}
 	}
-	if c.BuildShare > 1 {
-		return fmt.Errorf("cost: cost model %+v: build_share %v is more than the whole build", c, c.BuildShare)
-	}
 	if c.PerBatch+c.PerSparse+c.PerDense+c.PerLogit == 0 {
-		return fmt.Errorf("cost: cost model %+v charges nothing for a batch", c)
+		return errors.New("per_batch, per_sparse, per_dense and per_logit are all 0: the model charges nothing for a batch")
 	}
 	return nil
 }

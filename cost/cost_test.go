@@ -1,8 +1,13 @@
 package cost
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/workload"
@@ -40,9 +45,14 @@ func TestCalibration(t *testing.T) {
 			t.Fatalf("coefficient %d negative: %v", j, got)
 		}
 	}
-	c, err := Calibrate(true, nil)
+	var told stages
+	c, err := CalibrateContext(context.Background(), true, nil, &told)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Its stages, in order, each shape counted.
+	if want := "timing the gradient 0/6 1/6 2/6 3/6 4/6 5/6 6/6; timing the update; timing the sampled layer 0/3 1/3 2/3 3/3"; told.String() != want {
+		t.Errorf("stages %q\nwant %q", told.String(), want)
 	}
 	// Six noisy shapes nearly determine the five coefficients, so the fit
 	// may give the dense products' cost to the correlated per-logit and
@@ -84,3 +94,52 @@ func TestBatchWorkKnownAnswers(t *testing.T) {
 		t.Fatal("a model without sampled terms says it can price a sampled layer")
 	}
 }
+
+// A model read from a file is refused when a coefficient is outside its
+// bounds — negative, or so large that the virtual clock would overflow —
+// naming the file and the coefficient; the shipped default passes.
+func TestLoadRefusesOutOfBounds(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("the default model: %v", err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ json, want string }{
+		{`{"per_batch": 1e300, "per_param": 1e-10}`, "per_batch 1e+300: want seconds a batch in [0, 60]"},
+		{`{"per_batch": 1e-5, "per_dense": 1.7e308}`, "per_dense 1.7e+308: want seconds a multiply-add in [0, 0.001]"},
+		{`{"per_batch": 1e-5, "per_param": -1e-10}`, "per_param -1e-10"},
+		{`{"per_batch": 1e-5, "build_share": 2}`, "build_share 2: want a share of a table build in [0, 1]"},
+		{`{"per_param": 1e-10}`, "per_batch, per_sparse, per_dense and per_logit are all 0: the model charges nothing for a batch"},
+	} {
+		path := filepath.Join(dir, "cost.json")
+		if err := os.WriteFile(path, []byte(c.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), "cost model "+path+": "+c.want) || !strings.Contains(err.Error(), "hetsgd calibrate") {
+			t.Errorf("%s: %v; want %q", c.json, err, c.want)
+		}
+	}
+	m := Default()
+	m.PerLogit = math.Inf(1)
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "per_logit +Inf") {
+		t.Errorf("an infinite coefficient: %v", err)
+	}
+}
+
+// stages records what a stage.Reporter is told, as "name done/total …;".
+type stages struct {
+	b     strings.Builder
+	total float64
+}
+
+func (s *stages) Stage(name string, total float64, _ string) {
+	if s.b.Len() > 0 {
+		s.b.WriteString("; ")
+	}
+	s.b.WriteString(name)
+	s.total = total
+}
+
+func (s *stages) Update(done float64, _ string) { fmt.Fprintf(&s.b, " %g/%g", done, s.total) }
+
+func (s *stages) String() string { return s.b.String() }

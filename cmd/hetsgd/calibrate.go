@@ -11,6 +11,7 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/progress/stage"
 )
 
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -19,6 +20,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	quick := fs.Bool("quick", false, "measure a few shapes (message sizes) only")
 	force := fs.Bool("force", false, "overwrite an existing --out file")
 	network := fs.Bool("network", false, "under mpirun (the mpi build): measure the latency and bandwidth between the ranks, for --time virtual --network")
+	mode := fs.String("progress", stage.Auto, progressHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -31,10 +33,15 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if how := comm.Launched(); how != "" {
 		return fmt.Errorf("the cost model is measured in one process: start it without mpirun, or measure the network with --network (started by a process manager: %s)", how)
 	}
+	line, err := stage.NewLine(stderr, *mode, "hetsgd calibrate")
+	if err != nil {
+		return err
+	}
 	// The fit's table is printed at the end of the measurement: buffered,
 	// its write is checked once.
 	var table bytes.Buffer
-	c, err := cost.CalibrateContext(ctx, *quick, &table)
+	c, err := cost.CalibrateContext(ctx, *quick, &table, line)
+	line.Close()
 	if err != nil {
 		return err
 	}
@@ -43,6 +50,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	return writeModel(stdout, c, "cost model", "--cost", *out, *force)
 }
+
+// progressHelp is --progress's of the commands that report their stages.
+const progressHelp = "progress on stderr: auto (a line redrawn on a terminal; elsewhere a plain line every 10 s once the work has gone on that long), on (redrawn, even into a file) or off"
 
 // checkOut fails at once where writing --out at the end would fail (it
 // exists without --force, it is not a regular file, its folder cannot be
