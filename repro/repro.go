@@ -19,6 +19,8 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/progress"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/runlog"
 	_ "github.com/hetsgd/hetsgd/strategy/all" // the studies name every strategy
@@ -44,7 +46,11 @@ func NewSet(name string, train, test *data.Dataset, note string) (Set, error) {
 type Options struct {
 	Quick bool      // small budgets and few settings: a smoke test, not a result
 	Seed  uint64    // seed of every run
-	Log   io.Writer // one progress line per run (nil: quiet)
+	Log   io.Writer // one line per run as it ends (nil: quiet)
+	// Progress, when set, is told of each run as a stage of its own: its
+	// number and name, and after each batch its epochs done (or its
+	// training seconds, when it has a time budget and no epoch limit).
+	Progress stage.Reporter
 	// Parts are the sections of the heterogeneity and paper studies to
 	// run, of HeterogeneityParts and PaperParts; a study none of whose
 	// sections is named runs all of them.
@@ -116,7 +122,23 @@ func (r *runner) run(ctx context.Context, name string, set Set, cfg engine.Confi
 		return nil, err
 	}
 	start := time.Now()
-	res, err := engine.Run(ctx, cfg, set.Workload, log, nil)
+	var obs engine.Observer
+	if rep := r.opt.Progress; rep != nil {
+		p := &progress.Run{Reporter: rep, Epochs: full.Epochs, Budget: full.TimeBudget}
+		switch {
+		case full.Epochs > 0:
+			p.Scale = full.Epochs
+			rep.Stage(fmt.Sprintf("run %d", r.runs), full.Epochs, "epochs")
+		case full.TimeBudget > 0:
+			p.Scale = full.TimeBudget
+			rep.Stage(fmt.Sprintf("run %d", r.runs), full.TimeBudget, "s of "+string(full.Clock)+" time")
+		default:
+			rep.Stage(fmt.Sprintf("run %d", r.runs), 0, "")
+		}
+		rep.Update(0, name)
+		obs = p
+	}
+	res, err := engine.Run(ctx, cfg, set.Workload, log, obs)
 	if err != nil && !errors.Is(err, engine.ErrDiverged) {
 		return nil, fmt.Errorf("repro: run %s: %w", name, err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/progress"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -123,8 +125,10 @@ type Result struct {
 // of every run), in the order strategy, batch, rate, seed, and calls each
 // with every result as it comes (nil: none). A run that diverges is a
 // result with Diverged set, not an error: a grid is expected to reach rates
-// that are too large.
-func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, each func(Result) error) ([]Result, error) {
+// that are too large. rep, when not nil, is told of the grid as one stage
+// of runs, each run's share after each of its batches (its epochs, or its
+// time budget, done) and what it runs.
+func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, each func(Result) error, rep stage.Reporter) ([]Result, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
@@ -140,6 +144,8 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 		}
 	}
 	var out []Result
+	rep = stage.Or(rep)
+	rep.Stage("runs", float64(g.Size()), "runs")
 	for _, s := range g.Strategies {
 		for _, b := range g.Batches {
 			for _, lr := range g.LRs {
@@ -152,7 +158,9 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 					if err != nil {
 						return out, err
 					}
-					res, err := engine.Run(ctx, cfg, w, nil, nil)
+					done := float64(len(out))
+					rep.Update(done, fmt.Sprintf("%s lr %s batch %d seed %d", s, FormatRate(lr), b, seed))
+					res, err := engine.Run(ctx, cfg, w, nil, &progress.Run{Reporter: rep, Before: done, Epochs: cfg.Epochs, Budget: cfg.TimeBudget, Scale: 1})
 					r := Result{Strategy: s, LR: lr, Batch: b, Seed: seed, Optimizer: eff.Optimizer.Name, EffectiveLR: eff.LR}
 					switch {
 					case err == nil:
@@ -166,6 +174,7 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 						r.BestP1, r.BestSeconds = best.P1, best.TrainSeconds
 					}
 					out = append(out, r)
+					rep.Update(float64(len(out)), fmt.Sprintf("%s lr %s batch %d seed %d: best P@1 %.4f", s, FormatRate(lr), b, seed, r.BestP1))
 					if each != nil {
 						if err := each(r); err != nil {
 							return out, err

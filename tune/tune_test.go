@@ -115,15 +115,34 @@ func TestRunGrid(t *testing.T) {
 		Cost: cost.Default(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	g := tune.Grid{Strategies: []string{"sync", "gem"}, LRs: []float64{0.1, 1}, Batches: []int{64}, Seeds: []uint64{1}}
 	var seen []string
+	var told runs
 	res, err := tune.Run(context.Background(), base, w, g, func(r tune.Result) error {
 		seen = append(seen, fmt.Sprintf("%s/%g/%s", r.Strategy, r.LR, r.Optimizer))
 		return nil
-	})
+	}, &told)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"sync/0.1/momentum", "sync/1/momentum", "gem/0.1/sgd", "gem/1/sgd"}; !slices.Equal(seen, want) {
 		t.Fatalf("runs %v, want %v", seen, want)
+	}
+	// The grid is one stage of 4 runs: each run named as it starts, its
+	// share rising within it, and counted whole at its end.
+	if told.stage != "runs 4 runs" || !slices.IsSorted(told.done) || told.done[len(told.done)-1] != 4 {
+		t.Errorf("told stage %q, done %v", told.stage, told.done)
+	}
+	if want := []string{"sync lr 0.1 batch 64 seed 1", "sync lr 0.1 batch 64 seed 1: best P@1", "sync lr 1 batch 64 seed 1", "sync lr 1 batch 64 seed 1: best P@1",
+		"gem lr 0.1 batch 64 seed 1", "gem lr 0.1 batch 64 seed 1: best P@1", "gem lr 1 batch 64 seed 1", "gem lr 1 batch 64 seed 1: best P@1"}; len(told.details) != len(want) {
+		t.Errorf("details %q", told.details)
+	} else {
+		for i := range want {
+			if !strings.HasPrefix(told.details[i], want[i]) {
+				t.Errorf("detail %d: %q, want %q…", i, told.details[i], want[i])
+			}
+		}
+	}
+	if fractions := slices.ContainsFunc(told.done, func(d float64) bool { return d != float64(int(d)) }); !fractions {
+		t.Errorf("no share of a run was reported: %v", told.done)
 	}
 	for _, r := range res {
 		if len(r.Evals) == 0 || !(r.BestP1 > 0.02) {
@@ -178,7 +197,7 @@ func TestRunVariantsAtDefaultRates(t *testing.T) {
 	base := engine.Config{Devices: 2, Clock: engine.Virtual, Epochs: 0.5, EvalEvery: 0.25,
 		Cost: cost.Default(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
 	g := tune.Grid{Strategies: []string{"elastic", "elastic[k=1]", "elastic[optimizer=sgd,lr=0.5]"}, LRs: []float64{0}, Batches: []int{64}, Seeds: []uint64{1}}
-	res, err := tune.Run(context.Background(), base, w, g, nil)
+	res, err := tune.Run(context.Background(), base, w, g, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,4 +225,21 @@ func ExampleParseRates() {
 	rates, _ := tune.ParseRates("0.01:1")
 	fmt.Println(rates)
 	// Output: [0.01 0.0316 0.1 0.316 1]
+}
+
+// runs records what a stage.Reporter is told.
+type runs struct {
+	stage   string
+	done    []float64
+	details []string
+}
+
+func (r *runs) Stage(name string, total float64, unit string) {
+	r.stage = fmt.Sprintf("%s %g %s", name, total, unit)
+}
+func (r *runs) Update(done float64, detail string) {
+	r.done = append(r.done, done)
+	if detail != "" {
+		r.details = append(r.details, detail)
+	}
 }

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/report"
 	"github.com/hetsgd/hetsgd/repro"
-	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/train"
 )
 
@@ -28,6 +28,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reuse := fs.Bool("reuse", false, "read back each run whose log in --out/runs is complete and of the same configuration instead of running it again, so that a bench stopped part-way carries on where it was (the gem and adacons studies run every run again)")
 	parts := fs.String("parts", "", "only these sections, comma-separated: of the heterogeneity study "+strings.Join(repro.HeterogeneityParts, ", ")+"; of the paper study "+strings.Join(repro.PaperParts, ", ")+" (crossbow: CROSSBOW in the equal-time section); a study none of whose sections is named runs whole (default: all)")
 	network := fs.String("network", "", "lsgd study: the links within and between nodes from `file` (hetsgd calibrate --network) instead of PCIe and 25 Gb/s Ethernet")
+	mode := fs.String("progress", stage.Auto, progressHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -36,45 +37,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	var studies []string
-	namedPaper := false // --study paper, not only all
-	for _, s := range strings.Split(*study, ",") {
-		switch s = strings.TrimSpace(s); {
-		case s == "all":
-			studies = append(studies, repro.Studies...)
-		case slices.Contains(repro.Studies, s):
-			studies = append(studies, s)
-			namedPaper = namedPaper || s == "paper"
-		default:
-			return fmt.Errorf("--study %q: want %s or all", s, strings.Join(repro.Studies, ", "))
-		}
+	sel, err := repro.Select(*study, *sets, train.Visited(fs)["sets"], *parts)
+	if err != nil {
+		return err
 	}
-	runs := func(study string) bool { return slices.Contains(studies, study) }
-	// Every name of --sets is checked before any work, whatever the
-	// studies: a misspelt one must not go unnoticed.
-	known := append(repro.SetNames(), repro.PaperSetNames()...)
-	var setNames, paperNames []string
-	for _, name := range strings.Split(*sets, ",") {
-		switch name = strings.TrimSpace(name); {
-		case name == "":
-			return fmt.Errorf("--sets %q: an empty name; want a comma-separated list of %s", *sets, strings.Join(known, ", "))
-		case !slices.Contains(known, name):
-			return fmt.Errorf("--sets: unknown dataset %q%s (want %s)", name, setting.Suggest(name, known, ""), strings.Join(known, ", "))
-		case slices.Contains(repro.PaperSetNames(), name):
-			paperNames = append(paperNames, name)
-		default:
-			setNames = append(setNames, name)
-		}
+	line, err := stage.NewLine(stderr, *mode, "hetsgd bench")
+	if err != nil {
+		return err
 	}
-	setsGiven := train.Visited(fs)["sets"]
-	switch {
-	case len(paperNames) > 0 && !runs("paper"):
-		return fmt.Errorf("--sets %s: a paper's set at full scale, which only --study paper runs", paperNames[0])
-	case len(paperNames) > 0 && len(setNames) > 0 && !runs("adaptive") && !runs("heterogeneity"):
-		return fmt.Errorf("--sets %s: --study paper runs only the papers' sets (%s)", setNames[0], strings.Join(repro.PaperSetNames(), ", "))
-	case runs("paper") && !setsGiven:
-		paperNames = repro.PaperSetNames() // those --data holds
-	}
+	defer line.Close()
 	var in atomicfile.Inputs
 	if *dataDir != "" {
 		for _, set := range append([]string{"bibtex", "delicious", "mnist"}, repro.PaperSetNames()...) {
@@ -85,28 +56,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := in.Check("--out", *out); err != nil {
 		return err
 	}
-	if setsGiven && !runs("adaptive") && !runs("heterogeneity") && !runs("paper") {
-		fmt.Fprintf(stderr, "hetsgd bench: warning: --sets applies to the adaptive, heterogeneity and paper studies; ignored\n")
-	}
-	var partList []string
-	if *parts != "" {
-		var known []string
-		if runs("heterogeneity") {
-			known = append(known, repro.HeterogeneityParts...)
-		}
-		if runs("paper") {
-			known = append(known, repro.PaperParts...)
-		}
-		for _, p := range strings.Split(*parts, ",") {
-			p = strings.TrimSpace(p)
-			if len(known) == 0 {
-				return fmt.Errorf("--parts %q: only the heterogeneity and paper studies have parts (--study %s)", p, *study)
-			}
-			if !slices.Contains(known, p) {
-				return fmt.Errorf("--parts %q: want %s", p, strings.Join(known, ", "))
-			}
-			partList = append(partList, p)
-		}
+	if sel.SetsIgnored {
+		fmt.Fprintf(line, "hetsgd bench: warning: --sets applies to the adaptive, heterogeneity and paper studies; ignored\n")
 	}
 	// load reads the sets named into *into; absent one calls missing.
 	load := func(names []string, into *[]repro.Set, missing func(name string) error) error {
@@ -114,6 +65,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("stopped while reading the data: %w", err)
 			}
+			line.Stage("reading "+name, 0, "")
 			set, err := repro.LoadSet(ctx, name, *dataDir, *seed)
 			if err != nil {
 				return err
@@ -127,17 +79,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return nil
 	}
 	var input repro.Inputs
-	if runs("adaptive") || runs("heterogeneity") {
-		err := load(setNames, &input.Sets, func(name string) error {
-			fmt.Fprintf(stderr, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
+	if sel.Runs("adaptive") || sel.Runs("heterogeneity") {
+		err := load(sel.Sets, &input.Sets, func(name string) error {
+			fmt.Fprintf(line, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
 			return nil
 		})
 		if err != nil {
 			return err
 		}
 	}
-	err := load(paperNames, &input.Paper, func(name string) error {
-		if !setsGiven {
+	err = load(sel.Paper, &input.Paper, func(name string) error {
+		if !train.Visited(fs)["sets"] {
 			return nil // the default: those --data holds
 		}
 		return fmt.Errorf("--sets %s: no --data folder holds %s/ (write it with hetsgd data gen --like %s --out DIR/%s)", name, name, name, name)
@@ -145,17 +97,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if runs("paper") && len(input.Paper) == 0 && !namedPaper {
+	if sel.Runs("paper") && len(input.Paper) == 0 && !sel.NamedPaper {
 		// --study all: the paper study needs data that takes minutes to
 		// write, so its absence skips the study rather than the bench.
-		fmt.Fprintf(stderr, "hetsgd bench: no --data folder holds %s/: skipping the paper study\n", strings.Join(repro.PaperSetNames(), "/ or "))
-		studies = slices.DeleteFunc(studies, func(s string) bool { return s == "paper" })
-	} else if runs("paper") && len(input.Paper) == 0 {
+		fmt.Fprintf(line, "hetsgd bench: no --data folder holds %s/: skipping the paper study\n", strings.Join(repro.PaperSetNames(), "/ or "))
+		sel.Studies = slices.DeleteFunc(sel.Studies, func(s string) bool { return s == "paper" })
+	} else if sel.Runs("paper") && len(input.Paper) == 0 {
 		return fmt.Errorf("--study paper needs a stand-in of a paper's set in a --data folder: write one with hetsgd data gen --like %s --out DIR/%s", repro.PaperSetNames()[0], repro.PaperSetNames()[0])
 	}
 	// Every input is read before the report is started, so that a missing
 	// or bad one stops the bench before it writes anything.
-	opt := repro.Options{Quick: *quick, Seed: *seed, Log: stdout, Parts: partList, Reuse: *reuse}
+	opt := repro.Options{Quick: *quick, Seed: *seed, Log: line.Beside(stdout), Parts: sel.Parts, Reuse: *reuse, Progress: line}
 	if *network != "" {
 		m, err := train.LoadNetwork(*network)
 		if err != nil {
@@ -168,16 +120,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			input.Delicious = &input.Sets[i] // loaded once, for every study
 		}
 	}
-	if (runs("lsgd") || runs("adacons")) && input.Delicious == nil {
+	if (sel.Runs("lsgd") || sel.Runs("adacons")) && input.Delicious == nil {
 		var err error
 		if input.Delicious, err = repro.LoadSet(ctx, "delicious", *dataDir, *seed); err != nil {
 			return err
 		}
 		if input.Delicious == nil {
-			fmt.Fprintln(stderr, "hetsgd bench: no --data folder holds delicious/: the studies skip their Delicious sections")
+			fmt.Fprintln(line, "hetsgd bench: no --data folder holds delicious/: the studies skip their Delicious sections")
 		}
 	}
-	if runs("gem") {
+	if sel.Runs("gem") {
 		var err error
 		if input.MNIST, err = repro.LoadSet(ctx, "mnist", *dataDir, *seed); err != nil {
 			return err
@@ -196,9 +148,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Every way out but the end drops report.md: a bench that failed or was
 	// interrupted leaves no report (a complete one from before stays).
 	defer rep.Abort()
-	if err := repro.Run(ctx, rep, studies, input, opt); err != nil {
+	if err := repro.Run(ctx, rep, sel.Studies, input, opt); err != nil {
 		return err
 	}
+	line.Close()
 	if err := rep.Close(); err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/cost"
@@ -14,6 +13,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/train"
@@ -45,7 +45,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	dropout := fs.Float64("dropout", workload.DefaultDropout, "dropout of the hidden units")
 	logPath := fs.String("log", "", "write every run and the summary as JSON Lines to `file`")
 	force := fs.Bool("force", false, "overwrite an existing --log file")
-	progress := fs.String("progress", "auto", "progress bar on stderr: auto, on, off")
+	mode := fs.String("progress", stage.Auto, progressHelp)
 	train.DocumentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -92,11 +92,12 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err := g.CheckVariants(base); err != nil { // before any data is loaded
 		return err
 	}
-	showProgress, err := progressWanted(*progress, stderr)
+	line, err := stage.NewLine(stderr, *mode, "hetsgd tune")
 	if err != nil {
 		return err
 	}
-	mode, err := data.ParseCacheMode(*cache)
+	defer line.Close()
+	cacheMode, err := data.ParseCacheMode(*cache)
 	if err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
@@ -107,7 +108,8 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err := in.Check("--log", *logPath); err != nil {
 		return err
 	}
-	trainSet, testSet, source, err := train.LoadData(data.Loader{Format: data.Auto, Cache: mode, Log: stderr, Context: ctx, Opened: in.Opened}, *trainPath, *testPath, *dataDir)
+	line.Stage("reading the data", 0, "")
+	trainSet, testSet, source, err := train.LoadData(data.Loader{Format: data.Auto, Cache: cacheMode, Log: line, Context: ctx, Opened: in.Opened}, *trainPath, *testPath, *dataDir)
 	if err != nil {
 		return err
 	}
@@ -137,29 +139,18 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if opt == "strategy" {
 		opt = "each strategy's own optimizer"
 	}
-	fmt.Fprintf(stdout, "hetsgd tune: %s — %d strategies × %d rates × %d batches × %d seeds = %d runs; %d devices, %s time, %g epochs; %s\n",
-		source, len(g.Strategies), len(g.LRs), len(g.Batches), len(g.Seeds), g.Size(), *devices, *clock, *epochs, opt)
+	line.Print(func() {
+		fmt.Fprintf(stdout, "hetsgd tune: %s — %d strategies × %d rates × %d batches × %d seeds = %d runs; %d devices, %s time, %g epochs; %s\n",
+			source, len(g.Strategies), len(g.LRs), len(g.Batches), len(g.Seeds), g.Size(), *devices, *clock, *epochs, opt)
+	})
 	if err := log.Write(tune.ConfigRecord{Event: "tune-config", Version: version, Data: source, Grid: g, Optimizer: *optimizer,
 		Devices: *devices, Speeds: base.Speeds, Clock: *clock, Epochs: *epochs, TimeBudget: *budget, EvalEvery: *evalEvery,
 		Hidden: hidden, Dropout: *dropout}); err != nil {
 		return err
 	}
-	done, began := 0, time.Now()
-	each := func(r tune.Result) error {
-		done++
-		if showProgress {
-			const width = 24
-			full := done * width / g.Size()
-			eta := time.Since(began) / time.Duration(done) * time.Duration(g.Size()-done)
-			fmt.Fprintf(stderr, "\r\033[K [%s%s] %d/%d  %s lr %s batch %d: best P@1 %.4f  (%s left)", strings.Repeat("█", full),
-				strings.Repeat("·", width-full), done, g.Size(), r.Strategy, tune.FormatRate(r.LR), r.Batch, r.BestP1, eta.Round(time.Second))
-		}
-		return log.Write(tune.RunRecord{Event: "tune-run", Result: r})
-	}
-	results, err := tune.Run(ctx, base, w, g, each)
-	if showProgress {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+	each := func(r tune.Result) error { return log.Write(tune.RunRecord{Event: "tune-run", Result: r}) }
+	results, err := tune.Run(ctx, base, w, g, each, line)
+	line.Close()
 	if errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("%w after %d of %d runs", errInterrupted, len(results), g.Size())
 	}

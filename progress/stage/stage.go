@@ -234,17 +234,41 @@ func ETA(elapsed time.Duration, done, total float64) (time.Duration, bool) {
 
 // Write writes p, a message of the command's, on the Line's writer, the
 // line cleared before it and drawn again after: neither cuts the other.
-func (l *Line) Write(p []byte) (int, error) {
+func (l *Line) Write(p []byte) (int, error) { return l.Beside(l.w).Write(p) }
+
+// Beside returns a writer onto w, another stream of the same terminal
+// (the command's results on stdout), each of whose writes is Printed: the
+// line cleared before it and drawn again after.
+func (l *Line) Beside(w io.Writer) io.Writer { return beside{l, w} }
+
+type beside struct {
+	l *Line
+	w io.Writer
+}
+
+func (b beside) Write(p []byte) (n int, err error) {
+	b.l.Print(func() { n, err = b.w.Write(p) })
+	return n, err
+}
+
+// Print runs print, which writes on another stream of the same terminal
+// (the command's results on stdout), with the line cleared before it and
+// drawn again after, and not redrawn while it runs. A nil Line just runs
+// it.
+func (l *Line) Print(print func()) {
+	if l == nil {
+		print()
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.drawn {
 		fmt.Fprint(l.w, "\r\033[K")
 	}
-	n, err := l.w.Write(p)
+	print()
 	if l.drawn && l.name != "" {
 		fmt.Fprintf(l.w, "\r\033[K%s", l.text(l.now()))
 	}
-	return n, err
 }
 
 // Close stops the Line and clears its line: before the command's results,

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,6 +103,21 @@ func TestLineWrite(t *testing.T) {
 	want := "before any line\n\r\033[Kp: s 0/2 steps, 0:00\r\033[Ka message\n\r\033[Kp: s 0/2 steps, 0:00\r\033[K"
 	if b.String() != want {
 		t.Fatalf("wrote %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	var out bytes.Buffer
+	l = newLine(&b, On, "p", c.now)
+	l.Stage("s", 2, "steps")
+	l.tick()
+	fmt.Fprint(l.Beside(&b), "[stdout]")
+	l.Close()
+	if want := "\r\033[Kp: s 0/2 steps, 0:00\r\033[K[stdout]\r\033[Kp: s 0/2 steps, 0:00\r\033[K"; b.String() != want {
+		t.Fatalf("printed %q\nwant %q", b.String(), want)
+	}
+	var nl *Line
+	nl.Print(func() { out.WriteString("run") })
+	if out.String() != "run" {
+		t.Errorf("a nil Line did not run print")
 	}
 	b.Reset()
 	off, err := NewLine(&b, Off, "p")
