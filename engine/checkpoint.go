@@ -496,7 +496,7 @@ func (r *run) restoreHistory(st *engineState) {
 	r.moved = st.Moved || !st.HasMoved
 	r.res.Evals, r.res.Merges, r.res.Async = st.Evals, st.Merges, st.AsyncRecs
 	r.res.Notes, r.res.Steps, r.res.Faults = st.Notes, st.Steps, st.Faults
-	r.lossWatch, r.res.Diverging = st.LossWatch, st.LossWatch.Warned
+	r.lossWatch, r.res.Diverging, r.res.Stalled = st.LossWatch, st.LossWatch.Warned, st.LossWatch.Stalled
 	r.res.StoppedEarly = r.patienceSpent()
 }
 

@@ -94,6 +94,11 @@ type Config struct {
 	// alone). Devices are shared out evenly: rank r holds devices
 	// r·K … r·K+K−1 with K = Devices/World.Size(). Real clock only.
 	World comm.Comm `json:"-"`
+
+	// scaled says LR is the strategy's default rate scaled to this run by
+	// its rule (WithDefaults), and how ("1e-3 × devices"): a run warns
+	// when that takes it past the rates its defaults were validated at.
+	scaled string
 }
 
 // DefaultNoise is the virtual clock's σ of the noise on each batch's cost
@@ -148,7 +153,7 @@ func (c Config) WithDefaults() (Config, error) {
 		if c.Optimizer.Name != d.Optimizer {
 			return c, setting.Errorf("engine", "engine: {Config.Optimizer.Name} %s: give {Config.LR} too (%s's default rate %g is for %s)", c.Optimizer.Name, c.Strategy, d.LR, d.Optimizer)
 		}
-		c.LR, _ = d.RateFor(c.Batch, c.Devices)
+		c.LR, c.scaled = d.RateFor(c.Batch, c.Devices)
 	}
 	return c, nil
 }

@@ -22,11 +22,41 @@ const (
 	watchSmooth = 1.0 / 16 // weight of a batch in the smoothed loss: about the last 16 batches
 )
 
+// A run whose loss does not fall is stalled: it learns nothing, whatever
+// it is told to do for how long (64 devices of 128 on Bibtex at their
+// scaled rate: a test loss of 15 after the first step). It is judged once,
+// at the first evaluation that is both the stallEvals-th or later and an
+// epoch or more into the run — so that frequent evaluations do not judge a
+// run before it has had its chance — by the training loss since the
+// evaluation before: a run whose loss is not stallFall below its first
+// batch's is stalled. Training makes the loss fall by far more than that
+// within an epoch: Bibtex's from 5.07 (ln 159, the untrained model's) to
+// about 3 in the first. The warning does not stop the run.
+const (
+	stallEvals = 3
+	stallFall  = 0.05
+)
+
 // lossWatch is the watch's state, saved in checkpoints.
 type lossWatch struct {
 	Ref    float64 // the first batch's loss (0: none yet)
 	EMA    float64 // the smoothed loss since
 	Warned bool
+	// Judged: whether the run is stalled has been judged; Stalled: it is.
+	Judged, Stalled bool
+}
+
+// stalled takes an evaluation — the evals-th, at epoch, of trainLoss the
+// training loss since the one before — and reports whether the run has
+// just been judged stalled.
+func (w *lossWatch) stalled(evals int, epoch, trainLoss float64) bool {
+	if w.Judged || evals < stallEvals || epoch < 1 || !(w.Ref > 0) {
+		return false
+	}
+	w.Judged = true
+	// A diverging run has been told so already, which says more.
+	w.Stalled = !w.Warned && !(trainLoss < (1-stallFall)*w.Ref)
+	return w.Stalled
 }
 
 // add takes a batch's mean loss and reports whether the run has just
@@ -56,11 +86,17 @@ func (r *run) watch(d int) error {
 		return nil
 	}
 	r.res.Diverging = true
-	w := runlog.Warning{Event: "warning", Time: r.clk.now(), Samples: r.done, Kind: "diverging",
-		Text: fmt.Sprintf("the training loss grew from %.4g (the first batch's) to %.4g, %.0f times larger, after %d samples: the run is diverging (lower the learning rate)",
-			r.lossWatch.Ref, r.lossWatch.EMA, r.lossWatch.EMA/r.lossWatch.Ref, r.done)}
-	if wr, ok := r.obs.(Warner); ok {
-		wr.Warn(w)
+	return r.warn("diverging", fmt.Sprintf("the training loss grew from %.4g (the first batch's) to %.4g, %.0f times larger, after %d samples: the run is diverging (lower the learning rate)",
+		r.lossWatch.Ref, r.lossWatch.EMA, r.lossWatch.EMA/r.lossWatch.Ref, r.done))
+}
+
+// watchEval judges, at an evaluation, whether the run is stalled, and
+// warns if it is.
+func (r *run) watchEval(e runlog.Eval) error {
+	if !r.lossWatch.stalled(len(r.res.Evals), e.Epoch, e.TrainLoss) {
+		return nil
 	}
-	return r.write(w)
+	r.res.Stalled = true
+	return r.warn("stalled", fmt.Sprintf("the training loss did not fall: %.4g over the batches before evaluation %d (epoch %.2f) against %.4g at the first batch: the run is not learning (try another learning rate: a lower one if the loss rose, a higher one if it stayed)",
+		e.TrainLoss, len(r.res.Evals), e.Epoch, r.lossWatch.Ref))
 }

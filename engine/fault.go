@@ -223,12 +223,7 @@ func (r *run) warnUnstruck() error {
 		if !(f.At > end) {
 			continue
 		}
-		w := runlog.Warning{Event: "warning", Time: end, Samples: r.done, Kind: "fault",
-			Text: fmt.Sprintf("the fault %s never struck: the run ended at %.4g seconds of training, before it", f, end)}
-		if wr, ok := r.obs.(Warner); ok {
-			wr.Warn(w)
-		}
-		if err := r.write(w); err != nil {
+		if err := r.warn("fault", fmt.Sprintf("the fault %s never struck: the run ended at %.4g seconds of training, before it", f, end)); err != nil {
 			return err
 		}
 	}

@@ -94,7 +94,7 @@ func updateNote(cfg Config, info strategy.Info, w Workload) string {
 // all-reduces across ranks. The caller adds what only it knows (an
 // interruption, the wall time and memory of the process).
 func (res *Result) DoneRecord() runlog.Done {
-	d := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Merges: len(res.Merges), Diverged: res.Diverged, Diverging: res.Diverging, StoppedEarly: res.StoppedEarly}
+	d := runlog.Done{Event: "done", Samples: res.Samples, TrainSeconds: res.TrainSeconds, Merges: len(res.Merges), Diverged: res.Diverged, Diverging: res.Diverging, Stalled: res.Stalled, StoppedEarly: res.StoppedEarly}
 	if b, ok := runlog.Best(res.Evals); ok {
 		d.BestP1, d.BestP1TrainSeconds, d.BestP1Epoch = b.P1, b.TrainSeconds, b.Epoch
 	}

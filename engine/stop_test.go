@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hetsgd/hetsgd/metric"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/workload"
 )
@@ -228,5 +230,101 @@ func TestStopReachesEveryRank(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute): // a hang, not a slow machine: unstopped, a batch would take four minutes
 		t.Fatal("the stop did not reach the ranks' devices")
+	}
+}
+
+// A round of batches larger than the training set is refused with the
+// figures and the fix; a timing-only run, which computes nothing, is not.
+func TestRoundLargerThanTheSet(t *testing.T) {
+	w := xml(t, 0)
+	cfg := base("sync", 64, Real)
+	cfg.Batch = 128
+	_, err := Run(context.Background(), cfg, w, nil, nil)
+	for _, want := range []string{"Config.Devices 64 × Config.Batch 128 is 8192 samples a round", "4880 training points", "0.5 epochs would be 1 rounds", "at most 76 on 64 devices", "at most 38 at batch 128"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("64 devices of 128 on %d points: %v, want %q", w.Size(), err, want)
+		}
+	}
+	cfg.Batch = 76
+	cfg.Epochs = 0.05
+	if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
+		t.Fatalf("64 devices of 76: %v", err)
+	}
+	cfg = base("lsgd", 256, Virtual)
+	cfg.TimingOnly, cfg.Batch = true, 128
+	if _, err := Run(context.Background(), cfg, w, nil, nil); err != nil {
+		t.Fatalf("timing only: %v", err)
+	}
+}
+
+// warnings returns the warning records of kind in a log.
+func warnings(log, kind string) []string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, `"event":"warning"`) && strings.Contains(l, `"kind":"`+kind+`"`) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// A default rate scaled past what the strategy was validated at is warned
+// of at the start, with the figures; a rate of the run's own, or one
+// within the range, is not.
+func TestScaledRateWarns(t *testing.T) {
+	w := xml(t, 0)
+	for _, c := range []struct {
+		strat   string
+		devices int
+		batch   int
+		lr      float64
+		want    string // "" for no warning
+	}{
+		{"sync", 16, 128, 0, "the learning rate 0.016, sync's default adam scaled to this run (0.001 × devices), is above 0.01"},
+		{"sync", 8, 128, 0, ""},
+		{"sync", 16, 128, 0.004, ""},
+		{"elastic", 2, 512, 0, "the learning rate 0.04, elastic's default adam scaled to this run (0.01 × batch/128), is above 0.0316"},
+		{"gem", 2, 64, 0, ""},
+	} {
+		cfg := base(c.strat, c.devices, Virtual)
+		cfg.Optimizer, cfg.Batch, cfg.LR, cfg.Epochs = optim.Config{}, c.batch, c.lr, 0.05
+		var buf bytes.Buffer
+		if _, err := Run(context.Background(), cfg, w, runlog.NewLog(&buf), nil); err != nil {
+			t.Fatal(err)
+		}
+		got := warnings(buf.String(), "rate")
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s on %d devices of %d: %v", c.strat, c.devices, c.batch, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("%s on %d devices of %d: %v, want %q", c.strat, c.devices, c.batch, got, c.want)
+		}
+	}
+}
+
+// A run whose loss does not fall over its first evaluations is reported as
+// stalled, once; a healthy one, and a diverging one (told so already), are
+// not.
+func TestStalledRun(t *testing.T) {
+	w := xml(t, 0)
+	for _, c := range []struct {
+		name    string
+		lr      float64
+		stalled bool
+	}{{"a rate too small to move", 1e-9, true}, {"a healthy rate", 0.5, false}, {"a diverging rate", 1e6, false}} {
+		cfg := base("sync", 1, Virtual)
+		cfg.LR, cfg.Epochs, cfg.EvalEvery = c.lr, 4, 0.5
+		var buf bytes.Buffer
+		res, err := Run(context.Background(), cfg, w, runlog.NewLog(&buf), nil)
+		if err != nil && !errors.Is(err, ErrDiverged) {
+			t.Fatal(err)
+		}
+		got := warnings(buf.String(), "stalled")
+		if res.Stalled != c.stalled || len(got) != map[bool]int{true: 1}[c.stalled] {
+			t.Fatalf("%s: stalled %v, warnings %v", c.name, res.Stalled, got)
+		}
+		if c.stalled && !strings.Contains(got[0], "the training loss did not fall") {
+			t.Fatalf("%s: %s", c.name, got[0])
+		}
 	}
 }

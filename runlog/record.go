@@ -223,6 +223,9 @@ type Done struct {
 	// Diverging: the training loss grew by orders of magnitude during the
 	// run (see the warning record), though it stayed finite.
 	Diverging bool `json:"diverging,omitempty"`
+	// Stalled: the training loss did not fall over the run's first
+	// evaluations (see the warning record).
+	Stalled bool `json:"stalled,omitempty"`
 	// StoppedEarly: the run stopped after --patience evaluations without a
 	// better one.
 	StoppedEarly bool `json:"stopped_early,omitempty"`

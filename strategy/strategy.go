@@ -194,6 +194,13 @@ type Settings struct {
 	// Union says LR is for one device, and the rate grows with the number
 	// of devices whose batches a synchronous step averages.
 	Union bool
+	// MaxLR is the largest rate of the default optimizer at which the grid
+	// of BENCHMARKS.md §8 (4 devices; batches of 64, 128 and 256 a device;
+	// Bibtex) trained the strategy to within 0.03 of the best P@1 of that
+	// batch's row. A rate RateFor gives above it (more devices, larger
+	// batches) was never validated, and a run that takes one says so
+	// (0: no grid covers the strategy).
+	MaxLR float64
 }
 
 // RateFor returns the learning rate s gives to batch b on n devices, with

@@ -281,6 +281,9 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if res.Diverging {
 		diverging = "; the run was diverging (see the warning)"
 	}
+	if res.Stalled {
+		diverging += "; the run stalled: its loss did not fall (see the warning)"
+	}
 	if res.StoppedEarly {
 		diverging += fmt.Sprintf("; stopped early: no better one in %d evaluations (--patience)", f.Patience)
 	}

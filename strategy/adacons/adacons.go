@@ -72,7 +72,7 @@ func init() {
 				Paper: "eq. 13 prints λ = 1/Σ⟨g_i,ḡ⟩/‖g_i‖ over unit gradients (eq13 = 1); the default follows the paper's text, which eq. 13 contradicts: unbiased, averaging for equal gradients",
 				Usage: "1: the paper's eq. 13 as printed, ψ = λ·Σ(⟨g_i,ḡ⟩/‖g_i‖)·g_i/‖g_i‖, λ = 1/Σ⟨g_j,ḡ⟩/‖g_j‖ (0: weights ⟨g_i,ḡ⟩/‖g_i‖² summing to 1)"},
 		},
-		Defaults: strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128, Union: true}, // as sync's (BENCHMARKS.md §8)
+		Defaults: strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128, Union: true, MaxLR: 0.01}, // as sync's (BENCHMARKS.md §8)
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg) },
 	})
 }

@@ -92,9 +92,9 @@ import (
 // time; amazon-synth 0.5015 against 0.5989). The authors'-code variant keeps
 // plain SGD (§8: 0.5964 on Bibtex, Adam 0.01: 0.5928).
 var (
-	defaults     = strategy.Settings{Optimizer: "adam", LR: 0.006, Batch: 128}
+	defaults     = strategy.Settings{Optimizer: "adam", LR: 0.006, Batch: 128, MaxLR: 0.01}
 	defaultGamma = 0.25
-	codeDefaults = strategy.Settings{Optimizer: "sgd", LR: 3.16, Batch: 128}
+	codeDefaults = strategy.Settings{Optimizer: "sgd", LR: 3.16, Batch: 128, MaxLR: 10}
 	codeGamma    = 0.9
 )
 

@@ -49,7 +49,7 @@ func init() {
 		Name:      "crossbow",
 		Summary:   "CROSSBOW synchronous model averaging: replicas pulled towards a centre model with momentum",
 		Evaluates: strategy.Center,
-		Defaults:  strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // BENCHMARKS.md §8
+		Defaults:  strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128, MaxLR: 0.0316}, // BENCHMARKS.md §8
 		Options: []strategy.Option{
 			{Name: "tau", Default: 1, Range: strategy.Count(1, strategy.MaxCount), Usage: "local steps between synchronisations (τ)"},
 			{Name: "a", Derive: func(c strategy.Config, _ map[string]float64) float64 { return 1 / float64(c.Devices) },

@@ -24,7 +24,7 @@ func init() {
 				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: k = ⌈100/devices⌉", Range: strategy.Count(1, strategy.MaxCount),
 				Usage: "local steps per device between merges (by default a mega-batch shared by the devices)"},
 		},
-		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // BENCHMARKS.md §8
+		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128, MaxLR: 0.0316}, // BENCHMARKS.md §8
 		New:      New,
 	})
 }

@@ -58,9 +58,9 @@ func init() {
 // Staleness divides every commit by τ+1 ≈ devices, so it takes a larger
 // rate.
 var (
-	downpourDefaults  = strategy.Settings{Optimizer: "sgd", LR: 0.316, Batch: 64}
-	stalenessDefaults = strategy.Settings{Optimizer: "sgd", LR: 1, Batch: 64}
-	gemDefaults       = strategy.Settings{Optimizer: "sgd", LR: 0.316, Batch: 64}
+	downpourDefaults  = strategy.Settings{Optimizer: "sgd", LR: 0.316, Batch: 64, MaxLR: 0.316}
+	stalenessDefaults = strategy.Settings{Optimizer: "sgd", LR: 1, Batch: 64, MaxLR: 3.16}
+	gemDefaults       = strategy.Settings{Optimizer: "sgd", LR: 0.316, Batch: 64, MaxLR: 1}
 )
 
 // Server is the strategy's state: one commit counter and, per worker, the

@@ -50,7 +50,7 @@ var options = []strategy.Option{
 // defaults are the settings every synchronous strategy is best run with
 // (BENCHMARKS.md §8): Adam at 1e-3 for a batch of 128 on one device, the
 // rate growing with the union batch of the devices (4e-3 on 4).
-var defaults = strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128, Union: true}
+var defaults = strategy.Settings{Optimizer: "adam", LR: 1e-3, Batch: 128, Union: true, MaxLR: 0.01}
 
 // slideDefaults are SLIDE's code's settings for Amazon-670k: Adam at 1e-4,
 // batches of 128. SLIDE's threads share one model and sum a batch's
