@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -58,6 +59,8 @@ func lastEvalLine(t *testing.T, log string) string {
 	return evals[len(evals)-1]
 }
 
+var stops = flag.Int("stops", 8, "TestSignalSavesTheRun: how many runs to stop (8: each kind of run once)")
+
 // SIGINT and SIGTERM save the run as it stands when it keeps checkpoints,
 // wherever the signal lands — between batches, during an evaluation, a
 // merge or a checkpoint's write — and --resume goes on from there: a
@@ -75,7 +78,8 @@ func TestSignalSavesTheRun(t *testing.T) {
 	jobs := []job{{"virtual", "adaptive", 4}, {"virtual", "elastic", 2}, {"virtual", "gem", 3}, {"real", "sync", 2},
 		{"real", "elastic", 2}, {"virtual", "sync", 2}, {"real", "adaptive", 4}, {"virtual", "crossbow", 2}}
 	want := map[job]string{} // the uninterrupted virtual runs' last evaluations
-	for i, j := range jobs {
+	for i := range *stops {
+		j := jobs[i%len(jobs)]
 		sig := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}[i%2]
 		name := fmt.Sprintf("%d-%s-%s", i, j.clock, j.strategy)
 		args := []string{"train", "--time", j.clock, "--strategy", j.strategy, "--devices", fmt.Sprint(j.devices),
