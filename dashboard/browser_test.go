@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/dashboard"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // The page as a person sees it: headless Chromium loads it from a server
@@ -339,8 +340,8 @@ func (b *browser) call(method string, params, result any) error {
 		return nil
 	case <-b.dead:
 		return fmt.Errorf("%s: chromium exited", method)
-	case <-time.After(60 * time.Second):
-		return fmt.Errorf("%s: no reply within 60 s", method)
+	case <-time.After(testdata.Hang):
+		return fmt.Errorf("%s: no reply after %v", method, testdata.Hang)
 	}
 }
 
@@ -397,7 +398,7 @@ func (b *browser) waitPoints(selector string, want []string) {
 	b.t.Helper()
 	want = canonical(b.t, want)
 	expr := `Array.from(document.querySelectorAll('` + selector + `'), e => [e.dataset.device, e.dataset.run, e.dataset.x, e.dataset.y].filter(v => v !== undefined).join(' '))`
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testdata.Hang)
 	var got []string
 	for {
 		b.eval(expr, &got)

@@ -65,8 +65,16 @@ func (s *Server) Follow(ctx context.Context, run int, path string, interval time
 		default:
 			f.missing = false
 		}
+		if afterPoll != nil {
+			afterPoll(run)
+		}
 	}
 }
+
+// afterPoll, when set (tests only, before Follow starts), runs after each
+// poll of Follow's loop that does not end it, with the run: a test waits
+// for polls through it rather than for a time.
+var afterPoll func(run int)
 
 // notLog is the error of a file that is not a run log: its first record is
 // not a config record, or a line is longer than any record. Follow stops

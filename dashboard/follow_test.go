@@ -2,28 +2,35 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // following starts Follow on path as run 0 of a new server, polling every
-// few milliseconds, and returns the server and the warnings so far.
-func following(t *testing.T, path string) (*Server, func() []string) {
+// few milliseconds, and returns the server, the warnings so far, and a
+// function that waits until the loop has made n more polls.
+func following(t *testing.T, path string) (s *Server, warnings func() []string, polls func(n int)) {
 	t.Helper()
-	s := New()
+	s = New()
 	run := s.AddRun(filepath.Base(path))
 	var mu sync.Mutex
-	var warnings []string
+	var warned []string
+	var polled atomic.Int64
+	afterPoll = func(int) { polled.Add(1) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- s.Follow(ctx, run, path, 5*time.Millisecond, func(err error) {
 			mu.Lock()
-			warnings = append(warnings, err.Error())
+			warned = append(warned, err.Error())
 			mu.Unlock()
 		})
 	}()
@@ -32,12 +39,19 @@ func following(t *testing.T, path string) (*Server, func() []string) {
 		if err := <-done; err != nil {
 			t.Errorf("Follow: %v", err)
 		}
+		afterPoll = nil
 	})
-	return s, func() []string {
+	warnings = func() []string {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]string(nil), warnings...)
+		return append([]string(nil), warned...)
 	}
+	polls = func(n int) {
+		t.Helper()
+		want := polled.Load() + int64(n)
+		testdata.Until(t, fmt.Sprintf("%d more polls", n), func() bool { return polled.Load() >= want })
+	}
+	return s, warnings, polls
 }
 
 func appendTo(t *testing.T, path, text string) {
@@ -57,14 +71,14 @@ func appendTo(t *testing.T, path, text string) {
 // waitHistory waits until run 0 holds exactly want.
 func waitHistory(t *testing.T, s *Server, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testdata.Hang)
 	for {
 		got := history(s, 0)
 		if strings.Join(got, "\n") == strings.Join(want, "\n") {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			t.Fatalf("history after %v:\n%s\nwant:\n%s", testdata.Hang, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -73,18 +87,17 @@ func waitHistory(t *testing.T, s *Server, want ...string) {
 // head is a run log's first record, which Follow requires.
 const head = `{"event":"config","schema":1}`
 
-// settle lets several polls pass.
-func settle() { time.Sleep(60 * time.Millisecond) }
-
 // Records appended to a followed file are published as their lines end;
 // half a record waits for its other half.
 func TestFollowAppendedAndPartialLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	appendTo(t, path, head+"\n"+rec(0)+"\n"+rec(1)+"\n"+rec(2)[:10])
-	s, warnings := following(t, path)
+	s, warnings, polls := following(t, path)
 	waitHistory(t, s, head, rec(0), rec(1))
-	settle()
-	waitHistory(t, s, head, rec(0), rec(1))
+	polls(3) // each of which sees the half record
+	if got, want := strings.Join(history(s, 0), "\n"), strings.Join([]string{head, rec(0), rec(1)}, "\n"); got != want {
+		t.Fatalf("with half a record written, the history:\n%s\nwant:\n%s", got, want)
+	}
 	appendTo(t, path, rec(2)[10:])
 	// A whole object is taken before its line break comes…
 	waitHistory(t, s, head, rec(0), rec(1), rec(2))
@@ -101,11 +114,11 @@ func TestFollowAppendedAndPartialLines(t *testing.T) {
 func TestFollowSkipsBadLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	appendTo(t, path, head+"\n"+rec(0)+"\nnot json\n\n[1,2]\n"+rec(1)+"\n")
-	s, warnings := following(t, path)
+	s, warnings, polls := following(t, path)
 	waitHistory(t, s, head, rec(0), rec(1))
 	appendTo(t, path, rec(2)+"\n"+strings.Repeat("junk\n", 1000))
 	waitHistory(t, s, head, rec(0), rec(1), rec(2))
-	settle()
+	polls(3) // the poll that took rec(2) has ended, and two more read on
 	w := warnings()
 	if len(w) != 1 || !strings.HasPrefix(w[0], "dashboard: "+path+":3: not a JSON object") {
 		t.Fatalf("warnings %q, want line 3's alone", w)
@@ -141,7 +154,7 @@ func TestFollowRefusesOtherFiles(t *testing.T) {
 func TestFollowCutBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	appendTo(t, path, head+"\n"+rec(0)+"\n"+rec(1)+"\n"+rec(2)+"\n")
-	s, warnings := following(t, path)
+	s, warnings, _ := following(t, path)
 	waitHistory(t, s, head, rec(0), rec(1), rec(2))
 
 	resumed := `{"event":"resume","samples":100,"train_seconds":1.5}`
@@ -171,13 +184,14 @@ func TestFollowCutBack(t *testing.T) {
 func TestFollowFileGoneAndBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	appendTo(t, path, head+"\n"+rec(0)+"\n")
-	s, warnings := following(t, path)
+	s, warnings, polls := following(t, path)
 	waitHistory(t, s, head, rec(0))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the warning", func() bool { return len(warnings()) > 0 })
-	settle()
+	testdata.Until(t, "the warning", func() bool { return len(warnings()) > 0 })
+	polls(3) // each of which finds the file gone
+
 	if w := warnings(); len(w) != 1 || !strings.Contains(w[0], path) {
 		t.Fatalf("warnings %q, want one naming the file", w)
 	}

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // getRuns returns the body of url's /runs.
@@ -101,18 +102,13 @@ func TestServeLogs(t *testing.T) {
 	if got := getRuns(t, url); got != want {
 		t.Fatalf("/runs: %s, want %s", got, want)
 	}
-	waitFor(t, "the warning of the missing log", func() bool {
+	testdata.Until(t, "the warning of the missing log", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(warnings) == 1 && strings.Contains(warnings[0], gone)
 	})
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("cancelled: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still serving 10 s after its context was cancelled")
+	if err := testdata.Recv(t, done, "ServeLogs's return after its context was cancelled"); err != nil {
+		t.Fatalf("cancelled: %v", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // event is one server-sent event as a client sees it.
@@ -78,14 +80,23 @@ func connect(t *testing.T, ctx context.Context, url, lastID string) *stream {
 	return st
 }
 
-// next returns the next event, failing the test after a generous wait.
+// next returns the next event. A stream that ended fails the test at once
+// (the events it sent before are returned first); one that stays silent
+// fails it after testdata.Hang.
 func (st *stream) next() event {
 	st.t.Helper()
 	select {
 	case e := <-st.events:
 		return e
-	case <-time.After(10 * time.Second):
-		st.t.Fatal("no event within 10 s")
+	case <-st.done:
+		select {
+		case e := <-st.events:
+			return e
+		default:
+			st.t.Fatal("the event stream ended")
+		}
+	case <-time.After(testdata.Hang):
+		st.t.Fatalf("no event after %v", testdata.Hang)
 	}
 	return event{}
 }
@@ -256,40 +267,33 @@ func TestPublishCopies(t *testing.T) {
 	wantRecords(t, connect(t, ctx, newTestServer(t, s), "").records(1), "0:0", rec(1))
 }
 
-// A client that never reads holds nothing up: publishing megabytes with
-// it connected takes no longer than without it, a reading client gets
-// every record, and the stuck client is dropped after the write timeout.
+// A client that never reads holds nothing up: with it connected, and a
+// write timeout far longer than the test may wait, publishing 32 MB
+// returns (a Publish that waited for a client would wait out that timeout)
+// and a reading client gets every record.
 func TestPublisherNotBlockedBySlowClient(t *testing.T) {
-	// Restored after the server has closed, which waits for its handlers
-	// (cleanups run last registered first): a deferred restore raced with
-	// the stuck client's handler still reading it.
-	old := writeTimeout
-	t.Cleanup(func() { writeTimeout = old })
-	writeTimeout = 300 * time.Millisecond
+	setWriteTimeout(t, time.Hour)
 	s := New()
 	run := s.AddRun("a")
 	url := newTestServer(t, s)
 
-	stuck, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	stuck := connectStuck(t, url)
 	defer stuck.Close()
-	fmt.Fprintf(stuck, "GET /events HTTP/1.1\r\nHost: %s\r\n\r\n", strings.TrimPrefix(url, "http://"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reader := connect(t, ctx, url, "")
-	waitFor(t, "both clients subscribed", func() bool { return subscribers(s) == 2 })
+	testdata.Until(t, "both clients subscribed", func() bool { return subscribers(s) == 2 })
 
 	line := []byte(`{"event":"merge","pad":"` + strings.Repeat("x", 4000) + `"}`)
 	const n = 8000 // 32 MB: far more than the socket buffers hold
-	start := time.Now()
-	for range n {
-		s.Publish(run, line)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("publishing %d records took %v with a client that does not read", n, d)
-	}
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		for range n {
+			s.Publish(run, line)
+		}
+	}()
+	testdata.Recv(t, published, "publishing with a client that does not read")
 	got := 0
 	for got < n {
 		if e := reader.next(); e.name == "" {
@@ -299,7 +303,46 @@ func TestPublisherNotBlockedBySlowClient(t *testing.T) {
 			got++
 		}
 	}
-	waitFor(t, "the stuck client dropped", func() bool { return subscribers(s) == 1 })
+}
+
+// A client that reads nothing is dropped once a write to it has waited the
+// write timeout, so that it holds no handler for ever. (No other client is
+// connected: the short timeout would drop a reading client that a busy
+// machine holds up.)
+func TestStuckClientDropped(t *testing.T) {
+	setWriteTimeout(t, 300*time.Millisecond)
+	s := New()
+	run := s.AddRun("a")
+	stuck := connectStuck(t, newTestServer(t, s))
+	defer stuck.Close()
+	testdata.Until(t, "the client subscribed", func() bool { return subscribers(s) == 1 })
+	line := []byte(`{"event":"merge","pad":"` + strings.Repeat("x", 4000) + `"}`)
+	for range 8000 { // 32 MB: far more than the socket buffers hold
+		s.Publish(run, line)
+	}
+	testdata.Until(t, "the stuck client dropped", func() bool { return subscribers(s) == 0 })
+}
+
+// setWriteTimeout sets writeTimeout for the test. Call it before the test's
+// server starts: the old value is restored after the server has closed,
+// which waits for its handlers (cleanups run last registered first); a
+// deferred restore raced with a handler still reading it.
+func setWriteTimeout(t *testing.T, d time.Duration) {
+	old := writeTimeout
+	t.Cleanup(func() { writeTimeout = old })
+	writeTimeout = d
+}
+
+// connectStuck opens /events on url as a client that reads nothing.
+func connectStuck(t *testing.T, url string) net.Conn {
+	t.Helper()
+	host := strings.TrimPrefix(strings.TrimSuffix(url, "/"), "http://")
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "GET /events HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	return c
 }
 
 func subscribers(s *Server) int {
@@ -308,21 +351,11 @@ func subscribers(s *Server) int {
 	return len(s.subs)
 }
 
-// waitFor polls cond for up to 20 s (generous: the machine may be loaded).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// Cancelling Serve's context ends it promptly, event streams included,
-// even with a client that stopped reading.
+// Cancelling Serve's context ends it, event streams included, even with a
+// client that stopped reading: with a write timeout far longer than the
+// test may wait, a shutdown that waited for that client's write would hang.
 func TestServeShutsDownOnCancel(t *testing.T) {
+	setWriteTimeout(t, time.Hour)
 	s := New()
 	run := s.AddRun("a")
 	for range 2000 {
@@ -342,34 +375,20 @@ func TestServeShutsDownOnCancel(t *testing.T) {
 		t.Fatalf("url %q, want the actual port", url)
 	}
 	base := strings.TrimSuffix(url, "/")
-	stuck, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	stuck := connectStuck(t, base)
 	defer stuck.Close()
-	fmt.Fprintf(stuck, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	reader := connect(t, context.Background(), base, "")
 	reader.records(10)
-	waitFor(t, "both clients subscribed", func() bool { return subscribers(s) == 2 })
+	testdata.Until(t, "both clients subscribed", func() bool { return subscribers(s) == 2 })
 
-	start := time.Now()
 	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve still running 10 s after its context was cancelled")
+	if err := testdata.Recv(t, served, "Serve's return after its context was cancelled"); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("shutdown took %v", d)
-	}
-	select {
-	case <-reader.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a client's stream did not end at shutdown")
-	}
+	testdata.Recv(t, reader.done, "the end of a client's stream at shutdown")
+	// Every handler has returned, the stuck client's too (and none reads
+	// writeTimeout any more when the cleanup restores it).
+	testdata.Until(t, "the handlers' end at shutdown", func() bool { return subscribers(s) == 0 })
 }
 
 // Serve reports a port it cannot listen on.
