@@ -2,15 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"slices"
+	"path/filepath"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/atomicfile"
+	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/train"
 )
@@ -77,15 +80,16 @@ func runDataStats(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("data gen", "data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR", stderr)
-	like := fs.String("like", "", "what to imitate: a paper's set ("+strings.Join(data.PaperStandInNames(), ", ")+": a stand-in built from its published statistics), a profile of the earlier independent-label generator (profile:NAME, NAME one of "+strings.Join(data.ProfileNames(), ", ")+"; a bare "+strings.Join(nonPaperProfiles(), " or ")+" too), a dataset file or folder to fit a stand-in to (a folder's test split sets the signal), or a stand-in file that --save-fit wrote")
+	like := fs.String("like", "", "what to imitate: a paper's set ("+strings.Join(data.PaperStandInNames(), ", ")+": a stand-in built from its published statistics), a profile of the earlier independent-label generator (profile:NAME, NAME one of "+strings.Join(data.ProfileNames(), ", ")+"; a bare "+strings.Join(data.BareProfileNames(), " or ")+" too), a dataset file or folder to fit a stand-in to (a folder's test split sets the signal), or a stand-in file that --save-fit wrote")
 	scale := fs.Float64("scale", 1, "multiply points, features and labels by this `factor`")
-	points := fs.Int("points", 0, "training points `N` (test points in the profile's proportion), features and labels as --scale makes them (default: the scaled profile's)")
+	points := fs.Int("points", 0, "training points `N` (test points in the profile's proportion), features and labels as --scale makes them (default: the scaled profile's); sets that would not fit on --out's disk are refused")
 	seed := fs.Uint64("seed", 1, "`seed` of the generator (and of the fit's samples)")
 	out := fs.String("out", "", "output `dir` for train.txt and test.txt")
 	force := fs.Bool("force", false, "overwrite existing files in --out (and --save-fit)")
 	saveFit := fs.String("save-fit", "", "write the fitted stand-in's parameters to `file` (JSON), for --like later")
 	verbose := fs.Bool("v", false, "print the fit's search steps")
 	speed := fs.Bool("fit-speed", true, "fit how fast and how far the default model learns too (its P@1 after one epoch and its best of ten, trained on the set and on the stand-in's samples): when the stand-in misses them, fit the speed model to them (trains the model a few hundred times; false: the fit without it)")
+	mode := fs.String("progress", stage.Auto, progressHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -100,10 +104,46 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *points < 0 || *points > math.MaxInt32 {
 		return fmt.Errorf("--points %d: need a count of training points in [1, %d] (0: the profile's)", *points, math.MaxInt32)
 	}
+	// No output replaces an input (--like's file, or its folder's files,
+	// and the caches the data loads), checked before any work and again
+	// once the data is loaded; the sets must fit on --out's disk.
+	var in atomicfile.Inputs
+	in.Add("--like", *like)
+	outs := func() error {
+		for _, f := range []string{"train.txt", "test.txt"} {
+			if p := filepath.Join(*out, f); *out != "" && (filepath.Clean(*saveFit) == p || atomicfile.SameFile(*saveFit, p)) {
+				return fmt.Errorf("--save-fit %s is the --out set's %s: name another file", *saveFit, f)
+			} else if err := in.Check("--out", p); *out != "" && err != nil {
+				return err
+			}
+		}
+		return in.Check("--save-fit", *saveFit)
+	}
+	if err := outs(); err != nil {
+		return err
+	}
+	sized := func(s *data.StandIn) *data.StandIn {
+		if s = s.Scaled(*scale); *points > 0 {
+			s = s.WithPoints(*points)
+		}
+		return s
+	}
+	sizeErr := func(err error) error {
+		if errors.Is(err, data.ErrTooLarge) && *points > 0 {
+			return fmt.Errorf("--points %d: %w", *points, err)
+		}
+		return err
+	}
+	line, err := stage.NewLine(stderr, *mode, "hetsgd data gen")
+	if err != nil {
+		return err
+	}
+	defer line.Close()
+	opt := data.GenOptions{Overwrite: *force, Progress: line}
 	var s *data.StandIn
 	if ps, err := data.PaperStandIn(*like); err == nil {
 		s = ps
-	} else if p, err := lookupProfile(*like); err == nil {
+	} else if p, err := data.LookupLike(*like); err == nil {
 		if *saveFit != "" {
 			return fmt.Errorf("--save-fit: --like %s is a profile, not a fit (give a dataset file or folder)", *like)
 		}
@@ -111,23 +151,34 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *points > 0 {
 			p = p.WithPoints(*points)
 		}
-		train, test, err := data.GenerateDirContext(ctx, *out, p, *seed, *force)
+		train, test, err := data.GenerateDirWith(ctx, *out, p, *seed, opt)
 		if err != nil {
-			return err
+			return sizeErr(err)
 		}
+		line.Close()
 		fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
 		return data.WriteReport(stdout, train, test)
 	} else if _, statErr := os.Stat(*like); statErr != nil && !strings.HasPrefix(*like, "bundled:") {
 		return fmt.Errorf("--like %s: neither a paper's set (%s), a profile (profile:NAME: %s) nor a file or folder: %w", *like, strings.Join(data.PaperStandInNames(), ", "), strings.Join(data.ProfileNames(), ", "), statErr)
 	} else {
-		opt := data.FitOptions{Seed: *seed}
+		var refused error // by the fit's Check, returned as it is
+		fit := data.FitOptions{Seed: *seed, Progress: line, Check: func(s *data.StandIn) error {
+			// The data's caches are known now; the sets' size too.
+			if refused = outs(); refused == nil && *out != "" {
+				refused = sizeErr(sized(s).CheckSpace(*out))
+			}
+			return refused
+		}}
 		if *verbose {
-			opt.Log = stderr
+			fit.Log = line
 		}
 		if *speed {
-			opt.Learn = train.LearningCurve
+			fit.Learn = train.LearningCurve
 		}
-		if s, err = (data.Loader{Log: stderr, Context: ctx}).FitAny(*like, opt); err != nil {
+		if s, err = (data.Loader{Log: line, Context: ctx, Opened: in.Opened}).FitAny(*like, fit); err != nil {
+			if refused != nil {
+				return refused
+			}
 			return fmt.Errorf("--like %s: %w", *like, err)
 		}
 	}
@@ -135,44 +186,17 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := s.Save(*saveFit, *force); err != nil {
 			return fmt.Errorf("--save-fit: %w", err)
 		}
-		fmt.Fprintf(stdout, "wrote the stand-in's parameters to %s\n", *saveFit)
+		fmt.Fprintf(line.Beside(stdout), "wrote the stand-in's parameters to %s\n", *saveFit)
 	}
 	if *out == "" {
 		return nil
 	}
-	s = s.Scaled(*scale)
-	if *points > 0 {
-		s = s.WithPoints(*points)
-	}
-	train, test, err := s.GenerateDirContext(ctx, *out, *seed, *force)
+	s = sized(s)
+	train, test, err := s.GenerateDirWith(ctx, *out, *seed, opt)
 	if err != nil {
-		return err
+		return sizeErr(err)
 	}
+	line.Close()
 	fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
 	return data.WriteStandInReport(stdout, s, train, test)
-}
-
-// lookupProfile resolves --like profile:NAME, or a bare NAME that is not a
-// paper's set, to a profile of the earlier generator: the paper's names
-// mean their stand-ins, and profile:NAME keeps earlier figures
-// reproducible.
-func lookupProfile(like string) (data.Profile, error) {
-	if name, ok := strings.CutPrefix(like, "profile:"); ok {
-		return data.LookupProfile(name)
-	}
-	if slices.Contains(data.PaperStandInNames(), like) {
-		return data.Profile{}, fmt.Errorf("%s is a paper's set", like)
-	}
-	return data.LookupProfile(like)
-}
-
-// nonPaperProfiles are the profiles a bare name still selects.
-func nonPaperProfiles() []string {
-	var names []string
-	for _, n := range data.ProfileNames() {
-		if !slices.Contains(data.PaperStandInNames(), n) {
-			names = append(names, n)
-		}
-	}
-	return names
 }
