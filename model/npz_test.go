@@ -76,8 +76,8 @@ func TestNPZRefusesOthers(t *testing.T) {
 }
 
 // NumPy reads the archive, and the network written in the package
-// documentation's terms gives the scores Forward gives: what the README's
-// Python example relies on.
+// documentation's terms gives the scores Forward gives: what the Python
+// example of docs/checkpoints.md relies on.
 func TestNPZInNumPy(t *testing.T) {
 	py := "/usr/bin/python3" // Debian's, where python3-numpy installs
 	if _, err := os.Stat(py); err != nil {

@@ -7,6 +7,6 @@
 // field naming its kind. The first record is the run's Config, which holds
 // the schema's version (Schema) and the run's Settings; the last is Done.
 // Later versions add fields and kinds of record; the names of those here
-// never change, and readers skip what they do not know. The README's "Run
-// log" section documents every field.
+// never change, and readers skip what they do not know. docs/runlog.md
+// documents every field.
 package runlog
