@@ -30,21 +30,42 @@ func (d *Dataset) Labels() int { return d.Y.Cols }
 var ErrFormat = errors.New("data: bad input")
 
 // ParseError reports bad input: the file (as named by the caller), the
-// 1-based line (0 when the problem is not on one line) and what is wrong.
+// 1-based line (0 when the problem is not on one line) and what is wrong,
+// with a hint of what to do when there is one (a setting.Error, which
+// names the setting to change).
 type ParseError struct {
 	File string
 	Line int
 	Msg  string
+	Hint error
 }
 
 func (e *ParseError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("data: %s:%d: %s", e.File, e.Line, e.Msg)
+	msg := e.Msg
+	if e.Hint != nil {
+		msg += " (" + e.Hint.Error() + ")"
 	}
-	return fmt.Sprintf("data: %s: %s", e.File, e.Msg)
+	if e.Line > 0 {
+		return fmt.Sprintf("data: %s:%d: %s", e.File, e.Line, msg)
+	}
+	return fmt.Sprintf("data: %s: %s", e.File, msg)
 }
 
-func (e *ParseError) Unwrap() error { return ErrFormat }
+func (e *ParseError) Unwrap() []error {
+	if e.Hint != nil {
+		return []error{ErrFormat, e.Hint}
+	}
+	return []error{ErrFormat}
+}
+
+// Bytes returns the memory the set's arrays hold.
+func (d *Dataset) Bytes() int64 {
+	b := int64(0)
+	for _, m := range []*sparse.CSR{&d.X, &d.Y} {
+		b += 8*int64(len(m.Indptr)) + 4*int64(len(m.Indices)) + 4*int64(len(m.Values))
+	}
+	return b
+}
 
 // CheckPair verifies that a test set can be evaluated by a model trained on
 // train: the same feature and label spaces.
@@ -55,6 +76,33 @@ func CheckPair(train, test *Dataset) error {
 	}
 	return nil
 }
+
+// ErrNoLabels is a set none of whose points has a label.
+var ErrNoLabels = errors.New("none of its points has a label")
+
+// CheckLabelled refuses a set none of whose first n points (0: all) has a
+// label: P@k and nDCG@k count a point's true labels among its top k, so
+// such a test set scores 0 whatever the model, and a training set teaches
+// nothing.
+func (d *Dataset) CheckLabelled(n int) error {
+	if n <= 0 || n > d.Len() {
+		n = d.Len()
+	}
+	if n > 0 && (len(d.Y.Indptr) <= n || d.Y.Indptr[n] == 0) {
+		what := fmt.Sprintf("%d points", n)
+		if n < d.Len() {
+			what = fmt.Sprintf("first %d points (of %d)", n, d.Len())
+		}
+		return noLabels(fmt.Sprintf("data: %s: none of its %s has a label: P@k counts each point's true labels among its top labels, so it would score 0 whatever the model (give the set with its labels)", d.Name, what))
+	}
+	return nil
+}
+
+// noLabels is the error of CheckLabelled: its message says what to do.
+type noLabels string
+
+func (e noLabels) Error() string        { return string(e) }
+func (e noLabels) Is(target error) bool { return target == ErrNoLabels }
 
 // Fingerprint returns a SHA-256 digest of the dataset's content — shape,
 // row pointers, feature ids and values, labels — and not of its name or

@@ -62,7 +62,7 @@ func TestLoadPairFromFIFOs(t *testing.T) {
 	cacheDir := filepath.Join(dir, "cache")
 	l := Loader{Cache: CacheAuto, CacheDir: cacheDir}
 	train := fifo(t, dir, "train", "2 5 3\n0,2 1:1 4:0.5\n1 0:1\n", nil)
-	test := fifo(t, dir, "test", "1 5 3\n 2:1\n", nil)
+	test := fifo(t, dir, "test", "1 5 3\n1 2:1\n", nil)
 	var tr, te *Dataset
 	var err error
 	within(t, "XC pair", func() { tr, te, err = l.LoadPair(train, test) })

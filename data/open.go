@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,18 +20,24 @@ type Format string
 const (
 	Auto   Format = ""
 	XC     Format = "xc"
-	LibSVM Format = "libsvm"
+	LibSVM Format = "libsvm" // feature ids from 1, the libSVM convention
+	// LibSVM0 is libSVM with feature ids from 0 (as XC files number
+	// them); Auto never takes a file for it.
+	LibSVM0 Format = "libsvm0"
 )
+
+// isLibSVM reports a libSVM format: no header, dimensions from the ids.
+func (f Format) isLibSVM() bool { return f == LibSVM || f == LibSVM0 }
 
 // ParseFormat checks a format name given by a user.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(s)); f {
 	case Auto, "auto":
 		return Auto, nil
-	case XC, LibSVM:
+	case XC, LibSVM, LibSVM0:
 		return f, nil
 	}
-	return "", fmt.Errorf("data: unknown format %q (want xc, libsvm or auto)", s)
+	return "", fmt.Errorf("data: unknown format %q (want xc, libsvm, libsvm0 or auto)", s)
 }
 
 // gzipMagic starts every gzip stream.
@@ -82,8 +89,8 @@ func read(ctx context.Context, r io.Reader, name string, f Format, hint sizes) (
 	switch f {
 	case XC:
 		ds, err = readXC(ctx, r, name, hint)
-	case LibSVM:
-		ds, err = readLibSVM(ctx, r, name, LibSVMOptions{}, hint)
+	case LibSVM, LibSVM0:
+		ds, err = readLibSVM(ctx, r, name, LibSVMOptions{ZeroBasedFeatures: f == LibSVM0}, hint)
 	default:
 		return nil, "", fmt.Errorf("data: %s: unknown format %q", name, f)
 	}
@@ -176,9 +183,9 @@ func openInput(ctx context.Context, path string) (*os.File, os.FileInfo, func(),
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, stopped(path, 0, err)
 	}
-	file, err := os.Open(path)
+	file, err := openPath(path)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("data: %w", err)
+		return nil, nil, nil, err
 	}
 	fi, err := file.Stat()
 	if err != nil {
@@ -193,6 +200,29 @@ func openInput(ctx context.Context, path string) (*os.File, os.FileInfo, func(),
 	return file, fi, func() { unclose(); file.Close() }, nil
 }
 
+// Stdin is the path that names the standard input: it is read once, as a
+// stream (never cached), and named "standard input" in messages.
+const Stdin = "-"
+
+// stdinName names the standard input in messages.
+const stdinName = "standard input"
+
+// openPath opens path, or the standard input for Stdin.
+func openPath(path string) (*os.File, error) {
+	if path == Stdin {
+		f, err := stdin()
+		if err != nil {
+			return nil, fmt.Errorf("data: the standard input: %w", err)
+		}
+		return f, nil
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	return file, nil
+}
+
 // load reads one dataset file and returns the format it was read in.
 func (l Loader) load(path string) (*Dataset, Format, error) {
 	ctx := l.context()
@@ -201,6 +231,10 @@ func (l Loader) load(path string) (*Dataset, Format, error) {
 		return nil, "", err
 	}
 	defer done()
+	if path == Stdin {
+		ds, f, err := read(ctx, file, stdinName, l.Format, sizes{})
+		return ds, f, stoppedOr(ctx, stdinName, err)
+	}
 	l.opened(path, false)
 	if !fi.Mode().IsRegular() {
 		// A stream: one pass, no counting, no cache (there is no file whose
@@ -341,6 +375,9 @@ func countSizes(ctx context.Context, r io.Reader) (sizes, error) {
 // feature and label spaces. A libSVM file, which carries no dimensions, gets
 // the larger of the two files' dimensions; an XC file keeps its header's.
 func (l Loader) LoadPair(trainPath, testPath string) (train, test *Dataset, err error) {
+	if trainPath == Stdin && testPath == Stdin {
+		return nil, nil, errors.New("data: the training and the test set are both the standard input (-): give at most one of them so")
+	}
 	train, ftrain, err := l.load(trainPath)
 	if err != nil {
 		return nil, nil, err
@@ -349,13 +386,17 @@ func (l Loader) LoadPair(trainPath, testPath string) (train, test *Dataset, err 
 	if err != nil {
 		return nil, nil, err
 	}
-	// Nothing can be trained on, or scored against, an empty set.
+	// Nothing can be trained on, or scored against, an empty set, nor a
+	// set without labels.
 	for _, s := range []struct {
 		path string
 		d    *Dataset
 	}{{trainPath, train}, {testPath, test}} {
 		if s.d.Len() == 0 {
 			return nil, nil, fmt.Errorf("data: %s: no points", s.path)
+		}
+		if err := s.d.CheckLabelled(0); err != nil {
+			return nil, nil, err
 		}
 	}
 	// Each file's format is the one it was read in, not a second look at
@@ -366,7 +407,7 @@ func (l Loader) LoadPair(trainPath, testPath string) (train, test *Dataset, err 
 		d *Dataset
 		f Format
 	}{{train, ftrain}, {test, ftest}} {
-		if s.f == LibSVM {
+		if s.f.isLibSVM() {
 			s.d.X.Cols, s.d.Y.Cols = d, lb
 		}
 	}
@@ -378,8 +419,12 @@ func (l Loader) LoadPair(trainPath, testPath string) (train, test *Dataset, err 
 // files.
 func LoadDir(dir string) (train, test *Dataset, err error) { return Loader{}.LoadDir(dir) }
 
-// LoadDir is the package-level LoadDir with l's cache settings and context.
+// LoadDir is the package-level LoadDir with l's cache settings, context
+// and format (Auto detects each file's).
 func (l Loader) LoadDir(dir string) (train, test *Dataset, err error) {
+	if err := checkFolder(dir); err != nil {
+		return nil, nil, err
+	}
 	if _, err := findFile(dir, mnistFiles[0]); err == nil {
 		return l.loadMNIST(dir)
 	}
@@ -391,8 +436,22 @@ func (l Loader) LoadDir(dir string) (train, test *Dataset, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	l.Format = Auto
 	return l.LoadPair(tr, te)
+}
+
+// checkFolder refuses a dataset folder that does not exist, or is not a
+// folder, saying so: not as a missing train.txt.
+func checkFolder(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("data: dataset folder %s does not exist (a dataset folder holds train.txt and test.txt, or MNIST's idx files)", dir)
+	case err != nil:
+		return fmt.Errorf("data: dataset folder %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("data: %s is a file, not a dataset folder (one holding train.txt and test.txt): give a file as --train or --test", dir)
+	}
+	return nil
 }
 
 // findFile returns dir/name or dir/name.gz, whichever exists.
@@ -413,6 +472,9 @@ var errNotMNIST = errors.New("not an idx file")
 // (test.txt or test.txt.gz), for readers that stream it; an MNIST folder has
 // none (load it with LoadDir).
 func TestFile(dir string) (string, error) {
+	if err := checkFolder(dir); err != nil {
+		return "", err
+	}
 	if _, err := findFile(dir, mnistFiles[0]); err == nil {
 		return "", fmt.Errorf("data: %s is an MNIST folder: its idx files are loaded whole, not streamed", dir)
 	}

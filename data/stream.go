@@ -28,14 +28,14 @@ type Stream struct {
 	pendingBlank int
 }
 
-// OpenStream opens path, of format f (Auto as Read decides it), for points
-// of features features and labels labels.
+// OpenStream opens path (Stdin: the standard input), of format f (Auto as
+// Read decides it), for points of features features and labels labels.
 func OpenStream(ctx context.Context, path string, f Format, features, labels int) (*Stream, error) {
-	file, err := os.Open(path)
+	file, err := openPath(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
-	s := &Stream{name: path, f: file, features: features, labels: labels}
+	s := &Stream{name: file.Name(), f: file, features: features, labels: labels}
 	if err := s.start(ctx, f); err != nil {
 		file.Close()
 		return nil, err
@@ -75,7 +75,7 @@ func (s *Stream) start(ctx context.Context, f Format) error {
 			return s.tr.errorf("the header announces %d features and %d labels; the model has %d and %d", d, l, s.features, s.labels)
 		}
 		s.announced = n
-	case LibSVM:
+	case LibSVM, LibSVM0:
 	default:
 		return fmt.Errorf("data: %s: unknown format %q", s.name, f)
 	}
@@ -86,6 +86,9 @@ func (s *Stream) start(ctx context.Context, f Format) error {
 // left.
 func (s *Stream) Next(n int) (*Dataset, error) {
 	p := newPointParser(s.name, s.features, s.labels, s.format == LibSVM, min(n, streamRows), sizes{})
+	if s.format == LibSVM0 {
+		p.oneBased = false
+	}
 	for p.x.Rows() < n {
 		var line []byte
 		if s.havePending {
@@ -101,7 +104,7 @@ func (s *Stream) Next(n int) (*Dataset, error) {
 			line = l
 			if isBlank(line) {
 				switch {
-				case s.format == LibSVM:
+				case s.format.isLibSVM():
 					// An empty point, unless only blank lines follow it:
 					// kept back until a point comes.
 					s.pendingBlank++
@@ -124,7 +127,7 @@ func (s *Stream) Next(n int) (*Dataset, error) {
 			return nil, s.tr.errorf("more points than the %d the header announces", s.announced)
 		}
 		if msg := p.parse(line); msg != "" {
-			return nil, s.tr.errorf("%s", msg)
+			return nil, s.tr.pointError(p, msg)
 		}
 		s.read++
 	}

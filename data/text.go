@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/hetsgd/hetsgd/internal/bounded"
-
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -76,7 +76,7 @@ func readXC(ctx context.Context, r io.Reader, name string, hint sizes) (*Dataset
 			return nil, tr.errorf("more points than the %d the header announces", n)
 		}
 		if msg := p.parse(line); msg != "" {
-			return nil, tr.errorf("%s", msg)
+			return nil, tr.pointError(p, msg)
 		}
 	}
 	if got := p.x.Rows(); got != n {
@@ -130,7 +130,7 @@ func readLibSVM(ctx context.Context, r io.Reader, name string, opt LibSVMOptions
 			p.parse(nil)
 		}
 		if msg := p.parse(line); msg != "" {
-			return nil, tr.errorf("%s", msg)
+			return nil, tr.pointError(p, msg)
 		}
 	}
 	if d == 0 {
@@ -275,6 +275,14 @@ func (t *lineReader) errorf(format string, args ...any) error {
 	return &ParseError{File: t.name, Line: max(t.line, 1), Msg: fmt.Sprintf(format, args...)}
 }
 
+// pointError is the error of a line p refused with msg, with p's hint.
+func (t *lineReader) pointError(p *pointParser, msg string) error {
+	return &ParseError{File: t.name, Line: max(t.line, 1), Msg: msg, Hint: p.hint}
+}
+
+// zeroBased is the hint of a feature id 0 in a file read with 1-based ids.
+var zeroBased = setting.Errorf("data", "read a libSVM file whose feature ids start at 0 with {Loader.Format} %s", LibSVM0)
+
 // stopped is the error of a load whose context ended after line lines of
 // the file name; it wraps the context's error.
 func stopped(name string, line int, err error) error {
@@ -289,6 +297,7 @@ type pointParser struct {
 	name                 string
 	d, l                 int // bounds; -1 means unbounded
 	oneBased             bool
+	hint                 error // what to do about the line refused last, if anything
 	x, y                 *sparse.Builder
 	feats, labels        idSet // ids of the current row, for duplicates
 	maxFeature, maxLabel int
@@ -414,7 +423,8 @@ func (p *pointParser) parse(line []byte) string {
 		}
 		if p.oneBased {
 			if id == 0 {
-				return "feature id 0 in a 1-based libSVM file (read it with 0-based feature ids)"
+				p.hint = zeroBased
+				return "feature id 0, but a libSVM file's feature ids start at 1"
 			}
 			id--
 		}

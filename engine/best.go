@@ -106,3 +106,17 @@ func BestOf(rd *checkpoint.Reader) (runlog.Eval, bool, error) {
 	}
 	return st.Evals[len(st.Evals)-1], true, nil
 }
+
+// ModelShape reads the shape of the network a checkpoint's model has,
+// without its parameters: a command checks what it will hold against the
+// memory it may use before it reads them (LoadModel).
+func ModelShape(rd *checkpoint.Reader) (model.Config, error) {
+	st, err := readState(rd)
+	if err != nil {
+		return model.Config{}, err
+	}
+	if st.ModelConfig == nil {
+		return model.Config{}, fmt.Errorf("engine: checkpoint %s holds no MLP (a run of another workload)", rd.Path())
+	}
+	return *st.ModelConfig, nil
+}

@@ -22,6 +22,9 @@ import (
 //	w0, b0, w1, b1, …  float32 weights (In, Out) and biases (Out,) of each
 //	       layer, input first
 //
+//	card   uint8 [n], optional: a model card, JSON in UTF-8 (how the model
+//	       was made and scored; json.loads(z["card"].tobytes()))
+//
 // The network is h₀ = x, hᵢ₊₁ = relu(hᵢ·wᵢ + bᵢ) for the hidden layers, and
 // the labels' scores are the last layer's h·w + b without the ReLU (a
 // sigmoid or softmax on top is the loss's business, not the model's). The
@@ -29,7 +32,11 @@ import (
 // weight.
 
 // WriteNPZ writes the network of cfg with parameters p as an .npz archive.
-func WriteNPZ(w io.Writer, cfg Config, p []float32) error {
+func WriteNPZ(w io.Writer, cfg Config, p []float32) error { return WriteNPZCard(w, cfg, p, nil) }
+
+// WriteNPZCard is WriteNPZ with a model card: card, JSON, goes into the
+// archive as card.npy, an array of its bytes (none when card is nil).
+func WriteNPZCard(w io.Writer, cfg Config, p []float32, card []byte) error {
 	m, err := New(cfg)
 	if err != nil {
 		return err
@@ -47,6 +54,15 @@ func WriteNPZ(w io.Writer, cfg Config, p []float32) error {
 	}
 	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("model: %w", err)
+	}
+	if card != nil {
+		f, err := z.CreateHeader(&zip.FileHeader{Name: cardName, Method: zip.Store})
+		if err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		if _, err := f.Write(append(npyHeader("|u1", []int{len(card)}), card...)); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
 	}
 	buf := make([]byte, 0, 1<<16)
 	for _, a := range m.arrays(p) {
@@ -99,59 +115,21 @@ func npyHeader(descr string, shape []int) []byte {
 
 // ReadNPZ reads a network written by WriteNPZ from r, of size bytes.
 func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
-	z, err := zip.NewReader(r, size)
+	z, cfg, err := npzShape(r, size)
 	if err != nil {
-		return Config{}, nil, fmt.Errorf("model: not an .npz archive: %w", err)
+		return Config{}, nil, err
+	}
+	m, err := New(cfg)
+	if err != nil {
+		return Config{}, nil, err
 	}
 	files := map[string]*zip.File{}
 	for _, f := range z.File {
 		files[f.Name] = f
 	}
-	open := func(name, descr string, shape []int) (io.ReadCloser, []int, error) {
-		f, ok := files[name]
-		if !ok {
-			return nil, nil, fmt.Errorf("model: the archive has no %s (not a model hetsgd exported)", name)
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, nil, fmt.Errorf("model: %s: %w", name, err)
-		}
-		got, err := readNPYHeader(rc, descr)
-		if err == nil && shape != nil && !slices.Equal(got, shape) {
-			err = fmt.Errorf("shape %v, want %v", got, shape)
-		}
-		if err != nil {
-			rc.Close()
-			return nil, nil, fmt.Errorf("model: %s: %w", name, err)
-		}
-		return rc, got, nil
-	}
-	rc, shape, err := open("shape.npy", "<i8", nil)
-	if err != nil {
-		return Config{}, nil, err
-	}
-	if len(shape) != 1 || shape[0] < 2 || shape[0] > 1<<10 {
-		rc.Close()
-		return Config{}, nil, fmt.Errorf("model: shape.npy holds %v values, want the network's widths", shape)
-	}
-	raw := make([]byte, 8*shape[0])
-	_, err = io.ReadFull(rc, raw)
-	rc.Close()
-	if err != nil {
-		return Config{}, nil, fmt.Errorf("model: shape.npy: %w", err)
-	}
-	widths := make([]int, shape[0])
-	for i := range widths {
-		v := int64(binary.LittleEndian.Uint64(raw[8*i:]))
-		if v < 1 || v > math.MaxInt32 {
-			return Config{}, nil, fmt.Errorf("model: shape.npy: width %d of layer %d", v, i)
-		}
-		widths[i] = int(v)
-	}
-	cfg := Config{Inputs: widths[0], Hidden: widths[1 : len(widths)-1], Outputs: widths[len(widths)-1]}
-	m, err := New(cfg)
-	if err != nil {
-		return Config{}, nil, err
+	open := func(name, descr string, shape []int) (io.ReadCloser, error) {
+		rc, _, err := openNPY(files, name, descr, shape)
+		return rc, err
 	}
 	// The archive's arrays must be there with these shapes before the
 	// vector is allocated: a 100-byte file may claim any widths.
@@ -168,7 +146,7 @@ func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
 	p := make([]float32, m.NumParams())
 	buf := make([]byte, 1<<16)
 	for _, a := range m.arrays(p) {
-		rc, _, err := open(a.name, "<f4", a.shape)
+		rc, err := open(a.name, "<f4", a.shape)
 		if err != nil {
 			return Config{}, nil, err
 		}
@@ -192,6 +170,119 @@ func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
 		rc.Close()
 	}
 	return m.Config(), p, nil
+}
+
+// cardName is the model card's array in an archive.
+const cardName = "card.npy"
+
+// maxCard bounds the card ReadNPZCard reads: a card is a few kilobytes.
+const maxCard = 1 << 20
+
+// ReadNPZCard reads the model card of an archive of WriteNPZCard, nil when
+// it has none.
+func ReadNPZCard(r io.ReaderAt, size int64) ([]byte, error) {
+	z, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("model: not an .npz archive: %w", err)
+	}
+	files := map[string]*zip.File{}
+	for _, f := range z.File {
+		files[f.Name] = f
+	}
+	if files[cardName] == nil {
+		return nil, nil
+	}
+	rc, shape, err := openNPY(files, cardName, "|u1", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	if len(shape) != 1 || shape[0] > maxCard {
+		return nil, fmt.Errorf("model: %s holds %v bytes, want a card of at most %d", cardName, shape, maxCard)
+	}
+	card := make([]byte, shape[0])
+	if _, err := io.ReadFull(rc, card); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", cardName, err)
+	}
+	return card, nil
+}
+
+// NPZShape reads the shape of the network an archive of WriteNPZ holds,
+// without its weights: a command checks what it will hold against the
+// memory it may use before it reads them (ReadNPZ).
+func NPZShape(r io.ReaderAt, size int64) (Config, error) {
+	_, cfg, err := npzShape(r, size)
+	return cfg, err
+}
+
+// npzShape opens the archive and reads its shape.npy.
+func npzShape(r io.ReaderAt, size int64) (*zip.Reader, Config, error) {
+	z, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, Config{}, fmt.Errorf("model: not an .npz archive: %w", err)
+	}
+	files := map[string]*zip.File{}
+	for _, f := range z.File {
+		files[f.Name] = f
+	}
+	rc, shape, err := openNPY(files, "shape.npy", "<i8", nil)
+	if err != nil {
+		return nil, Config{}, err
+	}
+	if len(shape) != 1 || shape[0] < 2 || shape[0] > 1<<10 {
+		rc.Close()
+		return nil, Config{}, fmt.Errorf("model: shape.npy holds %v values, want the network's widths", shape)
+	}
+	raw := make([]byte, 8*shape[0])
+	_, err = io.ReadFull(rc, raw)
+	rc.Close()
+	if err != nil {
+		return nil, Config{}, fmt.Errorf("model: shape.npy: %w", err)
+	}
+	widths := make([]int, shape[0])
+	for i := range widths {
+		v := int64(binary.LittleEndian.Uint64(raw[8*i:]))
+		if v < 1 || v > math.MaxInt32 {
+			return nil, Config{}, fmt.Errorf("model: shape.npy: width %d of layer %d", v, i)
+		}
+		widths[i] = int(v)
+	}
+	return z, Config{Inputs: widths[0], Hidden: widths[1 : len(widths)-1], Outputs: widths[len(widths)-1]}, nil
+}
+
+// openNPY opens the array name of an archive's files, checking its type
+// and, if shape is not nil, its shape; it returns its shape.
+func openNPY(files map[string]*zip.File, name, descr string, shape []int) (io.ReadCloser, []int, error) {
+	f, ok := files[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("model: the archive has no %s (not a model hetsgd exported)", name)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, nil, fmt.Errorf("model: %s: %w", name, err)
+	}
+	got, err := readNPYHeader(rc, descr)
+	if err == nil && shape != nil && !slices.Equal(got, shape) {
+		err = fmt.Errorf("shape %v, want %v", got, shape)
+	}
+	if err != nil {
+		rc.Close()
+		return nil, nil, fmt.Errorf("model: %s: %w", name, err)
+	}
+	return rc, got, nil
+}
+
+// ExportBytes is what WriteNPZ allocates for the network besides its
+// parameters: a copy of each label-major layer turned (In, Out), and a
+// buffer.
+func (m *MLP) ExportBytes() int64 {
+	b := int64(1 << 16)
+	for _, l := range m.layers {
+		if l.Transposed {
+			b = memory.Add(b, memory.Mul(4, memory.Mul(int64(l.In), int64(l.Out))))
+		}
+	}
+	return b
 }
 
 // npyArray is one array of the archive: its file name, shape and values.

@@ -40,6 +40,9 @@ func TestNPZRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if card, err := ReadNPZCard(bytes.NewReader(b), int64(len(b))); card != nil || err != nil {
+			t.Fatalf("an archive without a card: card %q, %v", card, err)
+		}
 		if got.Inputs != cfg.Inputs || got.Outputs != cfg.Outputs || !slices.Equal(got.Hidden, cfg.Hidden) {
 			t.Fatalf("config %+v, want %+v", got, cfg)
 		}
@@ -91,8 +94,12 @@ func TestNPZInNumPy(t *testing.T) {
 	p := make([]float32, m.NumParams())
 	m.Init(p, 9)
 	var b bytes.Buffer
-	if err := WriteNPZ(&b, cfg, p); err != nil {
+	card := []byte(`{"hetsgd": "dev", "scored": {"p1": 0.625, "epoch": 3}, "note": "ünïcode"}`)
+	if err := WriteNPZCard(&b, cfg, p, card); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := ReadNPZCard(bytes.NewReader(b.Bytes()), int64(b.Len())); err != nil || !bytes.Equal(got, card) {
+		t.Fatalf("the card read back: %q, %v", got, err)
 	}
 	path := filepath.Join(t.TempDir(), "model.npz")
 	os.WriteFile(path, b.Bytes(), 0o644)
@@ -108,8 +115,10 @@ func TestNPZInNumPy(t *testing.T) {
 	ws.Forward(p, &x)
 	want := ws.Logits()
 	script := `
-import numpy as np, sys
+import json, numpy as np, sys
 m = np.load(sys.argv[1])
+card = json.loads(m["card"].tobytes())
+assert card["scored"]["p1"] == 0.625 and card["note"] == "ünïcode", card
 shape = m["shape"]
 x = np.zeros((2, shape[0]), dtype=np.float32)
 x[0, 1], x[0, 7], x[1, 0] = 0.5, 2, 1

@@ -44,11 +44,14 @@ var fieldPhrases = map[string]string{
 
 // Message is err's text with the settings it names written as the tool's
 // flags — a run's (Decls), else those of more (a library field by the
-// flag or phrase that names it) — tidied for people: a package's prefix
-// repeated by the layers an error passed through ("data: data: ") is said
-// once.
+// flag or phrase that names it) — and read as the tool's own: without the
+// prefixes the packages it passed through put before it ("engine: ",
+// "data: "). The libraries keep their prefixes, as Go's convention has it,
+// for their Go callers, whose messages say which package failed; the tool
+// says its command's name instead ("hetsgd train: "), and a package's name
+// means nothing to its users.
 func Message(err error, more map[string]string) string {
-	return dedupPrefixes(setting.Rename(err, func(field string) string {
+	return StripPrefixes(setting.Rename(err, func(field string) string {
 		if n, ok := flagOf[field]; ok {
 			return n
 		}
@@ -56,32 +59,24 @@ func Message(err error, more map[string]string) string {
 	}))
 }
 
-// dedupPrefixes says once a word-and-colon said twice in a row: "tune:
-// tune: x" is "tune: x".
-func dedupPrefixes(msg string) string {
-	var b strings.Builder
-	prev := ""
-	for msg != "" {
-		m := prefixWord.FindStringIndex(msg)
-		if m == nil || m[0] != 0 {
-			// Copy up to the next word start and go on from there.
-			next := len(msg)
-			if m != nil {
-				next = m[0]
-			}
-			b.WriteString(msg[:next])
-			msg, prev = msg[next:], ""
-			continue
-		}
-		word := msg[:m[1]]
-		if word != prev {
-			b.WriteString(word)
-		}
-		msg, prev = msg[m[1]:], word
-	}
-	return b.String()
+// StripPrefixes drops from msg every prefix that names one of the
+// module's packages (packages): one at the start of the message, of a line,
+// or after another's ": " or "; ".
+func StripPrefixes(msg string) string {
+	return packagePrefix.ReplaceAllString(msg, "$1")
 }
 
-// prefixWord is a package-like prefix: a lower-case word, a colon and a
-// space, at a word's start.
-var prefixWord = regexp.MustCompile(`(?:^|\b)[a-z][a-z0-9]*: `)
+// packages are the names of the module's packages, whose errors begin
+// with them (TestPackagesListed keeps the list whole).
+var packages = []string{
+	"adacons", "adaptive", "asynclocal", "atomicfile", "bounded", "checkpoint", "comm", "commtest", "cost",
+	"crossbow", "dashboard", "data", "diloco", "elastic", "engine", "enginetest", "kernel", "launch", "lsh",
+	"memory", "metric", "model", "mpi", "mpirun", "openblas", "optim", "progress", "ps", "race", "report",
+	"repro", "runlog", "setting", "sparse", "stage", "strategy", "strategytest", "syncsgd", "timing", "train",
+	"trained", "tune", "workload",
+}
+
+// packagePrefix matches a package's prefix where one begins a message:
+// at its start, a line's, or after ": " or "; ". The group keeps what came
+// before.
+var packagePrefix = regexp.MustCompile(`(^|\n|: |; )(?:(?:` + strings.Join(packages, "|") + `): )+`)

@@ -1,20 +1,67 @@
 package train
 
-import "testing"
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
 
-// A prefix said twice in a row by the layers an error passed through is
-// said once; the same word apart, or inside a name, is kept.
-func TestDedupPrefixes(t *testing.T) {
+// The packages' prefixes are dropped wherever a message, a line of it, or
+// a wrapped message begins; the same word elsewhere — inside a name, a
+// path, the text — is kept.
+func TestStripPrefixes(t *testing.T) {
 	for in, want := range map[string]string{
-		"data: data: x":                  "data: x",
-		"tune: tune: tune: y":            "tune: y",
-		"data: x.txt:3: data: bad":       "data: x.txt:3: data: bad",
-		"--log a: checkpoint: folder ck": "--log a: checkpoint: folder ck",
-		"foo: bar: foo: baz":             "foo: bar: foo: baz",
-		"a:b: c: c: d":                   "a:b: c: d",
+		"engine: --speeds has 3 values for 4 devices": "--speeds has 3 values for 4 devices",
+		"data: data: x": "x",
+		"workload: memory: the model needs an estimated 4 GiB": "the model needs an estimated 4 GiB",
+		"--model ck: checkpoint: folder ck is in use":          "--model ck: folder ck is in use",
+		"data: x.txt:3: feature 7: value":                      "x.txt:3: feature 7: value",
+		"--data data: dataset folder data does not exist":      "--data data: dataset folder data does not exist",
+		"a: engine: b\ndata: c; model: d":                      "a: b\nc; d",
+		"the model: weights":                                   "the model: weights",
+		"metadata: x":                                          "metadata: x",
+		"engines: x":                                           "engines: x",
+		"/tmp/engine: x":                                       "/tmp/engine: x",
 	} {
-		if got := dedupPrefixes(in); got != want {
-			t.Errorf("dedupPrefixes(%q) = %q, want %q", in, got, want)
+		if got := StripPrefixes(in); got != want {
+			t.Errorf("StripPrefixes(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// packages names every package of the module whose messages begin with
+// its name, so that none of their prefixes reaches the tool's messages;
+// and no name that is no package.
+func TestPackagesListed(t *testing.T) {
+	names := map[string]bool{}    // every package
+	prefixed := map[string]bool{} // those with a message that begins "NAME: "
+	filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly)
+		if err != nil || f.Name.Name == "main" {
+			return nil
+		}
+		name := f.Name.Name
+		names[name] = true
+		if src, err := os.ReadFile(path); err == nil && strings.Contains(string(src), `"`+name+`: `) {
+			prefixed[name] = true
+		}
+		return nil
+	})
+	for name := range prefixed {
+		if !slices.Contains(packages, name) {
+			t.Errorf("package %s is not in packages: its errors' prefix would reach the tool's messages", name)
+		}
+	}
+	for _, name := range packages {
+		if !names[name] {
+			t.Errorf("packages lists %s, which is no package of the module", name)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func ExampleLoad() {
 		panic(err)
 	}
 
-	m, err := trained.Load(filepath.Join(dir, "model.npz"), trained.Last)
+	m, err := trained.Load(filepath.Join(dir, "model.npz"), trained.Last, trained.Use{What: "scoring", Rows: 256})
 	if err != nil {
 		panic(err)
 	}

@@ -40,13 +40,14 @@ func (m *Model) Fits(ds *data.Dataset) error {
 	return nil
 }
 
-// evalRows is the points an evaluation scores at once: a workspace's
+// EvalRows is the points an evaluation scores at once: a workspace's
 // worth, as training evaluates.
-const evalRows = 256
+const EvalRows = 256
 
 // NewEvaluator prepares the scoring of the model on test, or on its first
 // points points (0: all). It refuses data the model does not fit
-// (*ShapeError) and a set without points (ErrNoPoints). Before Evaluate,
+// (*ShapeError), a set without points (ErrNoPoints) and one none of whose
+// points scored has a label (data.ErrNoLabels). Before Evaluate,
 // the evaluator may be given tables to rank through (SetTables).
 func (m *Model) NewEvaluator(test *data.Dataset, points int) (*metric.Evaluator, error) {
 	if err := m.Fits(test); err != nil {
@@ -55,7 +56,10 @@ func (m *Model) NewEvaluator(test *data.Dataset, points int) (*metric.Evaluator,
 	if test.Len() == 0 {
 		return nil, fmt.Errorf("trained: %s: %w", test.Name, ErrNoPoints)
 	}
-	return metric.NewEvaluator(m.MLP, test, evalRows, points), nil
+	if err := test.CheckLabelled(points); err != nil {
+		return nil, err
+	}
+	return metric.NewEvaluator(m.MLP, test, EvalRows, points), nil
 }
 
 // Evaluate scores the model with e, made by NewEvaluator; a done ctx stops

@@ -2,10 +2,12 @@ package trained
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/engine"
@@ -52,9 +54,17 @@ type Model struct {
 	Params []float32 // laid out as the network says (model.MLP)
 	File   string    // the file the model was read from
 	// Scored is the evaluation that scored the model, when its file is a
-	// checkpoint that holds one: best.hck holds the best evaluation, a
-	// checkpoint its run's last. Nil for an archive.
+	// checkpoint that holds one (best.hck holds the best evaluation, a
+	// checkpoint its run's last) or an archive whose card does.
 	Scored *runlog.Eval
+	// Run is the run log's config record of the run that trained the
+	// model (its settings, data and the data's digest), nil when the file
+	// does not hold it (an earlier hetsgd's, an archive without a card).
+	Run json.RawMessage
+	// TestData is the test set that run scored the model on, as a --data
+	// of eval takes it: a file, a dataset folder, or bundled:NAME; "" when
+	// not known; TestFormat its format (--format), "" for detected.
+	TestData, TestFormat string
 }
 
 // File returns the file of the model which names at path: for Last, the
@@ -79,58 +89,151 @@ func File(path string, which Which) (string, error) {
 	return "", fmt.Errorf("trained: which model %q: %w", which, ErrWhich)
 }
 
-// Load reads the model which names at path (see File).
-func Load(path string, which Which) (*Model, error) {
-	file, err := File(path, which)
+// Load reads the model which names at path (see File), its parameters
+// once the memory use needs of a model of its shape is known to be there
+// (Use.Check). It is Open, then ReadParams.
+func Load(path string, which Which, use Use) (*Model, error) {
+	m, err := Open(path, which)
 	if err != nil {
 		return nil, err
 	}
-	return Read(file)
-}
-
-// Read reads the model in file: an .npz archive of model.WriteNPZ, or a
-// checkpoint (a run's, or a best.hck). Every weight is checked finite.
-func Read(file string) (*Model, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// The first bytes tell the formats apart whatever the file's name: a
-	// zip (an .npz) starts with "PK", a checkpoint with its own header.
-	head := make([]byte, 8)
-	n, _ := io.ReadFull(f, head)
-	m := &Model{File: file}
-	var cfg model.Config
-	if bytes.HasPrefix(head[:n], []byte("PK")) {
-		fi, err := f.Stat()
-		if err != nil {
-			return nil, err
-		}
-		if cfg, m.Params, err = model.ReadNPZ(f, fi.Size()); err != nil {
-			return nil, &NPZError{File: file, Err: err}
-		}
-	} else {
-		rd, err := checkpoint.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("%w (want a checkpoint or an .npz of hetsgd export)", err)
-		}
-		defer rd.Close()
-		if cfg, m.Params, err = engine.LoadModel(rd); err != nil {
-			return nil, err
-		}
-		// Only said to the user: a checkpoint without a readable
-		// evaluation is a model all the same.
-		if e, ok, _ := engine.BestOf(rd); ok {
-			m.Scored = &e
-		}
-	}
-	if m.MLP, err = model.New(cfg); err != nil {
+	if err := m.ReadParams(use); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// WriteNPZ writes the model as an .npz archive (model.WriteNPZ), which
-// NumPy loads as it is and Read reads back.
-func (m *Model) WriteNPZ(w io.Writer) error { return model.WriteNPZ(w, m.Config(), m.Params) }
+// Open reads what is known of the model which names at path (see File)
+// but its parameters: its network, how it scored, and the run that
+// trained it. ReadParams reads the parameters.
+func Open(path string, which Which) (*Model, error) {
+	file, err := File(path, which)
+	if err != nil {
+		return nil, err
+	}
+	return open(file)
+}
+
+// open is Open of a file.
+func open(file string) (*Model, error) {
+	m := &Model{File: file}
+	err := m.read(func(f *os.File, size int64) error {
+		cfg, err := model.NPZShape(f, size)
+		if err != nil {
+			return err
+		}
+		card, err := model.ReadNPZCard(f, size)
+		if err != nil {
+			return err
+		}
+		if card != nil {
+			var c Card
+			if err := json.Unmarshal(card, &c); err != nil {
+				return fmt.Errorf("model: its card: %w", err)
+			}
+			m.Scored, m.Run, m.TestData, m.TestFormat = c.Scored, c.Run, c.TestData, c.TestFormat
+		}
+		return m.setShape(cfg)
+	}, func(rd *checkpoint.Reader) error {
+		cfg, err := engine.ModelShape(rd)
+		if err != nil {
+			return err
+		}
+		// Only said to the user: a checkpoint without a readable
+		// evaluation, or without the settings of its run, is a model all
+		// the same.
+		if e, ok, _ := engine.BestOf(rd); ok {
+			m.Scored = &e
+		}
+		if raw, err := rd.Bytes("settings"); err == nil {
+			m.Run, m.TestData, m.TestFormat = runOf(raw)
+		}
+		return m.setShape(cfg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ReadParams reads the parameters of a model Open read, once the memory
+// use needs is known to be there (Use.Check).
+func (m *Model) ReadParams(use Use) error {
+	if err := use.Check(m.Config(), m.File); err != nil {
+		return err
+	}
+	var cfg model.Config
+	err := m.read(func(f *os.File, size int64) (err error) {
+		cfg, m.Params, err = model.ReadNPZ(f, size)
+		return err
+	}, func(rd *checkpoint.Reader) (err error) {
+		cfg, m.Params, err = engine.LoadModel(rd)
+		return err
+	})
+	if was := m.Config(); err == nil && (cfg.Inputs != was.Inputs || cfg.Outputs != was.Outputs || !slices.Equal(cfg.Hidden, was.Hidden)) {
+		m.Params = nil
+		err = fmt.Errorf("%s was replaced while it was read: another network's (read it again)", m.File)
+	}
+	return err
+}
+
+// Read reads the model in file: an .npz archive of model.WriteNPZ, or a
+// checkpoint (a run's, or a best.hck). Every weight is checked finite.
+func Read(file string) (*Model, error) {
+	m, err := open(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.ReadParams(Use{}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Model) setShape(cfg model.Config) (err error) {
+	m.MLP, err = model.New(cfg)
+	return err
+}
+
+// read opens m.File and calls npz for an archive, or ckpt for a
+// checkpoint, told apart by their first bytes whatever the file's name: a
+// zip (an .npz) starts with "PK", a checkpoint with its own header.
+func (m *Model) read(npz func(f *os.File, size int64) error, ckpt func(rd *checkpoint.Reader) error) error {
+	f, err := os.Open(m.File)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	if bytes.HasPrefix(head[:n], []byte("PK")) {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if err := npz(f, fi.Size()); err != nil {
+			return &NPZError{File: m.File, Err: err}
+		}
+		return nil
+	}
+	rd, err := checkpoint.Open(m.File)
+	if err != nil {
+		return fmt.Errorf("%w (want a checkpoint or an .npz of hetsgd export)", err)
+	}
+	defer rd.Close()
+	return ckpt(rd)
+}
+
+// WriteNPZ writes the model as an .npz archive (model.WriteNPZCard), which
+// NumPy loads as it is and Read reads back, with card as its model card
+// (none when nil).
+func (m *Model) WriteNPZ(w io.Writer, card *Card) error {
+	var b []byte
+	if card != nil {
+		var err error
+		if b, err = json.MarshalIndent(card, "", "  "); err != nil {
+			return fmt.Errorf("trained: the model card: %w", err)
+		}
+	}
+	return model.WriteNPZCard(w, m.Config(), m.Params, b)
+}

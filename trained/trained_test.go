@@ -3,13 +3,16 @@ package trained_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/data"
@@ -94,14 +97,14 @@ func TestReadArchive(t *testing.T) {
 	dir := t.TempDir()
 	mlp, p := newMLP(t)
 	var b bytes.Buffer
-	if err := (&trained.Model{MLP: mlp, Params: p}).WriteNPZ(&b); err != nil {
+	if err := (&trained.Model{MLP: mlp, Params: p}).WriteNPZ(&b, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "model.bin") // an archive under any name
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := trained.Load(path, trained.Last)
+	m, err := trained.Load(path, trained.Last, trained.Use{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +151,7 @@ func TestLoadScoresAsTheRunSaid(t *testing.T) {
 		}
 	}
 	for which, want := range map[trained.Which]float64{trained.Best: best.P1, trained.Last: res.Evals[len(res.Evals)-1].P1} {
-		m, err := trained.Load(cfg.Checkpoint.Dir, which)
+		m, err := trained.Load(cfg.Checkpoint.Dir, which, trained.Use{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,6 +192,18 @@ func TestEvaluateRefuses(t *testing.T) {
 	if _, err := m.NewEvaluator(read("0 6 3\n"), 0); !errors.Is(err, trained.ErrNoPoints) {
 		t.Errorf("no points: %v", err)
 	}
+	// Points, but no label among those scored: P@k would be 0 whatever
+	// the model.
+	unlabelled := read("2 6 3\n 1:1\n2 2:1\n")
+	if _, err := m.NewEvaluator(unlabelled, 1); !errors.Is(err, data.ErrNoLabels) || !strings.Contains(err.Error(), "first 1 points (of 2)") {
+		t.Errorf("no labels among the points scored: %v", err)
+	}
+	if _, err := m.NewEvaluator(read("1 6 3\n 1:1\n"), 0); !errors.Is(err, data.ErrNoLabels) {
+		t.Errorf("no labels: %v", err)
+	}
+	if _, err := m.NewEvaluator(unlabelled, 0); err != nil {
+		t.Errorf("a label among the points: %v", err)
+	}
 	points := read("2 6 3\n0,1 1:1 5:2\n2 0:1\n")
 	e, err := m.NewEvaluator(points, 0)
 	if err != nil {
@@ -202,5 +217,84 @@ func TestEvaluateRefuses(t *testing.T) {
 	}
 	if s, err := m.Evaluate(context.Background(), e); !errors.Is(err, trained.ErrOverflow) || s.Points != 2 || !strings.Contains(err.Error(), "loss") {
 		t.Errorf("overflowing scores: %+v, %v", s, err)
+	}
+}
+
+// What a command will hold is checked against the memory it may use with
+// the model's shape, before its parameters are read: a workspace of many
+// rows, or an export's copy, can be refused where the parameters alone fit.
+func TestLoadChecksMemory(t *testing.T) {
+	mlp, p := newMLP(t)
+	var b bytes.Buffer
+	if err := (&trained.Model{MLP: mlp, Params: p}).WriteNPZ(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.npz")
+	os.WriteFile(path, b.Bytes(), 0o644)
+	t.Setenv("HETSGD_MEMORY_LIMIT", "8K")
+	if _, err := trained.Load(path, trained.Last, trained.Use{What: "scoring", Rows: 4}); err != nil {
+		t.Fatalf("a small use: %v", err)
+	}
+	for _, use := range []trained.Use{
+		{What: "predicting", Rows: 1 << 20, Fix: "score fewer points at once (--rows)"},
+		{What: "exporting", Export: true, Fix: "x"},
+		{What: "scoring", Held: 1 << 20, Fix: "x"},
+	} {
+		m, err := trained.Load(path, trained.Last, use)
+		if err == nil || !strings.Contains(err.Error(), use.What+" with the model of "+path) || !strings.Contains(err.Error(), "needs an estimated") || !strings.HasSuffix(err.Error(), ": "+use.Fix) {
+			t.Errorf("%+v: %v", use, err)
+		}
+		if m != nil {
+			t.Errorf("%+v: a model read", use)
+		}
+		if use.Need(mlp) <= 8<<10 {
+			t.Errorf("%+v needs %d bytes, under the limit", use, use.Need(mlp))
+		}
+	}
+}
+
+// What a checkpoint knows of its run — the test set it scored on, its
+// format, the config record — comes with its model, and an archive's card
+// carries it on, with the evaluation, to the next reader.
+func TestCardCarriesTheRun(t *testing.T) {
+	w := enginetest.Bibtex(t)
+	cfg := enginetest.Config("sync", 1, engine.Virtual)
+	cfg.Epochs = 0.2
+	test := filepath.Join(t.TempDir(), "test.txt") // absolute, as train saves it
+	settings := `{"flags":[["test",` + strconv.Quote(test) + `],["format","libsvm0"]],"config":{"event":"config","data":"x","data_digest":"abc"}}`
+	cfg.Checkpoint = engine.Checkpointing{Dir: t.TempDir(), KeepBest: true, Settings: []byte(settings)}
+	if _, err := engine.Run(context.Background(), cfg, w, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := trained.Load(cfg.Checkpoint.Dir, trained.Best, trained.Use{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := func(run []byte) any {
+		var r map[string]any
+		json.Unmarshal(run, &r)
+		return r["data_digest"]
+	}
+	if m.TestData != test || m.TestFormat != "libsvm0" || digest(m.Run) != "abc" || m.Scored == nil {
+		t.Fatalf("the run of a checkpoint: test %q format %q run %s scored %v", m.TestData, m.TestFormat, m.Run, m.Scored)
+	}
+	var b bytes.Buffer
+	if err := m.WriteNPZ(&b, m.Card("v1.2", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.npz")
+	os.WriteFile(path, b.Bytes(), 0o644)
+	a, err := trained.Open(path, trained.Last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Params != nil || a.TestData != test || a.TestFormat != "libsvm0" || a.Scored == nil || *a.Scored != *m.Scored || digest(a.Run) != "abc" {
+		t.Fatalf("the archive's card: test %q format %q scored %v run %s", a.TestData, a.TestFormat, a.Scored, a.Run)
+	}
+	card, _ := model.ReadNPZCard(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	for _, want := range []string{`"hetsgd": "v1.2"`, `"exported": "2026-01-02T03:04:05Z"`, `"parameters": `, `"p1": `} {
+		if !strings.Contains(string(card), want) {
+			t.Errorf("the card lacks %s:\n%s", want, card)
+		}
 	}
 }

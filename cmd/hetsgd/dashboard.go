@@ -33,7 +33,7 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	warnExposed(stderr, "dashboard", "--addr", *addr)
 	return dashboard.ServeLogs(ctx, *addr, logs, func(url string) { fmt.Fprintln(stdout, url) },
-		func(err error) { fmt.Fprintf(stderr, "hetsgd dashboard: %v\n", err) })
+		func(err error) { fmt.Fprintf(stderr, "hetsgd dashboard: %s\n", message(err)) })
 }
 
 // warnExposed warns when a dashboard's address (given as flag) is not

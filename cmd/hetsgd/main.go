@@ -294,7 +294,7 @@ func flagValueMessage(msg string) string {
 		return msg
 	}
 	if strings.Contains(why, "--"+name) {
-		return strings.TrimPrefix(why, "engine: ")
+		return why
 	}
 	if v, err := strconv.Unquote(value); err == nil {
 		value = v

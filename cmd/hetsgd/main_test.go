@@ -374,9 +374,9 @@ func TestTuneCommand(t *testing.T) {
 		{[]string{"tune", "--seeds", "x"}, "--seeds: \"x\" is not a seed"},
 		{[]string{"tune", "--optimizer", "rmsprop"}, "unknown optimizer"},
 		{[]string{"tune", "--target", "2"}, "--target 2"},
-		{[]string{"tune", "--strategies", "sync,adaptive[renorm=3]", "--lrs", "default", "--optimizer", "strategy"}, "--strategies adaptive[renorm=3], batch 128: strategy: adaptive.renorm 3"},
+		{[]string{"tune", "--strategies", "sync,adaptive[renorm=3]", "--lrs", "default", "--optimizer", "strategy"}, "--strategies adaptive[renorm=3], batch 128: adaptive.renorm 3"},
 		{[]string{"tune", "--strategies", "sync[lr=0.5]", "--lrs", "0.1"}, "a variant's lr= replaces the grid's rate: give it with --lrs default"},
-		{[]string{"tune", "--strategies", "adaptive[binit=100]", "--batches", "128,64", "--lrs", "1"}, "--strategies adaptive[binit=100], batch 64: adaptive: binit 100"},
+		{[]string{"tune", "--strategies", "adaptive[binit=100]", "--batches", "128,64", "--lrs", "1"}, "--strategies adaptive[binit=100], batch 64: binit 100"},
 		{[]string{"tune", "--strategies", "elastic[gamma=0]"}, "elastic has no option \"gamma\""},
 	} {
 		if code, _, errs := runCLI(t, c.args...); code != 1 || !strings.Contains(errs, c.msg) {

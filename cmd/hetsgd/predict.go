@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
@@ -19,11 +20,12 @@ import (
 	"github.com/hetsgd/hetsgd/workload"
 )
 
-// loadModel reads the model --model and --which name (package trained),
-// its refusals told in the flags' words, and says on note which model of a
-// folder it took.
-func loadModel(path, which string, note io.Writer) (*trained.Model, error) {
-	m, err := trained.Load(path, trained.Which(which))
+// openModel opens the model --model and --which name (package trained),
+// its parameters not yet read (trained.Model.ReadParams), its refusals
+// told in the flags' words, and says on note which model of a folder it
+// took.
+func openModel(path, which string, note io.Writer) (*trained.Model, error) {
+	m, err := trained.Open(path, trained.Which(which))
 	var npz *trained.NPZError
 	switch {
 	case errors.Is(err, trained.ErrWhich):
@@ -43,6 +45,17 @@ func loadModel(path, which string, note io.Writer) (*trained.Model, error) {
 	return m, nil
 }
 
+// readParams reads m's parameters once use's memory is known to be there.
+func readParams(m *trained.Model, use trained.Use) error {
+	var npz *trained.NPZError
+	if err := m.ReadParams(use); errors.As(err, &npz) {
+		return fmt.Errorf("--model %s: %w", npz.File, npz.Err)
+	} else if err != nil {
+		return fmt.Errorf("--model: %w", err)
+	}
+	return nil
+}
+
 // whichFlag registers --which, the model of a checkpoint folder to take.
 func whichFlag(fs *flag.FlagSet) *string {
 	return fs.String("which", "last", "the model of a checkpoint folder --model: last (its newest checkpoint's) or best (the best evaluation's, kept in best.hck)")
@@ -60,12 +73,12 @@ type scoring struct {
 func (s *scoring) register(fs *flag.FlagSet, dataUsage string) {
 	fs.StringVar(&s.model, "model", "", "the trained model: a checkpoint `dir` or file (hetsgd train --checkpoint), or an .npz of hetsgd export")
 	s.which = whichFlag(fs)
-	fs.StringVar(&s.data, "data", "", "the points to score: "+dataUsage)
-	fs.StringVar(&s.format, "format", "auto", "input format: xc, libsvm or auto")
+	fs.StringVar(&s.data, "data", "", "the points to score: "+dataUsage+"; - reads the standard input")
+	fs.StringVar(&s.format, "format", "auto", "input format: xc, libsvm (feature ids from 1), libsvm0 (from 0) or auto (xc or libsvm)")
 }
 
-func (s *scoring) check() error {
-	if s.model == "" || s.data == "" {
+func (s *scoring) check(needData bool) error {
+	if s.model == "" || needData && s.data == "" {
 		return fmt.Errorf("give --model and --data")
 	}
 	s.in.Add("--model", s.model)
@@ -92,9 +105,9 @@ func (s *scoring) testSet(ctx context.Context, cache string, stderr io.Writer) (
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("eval", "eval --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME [flags]", stderr)
+	fs := newFlagSet("eval", "eval --model CHECKPOINT|MODEL.npz [--data FILE|DIR|bundled:NAME|-] [flags]", stderr)
 	var sc scoring
-	sc.register(fs, "a dataset `file`, a dataset folder (its test set) or bundled:NAME")
+	sc.register(fs, "a dataset `file`, a dataset folder (its test set) or bundled:NAME (default: the test set the model's run scored it on)")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
 	points := fs.Int("eval-points", 0, "score only the first `n` points (0: all)")
 	asJSON := fs.Bool("json", false, "print the scores as one JSON object (named as the run log's eval record names them: p1 … ndcg5, loss, test_points)")
@@ -109,7 +122,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := sc.check(); err != nil {
+	if err := sc.check(false); err != nil {
 		return err
 	}
 	if *rank != "exact" && *rank != "tables" {
@@ -127,18 +140,34 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := train.CheckRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
-	m, err := loadModel(sc.model, *sc.which, stderr)
+	m, err := openModel(sc.model, *sc.which, stderr)
 	if err != nil {
 		return err
 	}
+	if sc.data == "" {
+		// The test set the model's run scored it on, as its file records.
+		if sc.data = m.TestData; sc.data == "" {
+			return fmt.Errorf("give --data: %s does not record the test set its run scored it on (an archive without a card, or a checkpoint of an earlier hetsgd)", m.File)
+		}
+		if !train.Visited(fs)["format"] && m.TestFormat != "" {
+			sc.format = m.TestFormat
+		}
+		fmt.Fprintf(stderr, "hetsgd eval: scoring on %s, the test set the model's run scored it on (--data scores another)\n", sc.data)
+	}
 	test, err := sc.testSet(ctx, *cache, stderr)
 	if err != nil {
+		return err
+	}
+	use := trained.Use{What: "scoring", Rows: trained.EvalRows, Held: test.Bytes(), Fix: "score a smaller test set"}
+	if err := readParams(m, use); err != nil {
 		return err
 	}
 	e, err := m.NewEvaluator(test, *points)
 	switch {
 	case errors.Is(err, trained.ErrNoPoints):
 		return fmt.Errorf("--data %s holds no points: nothing to score", sc.data)
+	case errors.Is(err, data.ErrNoLabels):
+		return err // it names the data
 	case err != nil:
 		return fmt.Errorf("--data %w", err) // the data and the model's shapes
 	}
@@ -148,8 +177,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		if err := memory.Check(metric.TablesBytes(m.MLP, t), "approximate top-k's tables (fewer --lsh-l, a smaller --lsh-k)"); err != nil {
-			return err
+		if err := memory.Check(memory.Add(use.Need(m.MLP), metric.TablesBytes(m.MLP, t)), "scoring through approximate top-k's tables"); err != nil {
+			return fmt.Errorf("%w: fewer --lsh-l, a smaller --lsh-k", err)
 		}
 		if err := e.SetTables(t); err != nil {
 			return err
@@ -177,7 +206,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("predict", "predict --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME [flags]", stderr)
+	fs := newFlagSet("predict", "predict --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME|- [flags]", stderr)
 	var sc scoring
 	sc.register(fs, "a dataset `file` (read a chunk at a time: it may be larger than memory), a dataset folder (its test set) or bundled:NAME")
 	top := fs.Int("top", 5, "labels to write per point, best first")
@@ -188,7 +217,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := sc.check(); err != nil {
+	if err := sc.check(true); err != nil {
 		return err
 	}
 	if err := sc.in.Check("--out", *outPath); err != nil {
@@ -202,7 +231,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case *rows < 1 || *rows > 1<<20:
 		return fmt.Errorf("--rows %d: need a whole number in [1, 1048576]", *rows)
 	}
-	m, err := loadModel(sc.model, *sc.which, stderr)
+	m, err := openModel(sc.model, *sc.which, stderr)
 	if err != nil {
 		return err
 	}
@@ -210,6 +239,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	use := trained.Use{What: "predicting", Rows: *rows, Fix: "score fewer points at once (--rows)"}
 	// The source: a text file streamed, or a set held whole (bundled, MNIST).
 	var next func(n int) (*data.Dataset, error)
 	file := sc.data
@@ -228,6 +258,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := m.Fits(ds); err != nil {
 			return fmt.Errorf("--data %w", err)
 		}
+		use.Held = ds.Bytes()
 		next = data.Chunks(ds, *rows)
 	} else {
 		s, err := data.OpenStream(ctx, file, fmtIn, m.Config().Inputs, m.Config().Outputs)
@@ -236,6 +267,9 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer s.Close()
 		next = s.Next
+	}
+	if err := readParams(m, use); err != nil {
+		return err
 	}
 	predict := func(w io.Writer) error {
 		pw, err := metric.NewPredictionWriter(w, metric.PredictionFormat(*as))
@@ -300,14 +334,17 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := in.Check("--out", *outPath); err != nil {
 		return err
 	}
-	m, err := loadModel(*modelPath, *which, stderr)
+	m, err := openModel(*modelPath, *which, stderr)
 	if err != nil {
+		return err
+	}
+	if err := readParams(m, trained.Use{What: "exporting", Export: true, Fix: "export on a machine with more memory"}); err != nil {
 		return err
 	}
 	// A large model takes seconds to write: a signal stops it, and the
 	// archive is then not put in place.
 	err = writeOut(ctx, *outPath, *force, func(w io.Writer) error {
-		err := m.WriteNPZ(w)
+		err := m.WriteNPZ(w, m.Card(version, time.Now()))
 		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("%w: %v", errInterrupted, err)
 		}
@@ -317,6 +354,6 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	c := m.Config()
-	_, err = fmt.Fprintf(stdout, "wrote %s: %d features, hidden %v, %d labels (%d parameters); load it with numpy.load\n", *outPath, c.Inputs, c.Hidden, c.Outputs, m.NumParams())
+	_, err = fmt.Fprintf(stdout, "wrote %s: %d features, hidden %v, %d labels (%d parameters), with its model card; load it with numpy.load\n", *outPath, c.Inputs, c.Hidden, c.Outputs, m.NumParams())
 	return err
 }

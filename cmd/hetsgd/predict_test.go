@@ -216,9 +216,9 @@ func TestScoringRefusalsNameFlags(t *testing.T) {
 		{[]string{"export", "--model", empty, "--out", filepath.Join(dir, "m.npz"), "--which", "best"},
 			"hetsgd export: --which best: " + empty + " holds no best model (best.hck: written at a run's evaluations with --checkpoint, unless --keep-best=false)\n"},
 		{[]string{"eval", "--model", junk, "--data", "bundled:bibtex"},
-			"hetsgd eval: --model " + junk + ": model: not an .npz archive: "},
+			"hetsgd eval: --model " + junk + ": not an .npz archive: "},
 		{[]string{"predict", "--model", notes, "--data", "bundled:bibtex"},
-			"hetsgd predict: --model: checkpoint: "},
+			"hetsgd predict: --model: "},
 	} {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != 1 || !strings.HasPrefix(stderr, c.want) {

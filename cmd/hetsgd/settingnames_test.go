@@ -93,13 +93,13 @@ func TestErrorMessagesNameFlags(t *testing.T) {
 		want string
 	}{
 		{engine.Config{Strategy: "sync", Devices: 2, Batch: 8, LR: 0.1, Clock: engine.Real, Epochs: 1, EvalEvery: 1, Speeds: []float64{1}},
-			"engine: --speeds has 1 values for 2 devices"},
+			"--speeds has 1 values for 2 devices"},
 		{engine.Config{Strategy: "sync", Devices: 1, Batch: 8, LR: 0.1, Clock: "sundial", Epochs: 1, EvalEvery: 1},
-			`engine: --time "sundial": want real or virtual`},
+			`--time "sundial": want real or virtual`},
 		{engine.Config{Strategy: "sync", Devices: 1, Batch: 8, LR: 0.1, Clock: engine.Real, EvalEvery: 1},
-			"engine: give --epochs or --time-budget (or both)"},
+			"give --epochs or --time-budget (or both)"},
 		{engine.Config{Strategy: "sync", Devices: 1, Batch: 8, LR: -1, Clock: engine.Real, Epochs: 1, EvalEvery: 1},
-			"engine: --lr -1: need a number in (0, 1e+06]"},
+			"--lr -1: need a number in (0, 1e+06]"},
 	} {
 		err := c.cfg.Validate()
 		if _, ok := err.(*setting.Error); !ok {

@@ -15,31 +15,44 @@ import (
 const EnvLimit = "HETSGD_MEMORY_LIMIT"
 
 // Limit returns the bytes this process may use and where that figure comes
-// from; ok is false when nothing is known (then nothing is refused).
+// from; ok is false when nothing is known (then nothing is refused). The
+// bytes are 0 or less when a resource limit leaves no room at all.
 func Limit() (bytes int64, source string, ok bool) {
+	bytes, source, _, ok = limit()
+	return bytes, source, ok
+}
+
+// limit is Limit, with what to do when the limit is too low, where the
+// source's words do not say it.
+func limit() (bytes int64, source, fix string, ok bool) {
 	bytes = math.MaxInt64
-	consider := func(b int64, s string) {
-		if b > 0 && b < bytes {
-			bytes, source, ok = b, s, true
+	consider := func(b int64, s, f string) {
+		if b < bytes {
+			bytes, source, fix, ok = b, s, f, true
+		}
+	}
+	positive := func(b int64, s string) {
+		if b > 0 {
+			consider(b, s, "")
 		}
 	}
 	if b, found := meminfo("/proc/meminfo", "MemTotal:"); found {
-		consider(b, "the machine's memory")
+		positive(b, "the machine's memory")
 	}
 	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
 		if raw, err := bounded.ReadFile(p, 4096, "a memory limit"); err == nil {
 			if b, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
-				consider(b, "the control group's limit")
+				positive(b, "the control group's limit")
 			}
 		}
 	}
 	rlimits(consider)
 	if v := os.Getenv(EnvLimit); v != "" {
 		if b, err := ParseBytes(v); err == nil {
-			consider(b, "$"+EnvLimit)
+			positive(b, "$"+EnvLimit)
 		}
 	}
-	return bytes, source, ok
+	return bytes, source, fix, ok
 }
 
 // Govern sets the Go runtime's soft memory limit to 95% of Limit (unless
@@ -55,7 +68,7 @@ func Govern() int64 {
 		return 0
 	}
 	b, _, ok := Limit()
-	if !ok {
+	if !ok || b <= 0 {
 		return 0
 	}
 	b -= b / 20
@@ -63,13 +76,16 @@ func Govern() int64 {
 	return b
 }
 
-// CheckEnv reports a malformed HETSGD_MEMORY_LIMIT, for commands to name
-// before any work.
+// CheckEnv reports a malformed HETSGD_MEMORY_LIMIT, and a resource limit
+// that leaves no room at all, for commands to name before any work.
 func CheckEnv() error {
 	if v := os.Getenv(EnvLimit); v != "" {
 		if _, err := ParseBytes(v); err != nil {
 			return fmt.Errorf("memory: $%s=%q: %w", EnvLimit, v, err)
 		}
+	}
+	if b, source, fix, ok := limit(); ok && b <= 0 {
+		return fmt.Errorf("memory: %s, leaves no room for any work%s", source, fix)
 	}
 	return nil
 }
@@ -122,11 +138,14 @@ func Format(b int64) string {
 // Check returns an error when need bytes exceed the limit. what says what
 // needs them and how to need less.
 func Check(need int64, what string) error {
-	limit, source, ok := Limit()
-	if !ok || need <= limit {
+	limit, source, fix, ok := limit()
+	switch {
+	case !ok || need <= limit:
 		return nil
+	case limit <= 0:
+		return fmt.Errorf("memory: %s needs an estimated %s, and %s, leaves no room%s", what, Format(need), source, fix)
 	}
-	return fmt.Errorf("memory: %s needs an estimated %s, more than the %s available (%s)", what, Format(need), Format(limit), source)
+	return fmt.Errorf("memory: %s needs an estimated %s, more than the %s available (%s)%s", what, Format(need), Format(limit), source, fix)
 }
 
 // Add returns a + b, saturating instead of wrapping round: estimates of

@@ -3,4 +3,4 @@
 package memory
 
 // rlimits knows no resource limits here.
-func rlimits(func(int64, string)) {}
+func rlimits(func(int64, string, string)) {}
