@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/hetsgd/hetsgd/setting"
 )
 
 // Strategy is a parallel SGD algorithm as a state machine. Step consumes one
@@ -489,7 +491,7 @@ func Lookup(name string) (Info, error) {
 		for _, i := range List() {
 			names = append(names, i.Name)
 		}
-		return Info{}, fmt.Errorf("strategy: unknown strategy %q (have %s)", name, strings.Join(names, ", "))
+		return Info{}, fmt.Errorf("strategy: unknown strategy %q%s (have %s)", name, setting.Suggest(name, names, ""), strings.Join(names, ", "))
 	}
 	return info, nil
 }

@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -61,6 +62,42 @@ func (f *Settings) CheckOutputs(in *atomicfile.Inputs) error {
 	inFolder := atomicfile.SameFile(dir, f.Checkpoint) || filepath.Clean(dir) == filepath.Clean(f.Checkpoint)
 	if f.Log != "" && inFolder && checkpoint.Reserved(filepath.Base(f.Log)) {
 		return fmt.Errorf("--log %s: a name of the checkpoint folder's own files (checkpoints, run.json): name the log otherwise", f.Log)
+	}
+	return nil
+}
+
+// lshSmall is the label count under which a run with --output lsh is
+// warned that the dense layer is likely faster. BENCHMARKS.md §12
+// measured the sampled layer slower than the dense one on Bibtex (159
+// labels) and Delicious (983): 0.9–2.3× dense's training time; faster
+// from 205,443 labels (1.8× dense's
+// samples/s) and 670,091 (8–10×). Between 983 and 205,443 labels it is not
+// measured: the warning is given an order of magnitude above the largest
+// set it lost on.
+const lshSmall = 10_000
+
+// OutputNote returns a warning for a run whose output layer is not the
+// one that pays at its label count (--output lsh on fewer than lshSmall
+// labels), or "".
+func OutputNote(output string, labels int) string {
+	if output != "lsh" || labels >= lshSmall {
+		return ""
+	}
+	return fmt.Sprintf("--output lsh on %d labels: the sampled layer pays at hundreds of thousands of labels (8–10× dense's samples/s at 670,091, 1.8× at 205,443) and was measured slower than the dense layer on small label sets (159 and 983 labels: up to 2.3× dense's training time); --output dense is likely faster here", labels)
+}
+
+// CheckOutputFlags refuses a flag of the checkpoint folder given without
+// one (--keep-best, --checkpoint-every, --checkpoint-keep): the run would
+// keep nothing, where its user expects a model kept.
+func (f *Settings) CheckOutputFlags(fs *flag.FlagSet) error {
+	if f.Checkpoint != "" {
+		return nil
+	}
+	given := Visited(fs)
+	for _, name := range []string{"keep-best", "checkpoint-every", "checkpoint-keep"} {
+		if given[name] {
+			return fmt.Errorf("--%s applies with --checkpoint only: it is about the checkpoint folder, where the run keeps its checkpoints and its best model (add --checkpoint DIR)", name)
+		}
 	}
 	return nil
 }

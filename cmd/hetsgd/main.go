@@ -156,6 +156,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
@@ -207,7 +210,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun \"hetsgd <command> --help\" for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun \"hetsgd <command> --help\" for a command's flags, \"hetsgd --version\" for the version.\n")
 }
 
 func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
@@ -268,6 +271,9 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 		msg := message(err)
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			msg = fmt.Sprintf("unknown flag --%s%s", name, setting.Suggest(name, train.FlagNames(fs), "--"))
+			if name == "version" {
+				msg = "--version is the tool's, not a command's: hetsgd --version"
+			}
 		}
 		msg = flagValueMessage(msg)
 		fmt.Fprintf(out, "hetsgd %s: %s\nRun \"hetsgd %s --help\" for the flags.\n", fs.Name(), msg, fs.Name())

@@ -49,6 +49,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := train.CheckRanges(fs, engine.Ranges); err != nil {
 		return err
 	}
+	if err := f.CheckOutputFlags(fs); err != nil {
+		return err
+	}
 	if err := f.StrategyOutput(fs); err != nil {
 		return err
 	}
