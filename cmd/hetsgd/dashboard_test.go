@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // hetsgd dashboard LOG serves the log's records, follows the file for the
@@ -73,10 +75,13 @@ func TestDashboardFollowsLog(t *testing.T) {
 	next := func() string {
 		t.Helper()
 		select {
-		case d := <-data:
+		case d, ok := <-data:
+			if !ok {
+				t.Fatal("the event stream ended")
+			}
 			return d
-		case <-time.After(20 * time.Second):
-			t.Fatal("no record within 20 s")
+		case <-time.After(testdata.Hang):
+			t.Fatalf("no record after %v", testdata.Hang)
 		}
 		return ""
 	}
@@ -98,13 +103,8 @@ func TestDashboardFollowsLog(t *testing.T) {
 	}
 
 	cancel()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("interrupted: %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still serving 10 s after the interrupt")
+	if err := testdata.Recv(t, exited, "the dashboard's return after the interrupt"); err != nil {
+		t.Fatalf("interrupted: %v, want nil", err)
 	}
 	if errb.Len() > 0 {
 		t.Fatalf("stderr: %s", errb.String())

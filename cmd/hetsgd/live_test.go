@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/runlog"
 )
 
@@ -51,11 +52,11 @@ func TestTrainDashboardStreams(t *testing.T) {
 	}()
 	urlRE := regexp.MustCompile(`dashboard at (http://\S+/)`)
 	var url string
-	for deadline := time.Now().Add(60 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(testdata.Hang); url == ""; time.Sleep(20 * time.Millisecond) {
 		if m := urlRE.FindStringSubmatch(out.String()); m != nil {
 			url = m[1]
 		} else if time.Now().After(deadline) {
-			t.Fatalf("no dashboard address; stdout %q, stderr %q", out.String(), errb.String())
+			t.Fatalf("no dashboard address after %v; stdout %q, stderr %q", testdata.Hang, out.String(), errb.String())
 		}
 	}
 	page, err := http.Get(url)
@@ -99,11 +100,7 @@ func TestTrainDashboardStreams(t *testing.T) {
 		t.Fatalf("the stream ended after %d records: %v", len(streamed), sc.Err())
 	}
 	cancel() // Ctrl-C
-	select {
-	case <-exited:
-	case <-time.After(60 * time.Second):
-		t.Fatal("train did not stop on cancel")
-	}
+	testdata.Recv(t, exited, "train's end after Ctrl-C")
 	b, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)
