@@ -22,17 +22,21 @@ func TestRuns(t *testing.T) {
 			t.Errorf("Best of %d reps: %d runs", reps, runs)
 		}
 	}
-	// Runs of 0, 1, 2, 3 and 4 ms after the warm-up: the median is the 2 ms
-	// one (a sleep may overrun, never fall short), the best the 0 ms one.
-	sleeps := []time.Duration{0, 0, 4, 1, 3, 2}
-	next := func() func() {
+	// A sleep may overrun, never fall short, so the checks hold on a busy
+	// machine: the median of runs of 0, 0, 100, 100 and 100 ms (after the
+	// warm-up) is 100 ms or more, whatever overruns; the best of runs of 0,
+	// 100, 100, 100 and 100 ms is the empty one, which only a machine that
+	// held this goroutine up for 100 ms between two readings of the clock
+	// would push to 100 ms (a Best that kept any other run would be there).
+	runs := func(ms ...time.Duration) func() {
 		i := 0
-		return func() { time.Sleep(sleeps[i] * time.Millisecond); i++ }
+		return func() { time.Sleep(ms[i] * time.Millisecond); i++ }
 	}
-	med, _ := Median(context.Background(), next(), 5)
-	best := Best(next(), 5)
-	if med < 2e-3 || best >= med {
-		t.Errorf("median %v s, best %v s: want 2 ms or more, and less", med, best)
+	if med, _ := Median(context.Background(), runs(0, 0, 0, 100, 100, 100), 5); med < 0.1 {
+		t.Errorf("median %v s, want 0.1 s or more", med)
+	}
+	if best := Best(runs(0, 0, 100, 100, 100, 100), 5); best >= 0.1 {
+		t.Errorf("best %v s, want the empty run's", best)
 	}
 }
 
