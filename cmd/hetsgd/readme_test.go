@@ -74,12 +74,12 @@ var readmeCommands = map[string]string{
 	"go build -tags mpi -o hetsgd-mpi ./cmd/hetsgd":                                                                   "the mpi build needs cgo and OpenMPI; scripts/test.sh tests it",
 	"mpirun -np 4 --oversubscribe --bind-to none ./hetsgd-mpi train --strategy lsgd --groups 2":                       "MPI: the mpi build's tests run the tool under mpirun",
 	"mpirun -np 2 --bind-to none ./hetsgd-mpi train --strategy adaptive --devices-per-rank 2 --speeds 1,0.9,0.8,0.68": "MPI: the mpi build's tests run the tool under mpirun",
-	"hetsgd launch -- mpirun -np 2 --bind-to none ./hetsgd-mpi train --checkpoint ck-mpi --epochs 5":                  "MPI: the mpi build's tests run launch under mpirun",
-	"mpirun -np 2 ./hetsgd-mpi calibrate --network --out net.json":                                                    "MPI: TestCalibrateNetwork runs it in the mpi build",
+	"hetsgd launch -- mpirun -np 2 --bind-to none ./hetsgd-mpi train --checkpoint ck-mpi --epochs 5":                  "MPI: TestMPILaunchRestarts runs launch under mpirun in the mpi build",
+	"mpirun -np 2 ./hetsgd-mpi calibrate --network --out net.json":                                                    "MPI: TestMPICalibrateNetwork runs it in the mpi build",
 
-	"hetsgd bench --quick --out report-quick":   "a minute and a half: every study at tiny budgets (TestBench* run parts of it)",
-	"hetsgd bench --out report --data DATA_DIR": "hours, on datasets that are not bundled",
-	"hetsgd calibrate --quick --out cost.json":  readmeRun,
+	"hetsgd bench --quick --out report-quick":               "a minute and a half (TestBench* run parts of it)",
+	"hetsgd bench --study all --out report --data DATA_DIR": "over an hour, on datasets that are not bundled",
+	"hetsgd calibrate --quick --out cost.json":              readmeRun,
 	"hetsgd step":    "half a minute and 1.5 GB: the Amazon-670k shape (TestStepCommand times a small one)",
 	"hetsgd version": readmeRun,
 }
