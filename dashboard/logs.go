@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -21,9 +22,21 @@ const PollInterval = 500 * time.Millisecond
 //
 // What a log's follower reports goes to warn, if not nil, one call at a
 // time: lines skipped, a file gone, and a log that cannot be read at all,
-// which the page then leaves out while it shows the others. A caller that
+// which the page then leaves out while it shows the others. When no log
+// can be read at the start, that is ServeLogs' error and nothing is
+// served: the page would show nothing, waiting forever. A caller that
 // would rather fail on a mistyped path checks the paths before.
 func ServeLogs(ctx context.Context, addr string, paths []string, ready func(url string), warn func(error)) error {
+	var errs []error
+	for _, path := range paths {
+		check := New()
+		if err := check.Load(check.AddRun(path), path, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == len(paths) && len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	var mu sync.Mutex // the followers warn from their goroutines
 	say := func(err error) {
 		if warn != nil {

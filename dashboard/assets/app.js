@@ -624,5 +624,20 @@
   }
 
   document.getElementById('differ').addEventListener('change', schedule);
-  connect();
+
+  // A snapshot (hetsgd dashboard --snapshot) holds the logs' records in the
+  // page itself: they are drawn at once, before the page's load event, so
+  // that a headless browser's screenshot or DOM dump shows them.
+  const snapshot = document.getElementById('snapshot');
+  if (snapshot) {
+    const d = JSON.parse(snapshot.textContent);
+    d.runs.forEach((name, i) => { runAt(i).name = name; });
+    d.records.forEach(([i, rec]) => onRecord(i, rec));
+    document.getElementById('status').className = 'status snapshot';
+    statusWord = 'snapshot of ' + d.taken;
+    document.getElementById('empty').textContent = 'The logs hold no records.';
+    render();
+  } else {
+    connect();
+  }
 })();
