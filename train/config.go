@@ -254,3 +254,83 @@ func readConfigFile(path string) ([]byte, error) {
 	}
 	return first, nil
 }
+
+// Usage writes "hetsgd train --help" for the flags fs parsed so far into
+// f: the run's effective settings for the strategy chosen so far on the
+// command line (sync unless --strategy came before --help), then the flags,
+// with only that strategy's options.
+func (f *Settings) Usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "Usage: hetsgd train [flags]\n\n")
+	info, err := strategy.Lookup(f.Strategy)
+	if err != nil {
+		info, _ = strategy.Lookup("sync")
+	}
+	set := Visited(fs)
+	cfg := engine.Config{Strategy: info.Name, Devices: f.Devices, Paper: f.Paper, Options: f.GivenOptions(info.Name)}
+	if set["batch"] {
+		cfg.Batch = f.Batch
+	}
+	if set["lr"] {
+		cfg.LR = f.LR
+	}
+	if set["optimizer"] {
+		cfg.Optimizer.Name = strings.ToLower(f.Optimizer)
+	}
+	fmt.Fprintf(w, "Settings of --strategy %s on %d device(s) (hetsgd strategies -v lists every strategy):\n", info.Name, f.Devices)
+	points := 0 // known once the data is loaded
+	if f.DataDir == "" && f.TrainPath == "" {
+		points = BundledPoints
+	}
+	if err := DescribeStrategy(w, "  ", cfg, points, set); err != nil {
+		fmt.Fprintf(w, "  %v\n", err)
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
+	show := flag.NewFlagSet("train", flag.ContinueOnError)
+	show.SetOutput(w)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if _, isOption := f.Options[fl.Name]; isOption && !strings.HasPrefix(fl.Name, info.Name+".") {
+			return // another strategy's option
+		}
+		show.Var(fl.Value, fl.Name, fl.Usage)
+		show.Lookup(fl.Name).DefValue = fl.DefValue
+	})
+	show.PrintDefaults()
+}
+
+// DescribeStrategy writes the effective settings of cfg's strategy — the
+// optimizer, learning rate and batch, then every option the strategy takes —
+// as flags, each with its value for this run, the formula of a derived
+// default, and where it departs from the paper (engine.Config.Describe).
+// points is the number of training points (0: not known yet); given names
+// the settings the user gave.
+func DescribeStrategy(w io.Writer, indent string, cfg engine.Config, points int, given map[string]bool) error {
+	d, err := cfg.Describe(points, given)
+	if err != nil {
+		return err
+	}
+	for _, s := range d.Common {
+		fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+s.Name, s.Value, s.Note)
+	}
+	width := 16 // the option flags' names line up with the settings' above
+	for _, s := range d.Options {
+		width = max(width, len(s.Name)+2)
+	}
+	for _, s := range d.Options {
+		if len(s.Value) > 28 {
+			fmt.Fprintf(w, "%s%-*s %s\n%s%-*s %-28s %s\n", indent, width, "--"+s.Name, s.Value, indent, width, "", "", s.Note)
+		} else {
+			fmt.Fprintf(w, "%s%-*s %-28s %s\n", indent, width, "--"+s.Name, s.Value, s.Note)
+		}
+		if s.Paper != "" {
+			fmt.Fprintf(w, "%s%-*s %-28s differs from the paper: %s\n", indent, width, "", "", s.Paper)
+		}
+	}
+	if d.Preset != nil {
+		var flags []string
+		for _, s := range d.Preset {
+			flags = append(flags, "--"+s.Name+" "+s.Value)
+		}
+		fmt.Fprintf(w, "%s--paper: %s (%s)\n", indent, strings.Join(flags, " "), d.PresetSource)
+	}
+	return nil
+}

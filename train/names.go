@@ -1,8 +1,10 @@
 package train
 
 import (
+	"fmt"
 	"maps"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/setting"
@@ -80,3 +82,35 @@ var packages = []string{
 // at its start, a line's, or after ": " or "; ". The group keeps what came
 // before.
 var packagePrefix = regexp.MustCompile(`(^|\n|: |; )(?:(?:` + strings.Join(packages, "|") + `): )+`)
+
+// FlagValueMessage rewrites the flag package's `invalid value "V" for flag
+// -NAME: WHY` as the tool's own messages read: `--NAME V: WHY`, or WHY
+// alone when it names the flag already.
+func FlagValueMessage(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "invalid value ")
+	if !ok {
+		return msg
+	}
+	i := strings.Index(rest, " for flag -")
+	if i < 0 {
+		return msg
+	}
+	value := rest[:i]
+	name, why, ok := strings.Cut(rest[i+len(" for flag -"):], ": ")
+	if !ok {
+		return msg
+	}
+	if strings.Contains(why, "--"+name) {
+		return why
+	}
+	if v, err := strconv.Unquote(value); err == nil {
+		value = v
+	}
+	switch why { // the flag package's words for numbers and booleans
+	case "parse error":
+		why = "not a value it takes (a number; a whole one ≥ 0 for a seed or a count; true or false for a switch)"
+	case "value out of range":
+		why = "out of the range of its type"
+	}
+	return fmt.Sprintf("--%s %s: %s", name, value, why)
+}

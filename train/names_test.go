@@ -65,3 +65,20 @@ func TestPackagesListed(t *testing.T) {
 		}
 	}
 }
+
+// The flag package's words for a bad value read as the tool's: the flag
+// as typed, its value, and why in words; a reason that names the flag
+// already stands alone.
+func TestFlagValueMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		`invalid value "x" for flag -seed: parse error`:                     "--seed x: not a value it takes (a number; a whole one ≥ 0 for a seed or a count; true or false for a switch)",
+		`invalid value "1e99" for flag -batch: value out of range`:          "--batch 1e99: out of the range of its type",
+		`invalid value "a" for flag -hidden: "a" is not a positive integer`: `--hidden a: "a" is not a positive integer`,
+		`invalid value "x" for flag -fault: --fault x: want device=N`:       "--fault x: want device=N",
+		"something else": "something else",
+	} {
+		if got := FlagValueMessage(in); got != want {
+			t.Errorf("FlagValueMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := in.Check("--snapshot", *snapshot); err != nil {
 			return err
 		}
-		return writeOut(ctx, *snapshot, *force, func(w io.Writer) error { return dashboard.WriteSnapshot(w, logs, time.Now(), warn) })
+		return writeOut(ctx, "--snapshot", *snapshot, *force, func(w io.Writer) error { return dashboard.WriteSnapshot(w, logs, time.Now(), warn) })
 	}
 	warnExposed(stderr, "dashboard", "--addr", *addr)
 	return dashboard.ServeLogs(ctx, *addr, logs, func(url string) { fmt.Fprintln(stdout, url) }, warn)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -275,41 +274,9 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 				msg = "--version is the tool's, not a command's: hetsgd --version"
 			}
 		}
-		msg = flagValueMessage(msg)
+		msg = train.FlagValueMessage(msg)
 		fmt.Fprintf(out, "hetsgd %s: %s\nRun \"hetsgd %s --help\" for the flags.\n", fs.Name(), msg, fs.Name())
 		return errUsage
 	}
 	return nil
-}
-
-// flagValueMessage rewrites the flag package's `invalid value "V" for flag
-// -NAME: WHY` as the tool's own messages read: `--NAME V: WHY`, or WHY
-// alone when it names the flag already.
-func flagValueMessage(msg string) string {
-	rest, ok := strings.CutPrefix(msg, "invalid value ")
-	if !ok {
-		return msg
-	}
-	i := strings.Index(rest, " for flag -")
-	if i < 0 {
-		return msg
-	}
-	value := rest[:i]
-	name, why, ok := strings.Cut(rest[i+len(" for flag -"):], ": ")
-	if !ok {
-		return msg
-	}
-	if strings.Contains(why, "--"+name) {
-		return why
-	}
-	if v, err := strconv.Unquote(value); err == nil {
-		value = v
-	}
-	switch why { // the flag package's words for numbers and booleans
-	case "parse error":
-		why = "not a value it takes (a number; a whole one ≥ 0 for a seed or a count; true or false for a switch)"
-	case "value out of range":
-		why = "out of the range of its type"
-	}
-	return fmt.Sprintf("--%s %s: %s", name, value, why)
 }

@@ -286,7 +286,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	} else if err = sc.in.Check("--out", *outPath); err == nil { // the data's cache is known now
 		// A signal stops metric.Predict between chunks, not the writes.
-		err = writeOut(context.Background(), *outPath, *force, predict)
+		err = writeOut(context.Background(), "--out", *outPath, *force, predict)
 	}
 	var overflow *metric.OverflowError
 	switch {
@@ -298,23 +298,13 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return err
 }
 
-// writeOut writes --out with write, through a buffer, and puts it in place
-// only once all of it was written: a command that fails or is stopped
-// leaves nothing behind. A done ctx fails the writes.
-func writeOut(ctx context.Context, path string, force bool, write func(io.Writer) error) error {
-	af, err := atomicfile.Create(path, force)
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
+// writeOut writes the output flag names, path, with write, atomically
+// (atomicfile.WriteWith).
+func writeOut(ctx context.Context, flag, path string, force bool, write func(io.Writer) error) error {
+	if err := atomicfile.CheckTarget(path, force); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
 	}
-	defer af.Abort()
-	bw := bufio.NewWriterSize(ctxWriter{ctx, af}, 1<<20)
-	if err := write(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return af.Commit()
+	return atomicfile.WriteWith(ctx, path, force, write)
 }
 
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -343,7 +333,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// A large model takes seconds to write: a signal stops it, and the
 	// archive is then not put in place.
-	err = writeOut(ctx, *outPath, *force, func(w io.Writer) error {
+	err = writeOut(ctx, "--out", *outPath, *force, func(w io.Writer) error {
 		err := m.WriteNPZ(w, m.Card(version, time.Now()))
 		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("%w: %v", errInterrupted, err)

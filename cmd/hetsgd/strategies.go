@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -54,48 +53,10 @@ func runStrategies(_ context.Context, args []string, stdout, stderr io.Writer) e
 			continue
 		}
 		cfg := engine.Config{Strategy: info.Name, Devices: *devices, Batch: *batch}
-		if err := describeStrategy(stdout, "    ", cfg, *points, nil); err != nil {
+		if err := train.DescribeStrategy(stdout, "    ", cfg, *points, nil); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)
-	}
-	return nil
-}
-
-// describeStrategy writes the effective settings of cfg's strategy — the
-// optimizer, learning rate and batch, then every option the strategy takes —
-// as flags, each with its value for this run, the formula of a derived
-// default, and where it departs from the paper (engine.Config.Describe).
-// points is the number of training points (0: not known yet); given names
-// the settings the user gave.
-func describeStrategy(w io.Writer, indent string, cfg engine.Config, points int, given map[string]bool) error {
-	d, err := cfg.Describe(points, given)
-	if err != nil {
-		return err
-	}
-	for _, s := range d.Common {
-		fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+s.Name, s.Value, s.Note)
-	}
-	width := 16 // the option flags' names line up with the settings' above
-	for _, s := range d.Options {
-		width = max(width, len(s.Name)+2)
-	}
-	for _, s := range d.Options {
-		if len(s.Value) > 28 {
-			fmt.Fprintf(w, "%s%-*s %s\n%s%-*s %-28s %s\n", indent, width, "--"+s.Name, s.Value, indent, width, "", "", s.Note)
-		} else {
-			fmt.Fprintf(w, "%s%-*s %-28s %s\n", indent, width, "--"+s.Name, s.Value, s.Note)
-		}
-		if s.Paper != "" {
-			fmt.Fprintf(w, "%s%-*s %-28s differs from the paper: %s\n", indent, width, "", "", s.Paper)
-		}
-	}
-	if d.Preset != nil {
-		var flags []string
-		for _, s := range d.Preset {
-			flags = append(flags, "--"+s.Name+" "+s.Value)
-		}
-		fmt.Fprintf(w, "%s--paper: %s (%s)\n", indent, strings.Join(flags, " "), d.PresetSource)
 	}
 	return nil
 }

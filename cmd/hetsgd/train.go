@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/dashboard"
@@ -22,7 +20,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f train.Settings
 	fs := newFlagSet("train", "train [flags]", stderr)
 	f.Register(fs)
-	fs.Usage = func() { trainUsage(&f, fs, stderr) }
+	fs.Usage = func() { f.Usage(fs, stderr) }
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -73,45 +71,4 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Message: message, Progress: showProgress, Dashboard: dash})
 	clean = err == nil || errors.Is(err, errInterrupted) || errors.Is(err, engine.ErrDiverged)
 	return rankErr(world, err)
-}
-
-// trainUsage is "train --help": the run's effective settings for the
-// strategy chosen so far on the command line (sync unless --strategy came
-// before --help), then the flags, with only that strategy's options.
-func trainUsage(f *train.Settings, fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintf(w, "Usage: hetsgd train [flags]\n\n")
-	info, err := strategy.Lookup(f.Strategy)
-	if err != nil {
-		info, _ = strategy.Lookup("sync")
-	}
-	set := train.Visited(fs)
-	cfg := engine.Config{Strategy: info.Name, Devices: f.Devices, Paper: f.Paper, Options: f.GivenOptions(info.Name)}
-	if set["batch"] {
-		cfg.Batch = f.Batch
-	}
-	if set["lr"] {
-		cfg.LR = f.LR
-	}
-	if set["optimizer"] {
-		cfg.Optimizer.Name = strings.ToLower(f.Optimizer)
-	}
-	fmt.Fprintf(w, "Settings of --strategy %s on %d device(s) (hetsgd strategies -v lists every strategy):\n", info.Name, f.Devices)
-	points := 0 // known once the data is loaded
-	if f.DataDir == "" && f.TrainPath == "" {
-		points = train.BundledPoints
-	}
-	if err := describeStrategy(w, "  ", cfg, points, set); err != nil {
-		fmt.Fprintf(w, "  %v\n", err)
-	}
-	fmt.Fprintf(w, "\nFlags:\n")
-	show := flag.NewFlagSet("train", flag.ContinueOnError)
-	show.SetOutput(w)
-	fs.VisitAll(func(fl *flag.Flag) {
-		if _, isOption := f.Options[fl.Name]; isOption && !strings.HasPrefix(fl.Name, info.Name+".") {
-			return // another strategy's option
-		}
-		show.Var(fl.Value, fl.Name, fl.Usage)
-		show.Lookup(fl.Name).DefValue = fl.DefValue
-	})
-	show.PrintDefaults()
 }

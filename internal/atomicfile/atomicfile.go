@@ -1,8 +1,11 @@
 package atomicfile
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,7 +34,7 @@ type File struct {
 // overwrite; an existing path that is not a regular file is always an
 // error, so that a device node or a link is never replaced by accident.
 func Create(path string, overwrite bool) (*File, error) {
-	if err := checkTarget(path, overwrite); err != nil {
+	if err := CheckTarget(path, overwrite); err != nil {
 		return nil, err
 	}
 	dir, base := filepath.Split(path)
@@ -54,9 +57,10 @@ func Create(path string, overwrite bool) (*File, error) {
 	return &File{path: path, tmp: tmp}, nil
 }
 
-// checkTarget refuses a target that exists (unless overwrite) or that is not
-// a regular file.
-func checkTarget(path string, overwrite bool) error {
+// CheckTarget refuses a target that exists (unless overwrite) or that is not
+// a regular file, as Create does: for a command to check its outputs
+// before any work.
+func CheckTarget(path string, overwrite bool) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -127,7 +131,7 @@ func (f *File) Commit() error {
 	}
 	if err == nil {
 		// The target may have become a link or a device while we wrote.
-		err = checkTarget(f.path, true)
+		err = CheckTarget(f.path, true)
 	}
 	if err == nil {
 		err = os.Rename(f.tmp.Name(), f.path)
@@ -345,4 +349,38 @@ func SameFile(a, b string) bool {
 	fa, err1 := os.Stat(a)
 	fb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// WriteWith writes path with write, through a buffer, and puts it in place
+// only once all of it was written (Create, Commit): a write that fails or
+// is stopped leaves nothing behind. Once ctx is done every write fails with
+// its error, so that an output written in many pieces stops at a signal.
+func WriteWith(ctx context.Context, path string, overwrite bool, write func(io.Writer) error) error {
+	f, err := Create(path, overwrite)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	bw := bufio.NewWriterSize(ctxWriter{ctx, f}, 1<<20)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// ctxWriter writes to w until ctx ends, then fails every write with ctx's
+// error.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }

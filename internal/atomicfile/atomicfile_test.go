@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,5 +122,38 @@ func TestDistinct(t *testing.T) {
 	}
 	if err := Distinct(filepath.Join(dir, "log.jsonl"), in); err != nil {
 		t.Errorf("a new output: %v", err)
+	}
+}
+
+// WriteWith puts the file in place once written whole; a write that fails,
+// or one stopped by its context, leaves the target as it was and nothing
+// beside it.
+func TestWriteWith(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.txt")
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := WriteWith(context.Background(), path, false, write("one")); err != nil || read(t, path) != "one" {
+		t.Fatalf("a whole write: %v", err)
+	}
+	boom := errors.New("boom")
+	if err := WriteWith(context.Background(), path, true, func(w io.Writer) error { io.WriteString(w, "tw"); return boom }); !errors.Is(err, boom) {
+		t.Fatalf("a failed write: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	big := strings.Repeat("x", 4<<20) // past the buffer: written while stopped
+	if err := WriteWith(ctx, path, true, write(big)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a stopped write: %v", err)
+	}
+	if got := read(t, path); got != "one" {
+		t.Fatalf("the target now holds %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("left beside the target: %v", entries)
+	}
+	if err := WriteWith(context.Background(), path, false, write("two")); !errors.Is(err, ErrExist) {
+		t.Fatalf("over an existing file without overwrite: %v", err)
 	}
 }
