@@ -176,8 +176,18 @@ func Open(path string) (*Reader, error) {
 }
 
 func (r *Reader) corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s (the file is damaged or is not a checkpoint; resume from another one)", ErrCorrupt, r.path, fmt.Sprintf(format, args...))
+	return kindError{ErrCorrupt, fmt.Sprintf("checkpoint: %s: %s (the file is damaged or is not a checkpoint; resume from another one)", r.path, fmt.Sprintf(format, args...))}
 }
+
+// kindError is an error of a kind (ErrCorrupt, ErrNotFinite) whose
+// message says what is wrong without the kind's words.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e kindError) Error() string        { return e.msg }
+func (e kindError) Is(target error) bool { return target == e.kind }
 
 func (r *Reader) index() error {
 	fi, err := r.f.Stat()
@@ -190,7 +200,7 @@ func (r *Reader) index() error {
 	}
 	var h [headerLen]byte
 	if n, _ := r.f.ReadAt(h[:], 0); n < len(magic) || string(h[:len(magic)]) != magic {
-		return fmt.Errorf("%w: %s is not a checkpoint: it does not start as a checkpoint does", ErrCorrupt, r.path)
+		return kindError{ErrCorrupt, fmt.Sprintf("checkpoint: %s is not a checkpoint: it does not start as a checkpoint does", r.path)}
 	}
 	if size < headerLen+footerLen {
 		return r.corrupt("%d bytes, shorter than an empty checkpoint", size)
@@ -331,8 +341,8 @@ func (r *Reader) FiniteFloat32s(name string, dst []float32) error {
 	}
 	for i, v := range dst {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("%w: %s: section %q holds %v at position %d (a run that had diverged, or a file changed since it was written): resume from another checkpoint",
-				ErrNotFinite, r.path, name, v, i)
+			return kindError{ErrNotFinite, fmt.Sprintf("checkpoint: %s: section %q holds %v at position %d, not a finite number (a run that had diverged, or a file changed since it was written): resume from another checkpoint",
+				r.path, name, v, i)}
 		}
 	}
 	return nil

@@ -217,6 +217,9 @@ func openPath(path string) (*os.File, error) {
 		return f, nil
 	}
 	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("data: %s does not exist (give a dataset file, a dataset folder or bundled:NAME)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}

@@ -86,7 +86,7 @@ func TestReadLibSVM(t *testing.T) {
 		t.Fatalf("got X %+v Y %+v", d.X, d.Y)
 	}
 	_, err = ReadLibSVM(strings.NewReader("0 0:1\n"), "f.svm", LibSVMOptions{})
-	if err == nil || !strings.Contains(err.Error(), "f.svm:1: feature id 0 in a 1-based") {
+	if err == nil || !strings.Contains(err.Error(), "f.svm:1: feature id 0, but a libSVM file's feature ids start at 1") {
 		t.Fatalf("error %v", err)
 	}
 	d, err = ReadLibSVM(strings.NewReader("0 0:1\n"), "f.svm", LibSVMOptions{ZeroBasedFeatures: true, Features: 10, Labels: 4})

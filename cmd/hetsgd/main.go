@@ -56,6 +56,7 @@ func main() { os.Exit(mainCode()) }
 // how they run it under mpirun.
 func mainCode() int {
 	kernel.ReexecForBLAS() // an external BLAS may need its environment before it loads
+	memory.Reexec()        // under ulimit -v, one malloc arena: the room is the same at every start
 	ctx, stop := notifyContext(context.Background())
 	defer stop()
 	out := &checkedWriter{w: os.Stdout}

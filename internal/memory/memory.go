@@ -93,17 +93,32 @@ func CheckEnv() error {
 // meminfo reads a kB figure of a file of Linux's /proc (meminfo, a
 // process's status): the line starting with key.
 func meminfo(path, key string) (int64, bool) {
+	v, ok := procFields(path, key)
+	return v[0], ok[0]
+}
+
+// procFields reads figures of a file of Linux's /proc, in one read: each
+// key's line, a number of kB (returned in bytes) or a count.
+func procFields(path string, keys ...string) ([]int64, []bool) {
+	vals, ok := make([]int64, len(keys)), make([]bool, len(keys))
 	b, err := bounded.ReadFile(path, 1<<20, "the memory's description")
 	if err != nil {
-		return 0, false
+		return vals, ok
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err == nil
+		for i, key := range keys {
+			if rest, found := strings.CutPrefix(line, key); found {
+				rest = strings.TrimSpace(rest)
+				kb, isKB := strings.CutSuffix(rest, " kB")
+				v, err := strconv.ParseInt(kb, 10, 64)
+				if isKB {
+					v <<= 10
+				}
+				vals[i], ok[i] = v, err == nil
+			}
 		}
 	}
-	return 0, false
+	return vals, ok
 }
 
 // ParseBytes reads "1073741824", "512M", "24G" (powers of 1024).
@@ -139,6 +154,12 @@ func Format(b int64) string {
 // needs them and how to need less.
 func Check(need int64, what string) error {
 	limit, source, fix, ok := limit()
+	return over(need, what, limit, source, fix, ok)
+}
+
+// over is Check's verdict on need bytes for what, under the limit of
+// source (ok: one is known), with fix appended to a refusal.
+func over(need int64, what string, limit int64, source, fix string, ok bool) error {
 	switch {
 	case !ok || need <= limit:
 		return nil

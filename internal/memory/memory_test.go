@@ -67,3 +67,19 @@ func TestGovern(t *testing.T) {
 		t.Fatalf("with $GOMEMLIMIT set, Govern set %d", got)
 	}
 }
+
+// A limit that leaves no room says so, with its figures and the fix,
+// never "more than the 1 bytes available".
+func TestNoRoom(t *testing.T) {
+	const source, fix = "the address-space limit (ulimit -v) of 1.5 GiB, less the 1.7 GiB the Go runtime and its threads map themselves", ": raise the limit"
+	err := over(3<<20, "the model", -200<<20, source, fix, true)
+	if err == nil || err.Error() != "memory: the model needs an estimated 3.0 MiB, and "+source+", leaves no room: raise the limit" {
+		t.Errorf("no room: %v", err)
+	}
+	if err := over(3<<20, "the model", 1<<20, source, fix, true); err == nil || !strings.Contains(err.Error(), "more than the 1.0 MiB available ("+source+"): raise the limit") {
+		t.Errorf("too little room: %v", err)
+	}
+	if over(3<<20, "x", 4<<20, source, fix, true) != nil || over(3<<20, "x", 0, "", "", false) != nil {
+		t.Error("a need within the limit, or no limit known, refused")
+	}
+}

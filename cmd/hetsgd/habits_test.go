@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/race"
+)
+
+// withStdin runs f with the process's standard input reading text.
+func withStdin(t *testing.T, text string, f func()) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	must(t, err)
+	old := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = old; r.Close() }()
+	go func() {
+		io.WriteString(w, text)
+		w.Close()
+	}()
+	f()
+}
+
+// "-" is the standard input wherever a command reads one data file: data
+// stats, predict and eval score what it holds as they would the file.
+func TestStdinData(t *testing.T) {
+	dir := t.TempDir()
+	text := "2 3 2\n0 0:1 1:1\n1 2:1\n"
+	file := filepath.Join(dir, "points.txt")
+	must(t, os.WriteFile(file, []byte(text), 0o644))
+	model := smallModel(t, dir, modelConfig3x2)
+	for _, args := range [][]string{
+		{"data", "stats"},
+		{"predict", "--model", model, "--data"},
+		{"eval", "--model", model, "--data"},
+	} {
+		code, want, errs := runCLI(t, append(args, file)...)
+		if code != 0 {
+			t.Fatalf("%v FILE: exit %d, %s", args, code, errs)
+		}
+		var got string
+		withStdin(t, text, func() { code, got, errs = runCLI(t, append(args, "-")...) })
+		if code != 0 || strings.ReplaceAll(want, file, "standard input") != got {
+			t.Errorf("%v -: exit %d, %s\n%q\nwant what the file gives:\n%q", args, code, errs, got, want)
+		}
+	}
+}
+
+// eval without --data scores the test set the model's run scored it on,
+// saying so: the same figures as the run's own evaluation, whether the
+// model is read from its checkpoint folder or from its export, whose card
+// records it.
+func TestEvalDefaultsToTheRunsData(t *testing.T) {
+	dir := t.TempDir()
+	ck, archive := filepath.Join(dir, "ck"), filepath.Join(dir, "m.npz")
+	if code, _, errs := runCLI(t, "train", "--epochs", "1", "--hidden", "16", "--checkpoint", ck, "--progress", "off"); code != 0 {
+		t.Fatalf("train: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, "export", "--model", ck, "--which", "best", "--out", archive); code != 0 {
+		t.Fatalf("export: exit %d, %s", code, errs)
+	}
+	_, want, _ := runCLI(t, "eval", "--model", ck, "--which", "best", "--data", "bundled:bibtex")
+	for _, args := range [][]string{{"eval", "--model", ck, "--which", "best"}, {"eval", "--model", archive}} {
+		code, out, errs := runCLI(t, args...)
+		if code != 0 || out != want || !strings.Contains(errs, "scoring on bundled:bibtex, the test set the model's run scored it on (--data scores another)") {
+			t.Errorf("%v: exit %d, %q, %s; want %q", args, code, out, errs, want)
+		}
+	}
+}
+
+// Under an address-space limit (ulimit -v), what a run may use is counted
+// the same at every start, so that one run is admitted every time or
+// never, and the message gives the limit's figures and the fix, with no
+// runtime dump.
+func TestAddressSpaceLimitDeterministic(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector maps terabytes of shadow memory: no address-space limit leaves it room")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to set ulimit -v with")
+	}
+	run := func(kib int64, args ...string) string {
+		cmd := exec.Command("bash", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, kib), os.Args[0]}, args...)...)
+		cmd.Env = append(os.Environ(), asTool+"=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		if strings.Contains(stderr.String(), "goroutine ") {
+			t.Fatalf("a runtime dump under ulimit -v %d:\n%s", kib, stderr.String())
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 1 {
+			t.Fatalf("exit %d under ulimit -v %d: %s", code, kib, stderr.String())
+		}
+		return stderr.String()
+	}
+	// A model of 400 million parameters under 3 GiB: refused, with the
+	// same figures every time.
+	big := []string{"train", "--hidden", "200000", "--epochs", "1", "--progress", "off"}
+	first := run(3<<20, big...)
+	room := regexp.MustCompile(`more than the (.+) available \(the address-space limit \(ulimit -v\) of 3\.0 GiB, less the (.+) the Go runtime and its threads map themselves\): raise the limit, or bound the memory with \$HETSGD_MEMORY_LIMIT instead`).FindStringSubmatch(first)
+	if room == nil {
+		t.Fatalf("under ulimit -v 3 GiB: %s", first)
+	}
+	for range 4 {
+		if again := run(3<<20, big...); again != first {
+			t.Fatalf("the same run under the same limit, told otherwise:\n%s\n%s", first, again)
+		}
+	}
+}
