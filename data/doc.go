@@ -2,8 +2,9 @@
 // trains on.
 //
 // Formats: the Extreme Classification Repository text format (ReadXC), plain
-// multi-label libSVM (ReadLibSVM) and MNIST idx files (ReadMNIST); any of them
-// may be gzip-compressed, which Open detects from the content. A Dataset holds
+// multi-label libSVM (ReadLibSVM; LibSVM numbers features from 1, LibSVM0
+// from 0, as XC does) and MNIST idx files (ReadMNIST); any of them may be
+// gzip-compressed, which Open detects from the content. A Dataset holds
 // a feature CSR (float32 values, int32 ids) and a label CSR (pattern) of the
 // same number of rows.
 //
@@ -17,7 +18,8 @@
 //
 // A Loader opens each input once: a regular file is counted and then parsed
 // through that one descriptor, and may be cached; a FIFO, /dev/stdin or a
-// process substitution is read once, as a stream, and never cached. A
+// process substitution is read once, as a stream, and never cached; the
+// path "-" (Stdin) is the standard input, read so. A
 // Loader's Context stops a load within milliseconds (Generate has the same
 // through GenerateContext and GenerateDirContext).
 //

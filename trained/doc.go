@@ -15,7 +15,18 @@
 //     checkpoint by its first bytes (a zip's "PK").
 //
 // A checkpoint holds the evaluation that scored its model (Model.Scored),
-// so that a caller can say which model it took.
+// so that a caller can say which model it took, and the settings of the
+// run that trained it: the run's config record (Model.Run) and the test
+// set it scored the model on (Model.TestData), which a scoring command
+// may take when given none. An archive carries them on in its model card
+// (Card, written by WriteNPZ).
+//
+// Memory. Open reads what a file holds but the parameters; ReadParams
+// reads them once what the caller will hold with the model — a workspace
+// of its rows, the data, an export's copy (Use) — is known to fit in the
+// memory the process may use (package internal/memory), so that a model
+// too large is refused with the figures before anything large is
+// allocated. Load is Open and ReadParams.
 //
 // Errors. The readers' errors (os, checkpoint, engine) pass through as
 // they are: they name the file already, and a front end puts its own name
