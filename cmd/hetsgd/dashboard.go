@@ -29,6 +29,9 @@ func runDashboard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fs.Usage()
 		return errUsage
 	}
+	if *force && *snapshot == "" {
+		return fmt.Errorf("--force applies with --snapshot only (the file it would overwrite)")
+	}
 	for _, path := range logs {
 		// A mistyped name fails now, not as a warning behind a page
 		// showing the other logs.

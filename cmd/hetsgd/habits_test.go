@@ -120,3 +120,33 @@ func TestAddressSpaceLimitDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// dashboard --snapshot writes the page of its logs once, whole, and
+// neither over an existing file unless --force, nor over a log.
+func TestDashboardSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	log := "../../dashboard/testdata/adaptive.jsonl"
+	out := filepath.Join(dir, "snap.html")
+	if code, _, errs := runCLI(t, "dashboard", "--snapshot", out, log); code != 0 {
+		t.Fatalf("a snapshot: exit %d, %s", code, errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), `<script type="application/json" id="snapshot">`) || !strings.Contains(string(b), `"adaptive.jsonl"`) {
+		t.Fatalf("the snapshot: %v\n%.300s", err, b)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dashboard", "--snapshot", out, log}, "already exists"},
+		{[]string{"dashboard", "--snapshot", log, log}, "refusing to write over an input"},
+		{[]string{"dashboard", "--force", log}, "--force applies with --snapshot only"},
+	} {
+		if code, _, errs := runCLI(t, c.args...); code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %s; want %q", c.args, code, errs, c.want)
+		}
+	}
+	if code, _, errs := runCLI(t, "dashboard", "--snapshot", out, "--force", log); code != 0 {
+		t.Errorf("--force: exit %d, %s", code, errs)
+	}
+}
