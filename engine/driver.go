@@ -380,7 +380,7 @@ func (r *run) drive(ctx context.Context) error {
 			return err
 		}
 	} else {
-		if err := r.warnRate(); err != nil {
+		if err := errors.Join(r.warnRound(), r.warnRate()); err != nil {
 			return err
 		}
 		r.clk.after(nil, strategy.Event{Kind: strategy.Start})
@@ -397,22 +397,21 @@ func (r *run) drive(ctx context.Context) error {
 	return r.clk.pause(r.saveFinal)
 }
 
-// checkRound refuses a run whose devices' batches together — a round,
-// what one synchronous step averages — hold more than the points training
-// has: every round would see the whole set, and an epoch would be less
-// than one step, so that a run of the usual epochs takes a handful of
+// checkRound refuses a run of several devices whose batches together — a
+// round, what one synchronous step averages — hold more than the points
+// training has: every round would see the whole set, and an epoch would be
+// less than one step, so that a run of the usual epochs takes a handful of
 // steps at a rate scaled to a batch the set cannot fill (64 devices of 128
 // on Bibtex's 4,880 points: 12 steps in 20 epochs, P@1 0.41 against 0.62
-// on 8). Timing-only runs compute nothing and may ask for any batch.
+// on 8). More devices made it so, and fewer devices or smaller batches
+// mend it. On one device the batch is the whole set, full-batch descent,
+// which a small set may want: it is warned of (warnRound). Timing-only
+// runs compute nothing and may ask for any batch.
 func checkRound(cfg Config, points int) error {
-	round := int64(cfg.Devices) * int64(cfg.Batch)
-	if cfg.TimingOnly || points <= 0 || round <= int64(points) {
+	if cfg.Devices == 1 || !bigRound(cfg, points) {
 		return nil
 	}
-	steps := ""
-	if cfg.Epochs > 0 {
-		steps = fmt.Sprintf(", and %g epochs would be %d rounds", cfg.Epochs, int64(math.Ceil(cfg.Epochs*float64(points)/float64(round))))
-	}
+	round := int64(cfg.Devices) * int64(cfg.Batch)
 	// The fix is part of the format: a setting is named in the format only.
 	fix := "fewer {Config.Devices}"
 	if b := points / cfg.Devices; b >= 1 {
@@ -422,7 +421,36 @@ func checkRound(cfg Config, points int) error {
 		}
 	}
 	return setting.Errorf("engine", "engine: {Config.Devices} %d × {Config.Batch} %d is %d samples a round of batches, more than the %d training points: every round would hold the whole set%s. Give "+fix,
-		cfg.Devices, cfg.Batch, round, points, steps)
+		cfg.Devices, cfg.Batch, round, points, roundSteps(cfg, points))
+}
+
+// bigRound reports whether cfg's devices' batches together hold more than
+// points.
+func bigRound(cfg Config, points int) bool {
+	return !cfg.TimingOnly && points > 0 && int64(cfg.Devices)*int64(cfg.Batch) > int64(points)
+}
+
+// roundSteps says how many rounds (one device's: steps) cfg's epochs of
+// points make, for the messages of a round larger than the set.
+func roundSteps(cfg Config, points int) string {
+	if cfg.Epochs == 0 {
+		return ""
+	}
+	what := "rounds"
+	if cfg.Devices == 1 {
+		what = "steps"
+	}
+	return fmt.Sprintf(", and %g epochs would be %d %s", cfg.Epochs, int64(math.Ceil(cfg.Epochs*float64(points)/float64(cfg.Devices*cfg.Batch))), what)
+}
+
+// warnRound warns, at a run's start, of one device's batch larger than the
+// training set (checkRound refuses several devices').
+func (r *run) warnRound() error {
+	if !bigRound(r.cfg, r.w.Size()) {
+		return nil
+	}
+	return r.warn("batch", fmt.Sprintf("the batch of %d is larger than the %d training points: every step holds the whole set%s; a smaller batch takes more steps an epoch",
+		r.cfg.Batch, r.w.Size(), roundSteps(r.cfg, r.w.Size())))
 }
 
 // warnRate warns, once at a run's start, when the strategy's default rate

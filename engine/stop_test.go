@@ -328,3 +328,19 @@ func TestStalledRun(t *testing.T) {
 		}
 	}
 }
+
+// One device's batch larger than a small training set is full-batch
+// descent, which such a set may want: warned of, not refused.
+func TestOneDeviceBatchLargerThanTheSet(t *testing.T) {
+	w := xml(t, 0)
+	cfg := base("sync", 1, Virtual)
+	cfg.Batch, cfg.Epochs = 8192, 2
+	var buf bytes.Buffer
+	if _, err := Run(context.Background(), cfg, w, runlog.NewLog(&buf), nil); err != nil {
+		t.Fatal(err)
+	}
+	got := warnings(buf.String(), "batch")
+	if len(got) != 1 || !strings.Contains(got[0], "the batch of 8192 is larger than the 4880 training points: every step holds the whole set, and 2 epochs would be 2 steps") {
+		t.Fatalf("warnings %v", got)
+	}
+}

@@ -197,6 +197,9 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if x, ok := w.(*workload.XML); ok {
 		fmt.Fprintf(stdout, "hetsgd train: %s — %d train / %d test points, %d features, %d labels; %s, %s time; seed %d\n",
 			source, x.Train.Len(), x.Test.Len(), x.Train.Features(), x.Train.Labels(), where, cfg.Clock, f.Seed)
+		if note := OutputNote(f.Output, x.Train.Labels()); note != "" && root {
+			fmt.Fprintf(stderr, "hetsgd train: warning: %s\n", note)
+		}
 	} else {
 		fmt.Fprintf(stdout, "hetsgd train: %s; %s, %s time; seed %d\n", source, where, cfg.Clock, f.Seed)
 	}
