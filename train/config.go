@@ -226,6 +226,32 @@ func scalars(v *yaml.Node) ([]string, error) {
 	return nil, errors.New("want a value or a list of values")
 }
 
+// PrintFlags writes fs's flags as the flag package's PrintDefaults does,
+// each on a line of its own and its help on the next, but named as the
+// tool's messages and documentation name them: --name, a placeholder for
+// its value (the help's first `quoted` word, else its type; none for a
+// switch), and its default when it has one, unquoted.
+func PrintFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		if name == "value" {
+			name = "" // a value of the tool's own type: its help says what it takes
+		}
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		switch f.DefValue {
+		case "", "0", "false", "[]":
+		default:
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// FlagNames returns fs's flags' names, for suggestions.
 func FlagNames(fs *flag.FlagSet) []string {
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
@@ -294,7 +320,7 @@ func (f *Settings) Usage(fs *flag.FlagSet, w io.Writer) {
 		show.Var(fl.Value, fl.Name, fl.Usage)
 		show.Lookup(fl.Name).DefValue = fl.DefValue
 	})
-	show.PrintDefaults()
+	PrintFlags(w, show)
 }
 
 // DescribeStrategy writes the effective settings of cfg's strategy — the
@@ -308,12 +334,12 @@ func DescribeStrategy(w io.Writer, indent string, cfg engine.Config, points int,
 	if err != nil {
 		return err
 	}
-	for _, s := range d.Common {
-		fmt.Fprintf(w, "%s%-16s %-28s %s\n", indent, "--"+s.Name, s.Value, s.Note)
-	}
-	width := 16 // the option flags' names line up with the settings' above
+	width := 16 // every flag's value starts in one column
 	for _, s := range d.Options {
 		width = max(width, len(s.Name)+2)
+	}
+	for _, s := range d.Common {
+		fmt.Fprintf(w, "%s%-*s %-28s %s\n", indent, width, "--"+s.Name, s.Value, s.Note)
 	}
 	for _, s := range d.Options {
 		if len(s.Value) > 28 {

@@ -239,7 +239,7 @@ var Decls = []Decl{
 	{Name: "speeds", Field: "engine.Config.Speeds", OmitUnset: true, MayChange: true, value: func(s *Settings) any { return &s.Speeds },
 		Usage: "relative `speed` of each device, comma-separated (default all 1)"},
 	{Name: "fault", Field: "engine.Config.Faults", OmitUnset: true, value: func(s *Settings) any { return &s.Faults },
-		Usage: "inject a fault, e.g. device=2,at=30s,kind=crash (kinds: crash; stall, given up after timeout=SECONDS, default 2s; slow=FACTOR); rank=R in place of device=N strikes a whole process of a job (under mpirun, or rank 0 alone); repeat the flag for more; seconds of the run's clock"},
+		Usage: "inject a fault, a `spec` such as device=2,at=30s,kind=crash (kinds: crash; stall, given up after timeout=SECONDS, default 2s; slow=FACTOR); rank=R in place of device=N strikes a whole process of a job (under mpirun, or rank 0 alone); repeat the flag for more; seconds of the run's clock"},
 	{Name: "time", Field: "engine.Config.Clock", Default: "real", value: func(s *Settings) any { return &s.Clock },
 		Usage: "clock: real (goroutines, wall time) or virtual (deterministic simulation)"},
 	{Name: "noise", Field: "engine.Config.Noise", Default: engine.DefaultNoise, value: func(s *Settings) any { return &s.Noise },

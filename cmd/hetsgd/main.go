@@ -234,7 +234,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: hetsgd %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+		train.PrintFlags(stderr, fs)
 	}
 	return fs
 }

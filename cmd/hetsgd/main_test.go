@@ -301,7 +301,7 @@ func TestStrategyHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"--strategy gem on 4 device(s)", "--lr             0.316 × batch/64 = 0.632", "--batch          128                          given", "--gem.mu", "-gem.kappa value\n    \tgem: energy scale κ", "--paper: --optimizer sgd --lr 0.05 --batch 64"} {
+	for _, want := range []string{"--strategy gem on 4 device(s)", "--lr             0.316 × batch/64 = 0.632", "--batch          128                          given", "--gem.mu", "--gem.kappa\n    \tgem: energy scale κ", "--paper: --optimizer sgd --lr 0.05 --batch 64"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("gem help lacks %q:\n%s", want, errs)
 		}
