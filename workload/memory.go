@@ -23,13 +23,7 @@ func datasetBytes(d *data.Dataset) int64 {
 	if d == nil {
 		return 0
 	}
-	b := int64(0)
-	for _, m := range []*struct {
-		ip, ix, v int
-	}{{len(d.X.Indptr), len(d.X.Indices), len(d.X.Values)}, {len(d.Y.Indptr), len(d.Y.Indices), len(d.Y.Values)}} {
-		b += 8*int64(m.ip) + 4*int64(m.ix) + 4*int64(m.v)
-	}
-	return b
+	return d.Bytes()
 }
 
 // WorkersBytes implements Sizer: each worker's model workspace (one for
