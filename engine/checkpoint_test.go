@@ -57,8 +57,9 @@ func resumeConfig(name string) Config {
 // centre, parameter servers, AdaCons), with a device crashing half-way in
 // one of them.
 func TestResumeIsTheSameRun(t *testing.T) {
+	virtualOnly(t)
 	w := xml(t, 0.2)
-	for _, name := range raceSubset([]string{"sync", "elastic", "adaptive", "crossbow", "gem", "adacons", "adaptive+crash"}, "sync", "gem", "adaptive+crash") {
+	for _, name := range []string{"sync", "elastic", "adaptive", "crossbow", "gem", "adacons", "adaptive+crash"} {
 		t.Run(name, func(t *testing.T) {
 			strat, crash := strings.CutSuffix(name, "+crash")
 			cfg := resumeConfig(strat)
@@ -241,8 +242,9 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 // its samples and evaluations; it learns on, fewer devices and more, for a
 // strategy of each family.
 func TestResumeOnOtherDevices(t *testing.T) {
+	virtualOnly(t)
 	w := xml(t, 0.2)
-	for _, name := range raceSubset([]string{"sync", "elastic", "adaptive", "crossbow", "gem", "adacons", "lsgd"}, "sync", "adaptive", "gem") {
+	for _, name := range []string{"sync", "elastic", "adaptive", "crossbow", "gem", "adacons", "lsgd"} {
 		for _, devices := range []int{2, 6} {
 			cfg := resumeConfig(name)
 			cfg.Speeds = nil
