@@ -88,9 +88,10 @@ func TestKillAndResume(t *testing.T) {
 	// first to the last but two.
 	kills := []int{1, 3, 8, 14, 21, 29, 36, 44, 51, 57}
 	if race.Enabled {
-		// The killed runs are this binary, instrumented: half of them,
-		// spread the same way, under the race detector.
-		kills = []int{1, 14, 29, 44, 57}
+		// The killed runs are this binary, instrumented: three of them,
+		// spread the same way, under the race detector (a virtual-time run
+		// trains on one goroutine: the ordinary stage kills all ten).
+		kills = []int{1, 29, 57}
 	}
 	for i, k := range kills {
 		ck, log := filepath.Join(dir, "ck"+itoa(i)), filepath.Join(dir, "run"+itoa(i)+".jsonl")
