@@ -8,6 +8,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/train"
 )
 
@@ -16,8 +17,13 @@ import (
 // points makes its stand-in learn; the fit then takes the speed model,
 // and comes back with the set's first epoch and best.
 func TestSpeedFitTakesTheSpeedModel(t *testing.T) {
-	if testing.Short() || race.Enabled {
-		t.Skip("the fit trains the network some two hundred times: the ordinary stage runs it")
+	// A minute or more, several on a busy machine: the long stage runs it.
+	// The ordinary stage checks the choice between the two fits with
+	// stand-in learners (TestFitKeepsAStandInThatLearnsAsFast keeps the
+	// plain fit, TestFitReportsItsStages runs the speed model's search).
+	testdata.Long(t, "the fit trains the network some two hundred times")
+	if race.Enabled {
+		t.Skip("the fit trains the network some two hundred times: the long stage runs it without the race detector")
 	}
 	want := data.HandMadeStandIn()
 	want.Train, want.Test = 4000, 1000
