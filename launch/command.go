@@ -2,7 +2,9 @@ package launch
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +19,14 @@ import (
 // set aside (SetAside). Under mpirun, with MinRanks, an attempt that failed
 // before its first step is followed by one on a rank fewer, down to
 // MinRanks: a machine that is gone cannot start its rank.
+//
+// The launcher renames only what its job made. Before each attempt (its
+// Before is a Job's) it refuses a checkpoint folder that another process
+// is using — a job already running there, whose log the restart would set
+// aside — and one that holds checkpoints the job does not resume (its run
+// would be refused them, and a restart must not resume another run's); and
+// it notes the log as it is, so that a restart sets aside only a log the
+// failed attempt wrote, never a file it left as it was.
 //
 // Command knows how a command line is built — flags with their values,
 // mpirun's rank count — and what a checkpoint folder holds; the training
@@ -45,8 +55,44 @@ type Command struct {
 	// Resume (required) returns the arguments that make a restart resume
 	// dir, on fewer ranks than the job began on when fewer.
 	Resume func(dir string, fewer bool) []string
+	// Resumes says the job's own command resumes Checkpoint: the
+	// checkpoints in it are the job's.
+	Resumes bool
 
-	fewer bool // a restart has run on fewer ranks than the job began on
+	fewer     bool        // a restart has run on fewer ranks than the job began on
+	started   bool        // Before was called: an attempt started
+	logBefore fs.FileInfo // the log before the last attempt (nil: none)
+}
+
+// Before checks, before an attempt, that the checkpoint folder is the
+// job's to use (see Command), and notes the log as it is then.
+func (c *Command) Before() error {
+	if err := checkpoint.Dir(c.Checkpoint).InUse(); err != nil {
+		return fmt.Errorf("launch: not starting the job: %w; the launcher starts no job on a folder in use, and sets aside no log of another job's", err)
+	}
+	if last, err := checkpoint.Latest(c.Checkpoint); err == nil && !c.Resumes && !c.started {
+		return fmt.Errorf("launch: not starting the job: its checkpoint folder %s holds checkpoints already (the last %s), which a new run is refused: to continue them, give the job --resume %s rather than --checkpoint; else name another folder", c.Checkpoint, filepath.Base(last), c.Checkpoint)
+	}
+	c.started = true
+	c.logBefore = nil
+	if fi, err := os.Lstat(c.Log); c.Log != "" && err == nil {
+		c.logBefore = fi
+	}
+	return nil
+}
+
+// madeByAttempt reports whether the log is a regular file that the last
+// attempt wrote: none was there before it, or another file, or the same
+// one written since (a job given --force writes its log over the file in
+// place). A file the attempt left as it was — its job refused it — is not
+// the attempt's to set aside.
+func (c *Command) madeByAttempt() bool {
+	fi, err := os.Lstat(c.Log)
+	if c.Log == "" || err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	b := c.logBefore
+	return b == nil || !os.SameFile(fi, b) || fi.Size() != b.Size() || !fi.ModTime().Equal(b.ModTime())
 }
 
 // Next returns the command of restart attempt (1, 2, …) after failure f;
@@ -90,9 +136,13 @@ func (c *Command) Next(attempt int, f *Restart, started bool) ([]string, error) 
 	if resumed {
 		return append(cmd, c.Resume(c.Checkpoint, c.fewer)...), nil
 	}
-	// No checkpoint yet: the job starts again; the failed attempt's log
-	// is kept beside the new one's.
-	if fi, err := os.Stat(c.Log); c.Log != "" && err == nil && fi.Mode().IsRegular() {
+	// No checkpoint yet: the job starts again; the failed attempt's log,
+	// if it made one, is kept beside the new one's — unless another
+	// process took the folder meanwhile: the log may be its job's.
+	if c.madeByAttempt() {
+		if err := checkpoint.Dir(c.Checkpoint).InUse(); err != nil {
+			return nil, fmt.Errorf("launch: not restarting the job: %w; the launcher sets aside no log of another job's", err)
+		}
 		if _, err := SetAside(c.Log, attempt); err != nil {
 			return nil, err
 		}

@@ -137,3 +137,73 @@ func ExampleCommand_Next() {
 	fmt.Println(strings.Join(next, " "), "—", f.Ranks, "ranks")
 	// Output: mpirun -np 3 hetsgd train --epochs 5 --checkpoint ck — 3 ranks
 }
+
+// Before refuses a folder another process is using (a job already there,
+// whose log a restart would set aside) and one holding checkpoints the job
+// does not resume; it lets a job that resumes them start.
+func TestCommandBefore(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	c := trainCommand([]string{"hetsgd", "train", "--checkpoint", ck}, ck, filepath.Join(dir, "run.jsonl"))
+	if err := c.Before(); err != nil {
+		t.Fatalf("a new folder: %v", err)
+	}
+	claim, err := checkpoint.Dir(ck).Claim(checkpoint.Owner{Run: checkpoint.NewRunID()}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Before(); err == nil || !strings.Contains(err.Error(), "is in use by process") || !strings.Contains(err.Error(), "sets aside no log of another job's") {
+		t.Errorf("a folder in use: %v", err)
+	}
+	os.WriteFile(checkpoint.Dir(ck).Path(64), nil, 0o644)
+	claim.Release()
+	fresh := trainCommand([]string{"hetsgd", "train", "--checkpoint", ck}, ck, "")
+	if err := fresh.Before(); err == nil || !strings.Contains(err.Error(), "holds checkpoints already") || !strings.Contains(err.Error(), "give the job --resume "+ck) {
+		t.Errorf("a new run on a folder with checkpoints: %v", err)
+	}
+	resumes := trainCommand([]string{"hetsgd", "train", "--resume", ck}, ck, "")
+	resumes.Resumes = true
+	if err := resumes.Before(); err != nil {
+		t.Errorf("a job that resumes the folder: %v", err)
+	}
+}
+
+// A restart before the first checkpoint sets aside only a log the failed
+// attempt made: not a file that was there before the attempt started,
+// which its job did not write (it refused it, or another job's), nor any
+// log while another process uses the folder.
+func TestCommandSetsAsideOnlyItsLog(t *testing.T) {
+	dir := t.TempDir()
+	ck, log := filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl")
+	c := trainCommand([]string{"hetsgd", "train", "--checkpoint", ck, "--log", log}, ck, log)
+	os.WriteFile(log, []byte("the user's\n"), 0o644)
+	if err := c.Before(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(1, &launch.Restart{}, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(log); string(b) != "the user's\n" {
+		t.Errorf("the log there before the attempt was moved: %q", b)
+	}
+	if _, err := os.Stat(log + ".failed-1"); err == nil {
+		t.Error("a file there before the attempt was set aside")
+	}
+	// The attempt replaced it: its own.
+	os.Remove(log)
+	os.WriteFile(log, []byte("attempt 1\n"), 0o644)
+	claim, err := checkpoint.Dir(ck).Claim(checkpoint.Owner{Run: checkpoint.NewRunID()}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(1, &launch.Restart{}, false); err == nil || !strings.Contains(err.Error(), "in use by process") {
+		t.Errorf("a restart while another process holds the folder: %v", err)
+	}
+	claim.Release()
+	if _, err := c.Next(1, &launch.Restart{}, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(log + ".failed-1"); string(b) != "attempt 1\n" {
+		t.Errorf("the attempt's own log set aside: %q", b)
+	}
+}

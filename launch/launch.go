@@ -164,7 +164,23 @@ type Job struct {
 	MaxRestarts int
 	// Grace is how long a job Run stops (its context ended) has between
 	// SIGTERM and SIGKILL.
-	Grace          time.Duration
+	Grace time.Duration
+	// Before, when set, is called before each attempt starts; an error
+	// ends Run with it, the attempt not started (Command.Before checks the
+	// job's folder and notes its log).
+	Before func() error
+	// MPI says the command runs under mpirun: its stderr is then read, as
+	// it passes through unchanged, for mpirun's own refusals (see scan.go).
+	// Otherwise the job's stderr is handed to it as it is (a terminal
+	// stays one, and the job draws its progress bar).
+	MPI bool
+	// StopTimeout and HangTimeout are how long one of the job's processes
+	// may stay stopped, and the job go without progress after its first
+	// step, before Run takes it for failed (0: never; see watch.go).
+	StopTimeout, HangTimeout time.Duration
+	// Checkpoint is the job's checkpoint folder, for the messages that say
+	// how to go on.
+	Checkpoint     string
 	Stdout, Stderr io.Writer
 	// Say receives the launcher's account of each failure and restart (a
 	// line, without its newline).
@@ -176,9 +192,10 @@ var ErrStopped = errors.New("launch: stopped")
 
 // Run runs the job, restarting it as Job says after each failure, and
 // returns nil once an attempt ends well; an error when its restarts are
-// spent (naming each failure), when Next gives one, or when ctx ends
-// (wrapping ErrStopped, after the job was stopped). Every process of every
-// attempt has ended when it returns.
+// spent (naming each failure), at once when a restart cannot fix a
+// failure (naming the fix; see classify), when Next or Before gives one,
+// or when ctx ends (wrapping ErrStopped, after the job was stopped). Every
+// process of every attempt has ended when it returns.
 func (j *Job) Run(ctx context.Context) error {
 	dir, err := os.MkdirTemp("", "hetsgd-launch-")
 	if err != nil {
@@ -193,8 +210,13 @@ func (j *Job) Run(ctx context.Context) error {
 	var failures []string
 	for attempt := 0; ; attempt++ {
 		os.Remove(filepath.Join(dir, progressFile))
+		if j.Before != nil {
+			if err := j.Before(); err != nil {
+				return err
+			}
+		}
 		started := time.Now()
-		err := j.runOnce(ctx, cmd, env)
+		watched, sc, err := j.runOnce(ctx, cmd, env, dir)
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
 		}
@@ -205,13 +227,18 @@ func (j *Job) Run(ctx context.Context) error {
 		if !errors.As(err, &ee) {
 			return fmt.Errorf("launch: starting %s: %w", cmd[0], err) // not a failure of the job's
 		}
-		f := &Restart{Attempt: attempt + 1, Failure: describe(ee), FailedAt: time.Now().UnixNano()}
 		p := readProgress(dir)
-		if p != nil && p.Checkpoint >= 0 {
-			f.LostSamples = max(0, p.Samples-p.Checkpoint)
-			f.LostSeconds = max(0, p.TrainSeconds-p.CheckpointSeconds)
-		}
 		began := p != nil && p.FirstStep != 0
+		c := classify(ee, began, watched, sc, j.Checkpoint)
+		f := &Restart{Attempt: attempt + 1, Failure: c.text, FailedAt: time.Now().UnixNano()}
+		if p != nil {
+			// The work since the last checkpoint, or, before the first,
+			// since the attempt's start: the checkpoint it resumed (which
+			// the job reports as its last), or the run's start.
+			from, fromSeconds := max(0, p.Checkpoint), max(0, p.CheckpointSeconds)
+			f.LostSamples = max(0, p.Samples-from)
+			f.LostSeconds = max(0, p.TrainSeconds-fromSeconds)
+		}
 		line := fmt.Sprintf("attempt %d failed (%s) after %.1f s", attempt+1, f.Failure, time.Since(started).Seconds())
 		switch {
 		case !began:
@@ -219,10 +246,13 @@ func (j *Job) Run(ctx context.Context) error {
 		case p.Checkpoint >= 0:
 			line += fmt.Sprintf(", at %d samples: %d samples (%.2f s of training) since its last checkpoint are lost", p.Samples, f.LostSamples, f.LostSeconds)
 		default:
-			line += fmt.Sprintf(", at %d samples, before its first checkpoint", p.Samples)
+			line += fmt.Sprintf(", at %d samples, before its first checkpoint: all %d samples (%.2f s of training) since its start are lost", p.Samples, f.LostSamples, f.LostSeconds)
 		}
 		failures = append(failures, line)
 		say(line)
+		if c.final {
+			return fmt.Errorf("launch: not restarting the job: %s, and a restart would fail the same way: %s", c.why, c.fix)
+		}
 		if attempt >= j.MaxRestarts {
 			return fmt.Errorf("launch: the job failed %d times; its restarts are spent (%d): %s", attempt+1, j.MaxRestarts, strings.Join(failures, "; "))
 		}
@@ -238,18 +268,39 @@ func (j *Job) Run(ctx context.Context) error {
 	}
 }
 
-// runOnce runs one attempt in a process group of its own, and ends the
-// group when the attempt ends or ctx does.
-func (j *Job) runOnce(ctx context.Context, cmd, env []string) error {
-	c := exec.Command(cmd[0], cmd[1:]...)
+// runOnce runs one attempt in a session of its own (see proc_unix.go),
+// watched (watch), and ends the whole of it when the attempt ends or ctx
+// does. It returns what the watch found when it ended the attempt, under
+// mpirun what mpirun said, and how the attempt ended.
+func (j *Job) runOnce(ctx context.Context, cmd, env []string, dir string) (*cause, *scanner, error) {
+	// A program that cannot be found fails the launcher, not an attempt.
+	if _, err := exec.LookPath(cmd[0]); err != nil {
+		return nil, nil, err
+	}
+	lead := leaderCommand(cmd)
+	c := exec.Command(lead[0], lead[1:]...)
 	c.Stdout, c.Stderr = j.Stdout, j.Stderr
+	var sc *scanner
+	if j.MPI {
+		sc = &scanner{w: j.Stderr}
+		if j.Stderr == nil {
+			sc.w = io.Discard
+		}
+		c.Stderr = sc
+	}
 	c.Env = append(os.Environ(), env...)
-	ownGroup(c)
+	ownSession(c)
 	if err := c.Start(); err != nil {
-		return err
+		return nil, sc, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
+	var watched *cause
+	stopWatch, watchEnded := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watchEnded)
+		watched = j.watch(c, dir, stopWatch)
+	}()
 	var err error
 	select {
 	case err = <-done:
@@ -260,18 +311,12 @@ func (j *Job) runOnce(ctx context.Context, cmd, env []string) error {
 		select {
 		case err = <-done:
 		case <-time.After(j.Grace):
-			killGroup(c)
+			killJob(c)
 			err = <-done
 		}
 	}
-	killGroup(c) // whatever of the attempt is left: a rank mpirun did not end
-	return err
-}
-
-// describe says how an attempt ended.
-func describe(ee *exec.ExitError) string {
-	if s := signalOf(ee); s != "" {
-		return "killed by " + s
-	}
-	return fmt.Sprintf("exit status %d", ee.ExitCode())
+	close(stopWatch)
+	<-watchEnded
+	killJob(c) // whatever of the attempt is left: a rank mpirun did not end
+	return watched, sc, err
 }

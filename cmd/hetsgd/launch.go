@@ -29,7 +29,10 @@ import (
 // own as LOG.failed-N. With --min-ranks, an attempt that fails before its
 // first step (a machine that is gone cannot start its rank) is followed by
 // one on a rank fewer, down to the minimum: a resumed job keeps its
-// devices, shared over fewer ranks.
+// devices, shared over fewer ranks. A failure no restart can fix (a usage
+// error, settings or a folder refused, a deliberate stop, mpirun's own
+// refusals) ends the launcher at once, naming the fix; a job stopped or
+// hung is ended and restarted (see package launch).
 func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("launch", "launch [--max-restarts N] [--min-ranks M] [--grace SECONDS] -- [mpirun …] hetsgd train --checkpoint DIR …\n\n"+
 		"Runs a training job and restarts it from its last checkpoint when it fails: a rank or a host\n"+
@@ -38,6 +41,8 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	maxRestarts := fs.Int("max-restarts", 3, "restarts at most, before giving up")
 	minRanks := fs.Int("min-ranks", 0, "under mpirun: after an attempt that fails before its first step, restart on a rank fewer, down to this many (0: always as many)")
 	grace := fs.Float64("grace", 10, "`seconds` a job has to stop after SIGTERM (a Ctrl-C of the launcher) before it is killed")
+	stopAfter := fs.Float64("stop-timeout", 30, "`seconds` one of the job's processes on this host may stay stopped (SIGSTOP) before the job is taken for failed, ended and restarted (0: never)")
+	hangAfter := fs.Float64("hang-timeout", 0, "`seconds` the job may go without progress after its first step before it is taken for hung, ended and restarted (0: never); set it above the longest evaluation or checkpoint, which report none")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -49,6 +54,8 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--min-ranks %d: need a whole number ≥ 0", *minRanks)
 	case !(*grace >= 0 && *grace <= 3600):
 		return fmt.Errorf("--grace %v: need seconds in [0, 3600]", *grace)
+	case !(*stopAfter >= 0 && *stopAfter <= 1e6) || !(*hangAfter >= 0 && *hangAfter <= 1e6):
+		return fmt.Errorf("--stop-timeout %v, --hang-timeout %v: need seconds in [0, 1000000] (0: never)", *stopAfter, *hangAfter)
 	case len(command) == 0:
 		fmt.Fprintln(stderr, "hetsgd launch: give the job's command after --, e.g. hetsgd launch -- mpirun -np 4 ./hetsgd-mpi train --checkpoint ck")
 		return errUsage
@@ -58,7 +65,8 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	job.MinRanks = *minRanks
-	j := &launch.Job{Command: command, Next: job.Next, MaxRestarts: *maxRestarts, Grace: time.Duration(*grace * 1e9),
+	j := &launch.Job{Command: command, Next: job.Next, Before: job.Before, MaxRestarts: *maxRestarts, Grace: time.Duration(*grace * 1e9),
+		MPI: job.Sub > 1, StopTimeout: time.Duration(*stopAfter * 1e9), HangTimeout: time.Duration(*hangAfter * 1e9), Checkpoint: job.Checkpoint,
 		Stdout: stdout, Stderr: stderr, Say: func(line string) { fmt.Fprintf(stderr, "hetsgd launch: %s\n", line) }}
 	err = j.Run(ctx)
 	if errors.Is(err, launch.ErrStopped) {
@@ -75,7 +83,10 @@ type launchJob struct {
 }
 
 // parseJob reads the job's command as hetsgd train would read its
-// arguments (a config file's too), to find its checkpoint folder and log.
+// arguments (a config file's too), to find its checkpoint folder and log,
+// and refuses at once what train would refuse before any work and a
+// restart could not change: settings out of range, and a log or folder
+// naming one of the job's inputs (the log a restart would set aside).
 func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 	j := &launchJob{Command: launch.Command{Args: command, Sub: -1}}
 	for i, a := range command {
@@ -105,6 +116,11 @@ func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 			return nil, err
 		}
 	}
+	in := f.Inputs(nil)
+	in.Add("checkpoint being resumed", f.Resume)
+	if err := errors.Join(train.CheckRanges(fs, engine.Ranges), f.CheckOutputs(in)); err != nil {
+		return nil, fmt.Errorf("the job's train arguments: %w", err)
+	}
 	switch {
 	case f.Checkpoint != "":
 		j.Checkpoint = f.Checkpoint
@@ -116,7 +132,7 @@ func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 	default:
 		return nil, errors.New("the job has no checkpoint folder to restart from: give its train --checkpoint DIR")
 	}
-	j.Log = f.Log
+	j.Log, j.Resumes = f.Log, f.Resume != ""
 	j.perRank = f.DevicesPerRank
 	if i, n := launch.RankCount(command[:j.Sub]); i > 0 {
 		j.Ranks = i

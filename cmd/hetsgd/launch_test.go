@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/launch"
 )
 
@@ -70,8 +72,11 @@ func TestLaunchRefusals(t *testing.T) {
 		t.Errorf("a command that is not a job: exit %d, %s", code, stderr)
 	}
 	code, _, stderr = runCLI(t, "launch", "--max-restarts", "1", "--", os.Args[0], "train", "--checkpoint", filepath.Join(dir, "ck"), "--lr", "-1")
-	if code != 1 || !strings.Contains(stderr, "failed 2 times; its restarts are spent (1)") {
-		t.Errorf("a job that keeps failing: exit %d, %s", code, stderr)
+	if code != 1 || !strings.Contains(stderr, "the job's train arguments: --lr -1: ") {
+		t.Errorf("a job with a setting out of range: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ck")); err == nil {
+		t.Error("a refused job made its checkpoint folder")
 	}
 }
 
@@ -150,5 +155,53 @@ func TestLaunchRestartCommand(t *testing.T) {
 	want = "mpirun -np 3 --bind-to none ./hetsgd-mpi train --checkpoint " + ck + " --fault=device=0,at=1s,kind=slow=2 --force --log x.jsonl --devices-per-rank 2 --resume " + ck
 	if strings.Join(got, " ") != want || f.Ranks != 3 {
 		t.Errorf("a restart after a failed start:\n%s\nwant\n%s (ranks %d)", strings.Join(got, " "), want, f.Ranks)
+	}
+}
+
+// The launcher gives up at once, saying why and what to do, on what a
+// restart cannot fix — a log naming one of the job's inputs, a folder in
+// use by another job or holding checkpoints the job does not resume, an
+// error of the job's own before its first step — and renames or replaces
+// no file it did not make.
+func TestLaunchGivesUpAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(asTool, "1")
+	cfg, log, ck := filepath.Join(dir, "run.yaml"), filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "ck")
+	os.WriteFile(cfg, []byte("epochs: 1\n"), 0o644)
+	os.WriteFile(log, []byte("another job's live log\n"), 0o644)
+	job := func(args ...string) []string {
+		return append([]string{"launch", "--", os.Args[0], "train", "--checkpoint", ck}, args...)
+	}
+	code, _, stderr := runCLI(t, job("--config", cfg, "--log", cfg)...)
+	if code != 1 || !strings.Contains(stderr, "--log "+cfg+" is the --config file: refusing to write over an input") {
+		t.Errorf("a log naming the job's config: exit %d, %s", code, stderr)
+	}
+	claim, err := checkpoint.Dir(ck).Claim(checkpoint.Owner{Run: checkpoint.NewRunID()}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, job("--log", log, "--force")...)
+	if code != 1 || !strings.Contains(stderr, "not starting the job") || !strings.Contains(stderr, "is in use by process "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("a folder in use: exit %d, %s", code, stderr)
+	}
+	os.WriteFile(checkpoint.Dir(ck).Path(64), nil, 0o644)
+	claim.Release()
+	code, _, stderr = runCLI(t, job("--log", log, "--force")...)
+	if code != 1 || !strings.Contains(stderr, "holds checkpoints already") || !strings.Contains(stderr, "give the job --resume "+ck) {
+		t.Errorf("a folder with another run's checkpoints: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "launch", "--", os.Args[0], "train", "--checkpoint", filepath.Join(dir, "ck2"), "--data", filepath.Join(dir, "nowhere"), "--log", log, "--force")
+	if code != 1 || strings.Count(stderr, "attempt ") != 1 || strings.Contains(stderr, "restart 1") ||
+		!strings.Contains(stderr, "not restarting the job: it stopped on an error of its own before its first step (exit status 1; its message is above)") {
+		t.Errorf("a job refused its data: exit %d, %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != "epochs: 1\n" {
+		t.Errorf("the config changed: %q", b)
+	}
+	if b, _ := os.ReadFile(log); string(b) != "another job's live log\n" {
+		t.Errorf("the log there before changed: %q", b)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.failed-*")); len(m) > 0 {
+		t.Errorf("files set aside: %v", m)
 	}
 }
