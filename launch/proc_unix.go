@@ -37,14 +37,18 @@ func terminate(c *exec.Cmd) { c.Process.Signal(syscall.SIGTERM) }
 // and every process of its session, and waits (up to goneWithin) until
 // none of them runs any more — each gone, or a zombie all of whose threads
 // have ended — so that a restart finds what the job held (its checkpoint
-// folder's lock) let go.
+// folder's lock) let go; and a little more (up to reapWithin) for the
+// zombies to be reaped: a rank that mpirun killed as it exited is an
+// orphan that init reaps, and until then its process id still names a
+// process, to which the restarted job would take the temporary file of a
+// checkpoint it was writing for a live writer's, and leave it.
 func killJob(c *exec.Cmd) {
 	if c.Process == nil {
 		return
 	}
 	sid := c.Process.Pid
 	syscall.Kill(-sid, syscall.SIGKILL)
-	deadline := time.Now().Add(goneWithin)
+	start := time.Now()
 	for {
 		procs, ok := jobProcs(sid)
 		live := 0
@@ -54,7 +58,8 @@ func killJob(c *exec.Cmd) {
 				live++
 			}
 		}
-		if !ok || live == 0 || time.Now().After(deadline) {
+		waited := time.Since(start)
+		if !ok || len(procs) == 0 || live == 0 && waited > reapWithin || waited > goneWithin {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -63,8 +68,13 @@ func killJob(c *exec.Cmd) {
 
 // goneWithin bounds how long killJob waits for a killed job's processes
 // to end: SIGKILL ends them at once, unless one is in the kernel's
-// uninterruptible sleep (a hung network file system).
-const goneWithin = 10 * time.Second
+// uninterruptible sleep (a hung network file system). reapWithin bounds
+// how long it waits for their zombies to be reaped: at once by a system's
+// init, within a second or so by a container's, never by some.
+const (
+	goneWithin = 10 * time.Second
+	reapWithin = 2 * time.Second
+)
 
 // signalOf names the signal that ended an attempt ("" if none did): its
 // leader's, or, as the leader shell reports its child's and mpirun one of
