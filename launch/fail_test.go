@@ -40,7 +40,7 @@ func TestRunGivesUpAtOnce(t *testing.T) {
 		{"SIGKILL", step + "kill -KILL $$", false, true, ""},
 		{"a refusal", "exit 1", false, false, "it stopped on an error of its own before its first step (exit status 1; its message is above): its settings, data or checkpoint folder were refused"},
 		{"an error after the first step", step + "exit 1", false, true, ""},
-		{"too few slots", "printf %s '" + slots + "' >&2; exit 1", true, false, "mpirun: not enough slots for the ranks asked for, and a restart would fail the same way: add --oversubscribe to mpirun's flags"},
+		{"too few slots", "printf %s '" + slots + "' >&2; exit 1", true, false, "mpirun has too few slots for the ranks asked for, and a restart would fail the same way: add --oversubscribe to mpirun's flags"},
 		{"a rank's refusal", "printf %s '" + rankExit + "' >&2; exit 1", true, false, "an error of its own before its first step"},
 		{"mpirun's own failure", "echo 'ORTE was unable to reliably start one or more daemons.' >&2; exit 1", true, true, ""},
 	} {

@@ -27,7 +27,7 @@ type mpiRefusal struct {
 // mpiRefusals are Open MPI's (mpirun 4 and 5).
 var mpiRefusals = []mpiRefusal{
 	{"There are not enough slots available in the system",
-		"mpirun: not enough slots for the ranks asked for",
+		"mpirun has too few slots for the ranks asked for",
 		"add --oversubscribe to mpirun's flags to run more ranks than the hosts have cores, or ask for fewer ranks (-np)"},
 	{"could not access or execute an executable",
 		"mpirun could not start the program",
