@@ -101,8 +101,8 @@ func TestRunEndsAStoppedOrHungJob(t *testing.T) {
 		want         string
 	}{
 		// The job's second process stops itself; its first waits for it.
-		{"stopped", `sh -c 'kill -STOP $$' & wait`, 50 * time.Millisecond, 0, ") was stopped (SIGSTOP or SIGTSTP) for "},
-		{"hung", step + "sleep 1000", 0, 50 * time.Millisecond, "it reported no progress for "},
+		{"stopped", `sh -c 'kill -STOP $$' & wait`, 50 * time.Millisecond, 0, ") held by SIGSTOP or SIGTSTP for "},
+		{"hung", step + "sleep 1000", 0, 50 * time.Millisecond, "hung: no progress for "},
 	} {
 		var f *Restart
 		var said []string

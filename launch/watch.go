@@ -66,7 +66,7 @@ func (j *Job) watch(c *exec.Cmd, dir string, stop <-chan struct{}) *cause {
 					stoppedSince = now
 				case now.Sub(stoppedSince) >= j.StopTimeout:
 					killJob(c)
-					return &cause{text: fmt.Sprintf("its process %d (%s) was stopped (SIGSTOP or SIGTSTP) for %s, so the launcher ended it", stopped.pid, stopped.comm, seconds(now.Sub(stoppedSince)))}
+					return &cause{text: fmt.Sprintf("stopped: process %d (%s) held by SIGSTOP or SIGTSTP for %s, ended by the launcher", stopped.pid, stopped.comm, seconds(now.Sub(stoppedSince)))}
 				}
 			}
 			if p := readProgress(dir); j.HangTimeout > 0 && p != nil && p.FirstStep != 0 {
@@ -74,7 +74,7 @@ func (j *Job) watch(c *exec.Cmd, dir string, stop <-chan struct{}) *cause {
 					lastSamples, lastChange = p.Samples, now
 				} else if now.Sub(lastChange) >= j.HangTimeout {
 					killJob(c)
-					return &cause{text: fmt.Sprintf("it reported no progress for %s (hung at %d samples), so the launcher ended it", seconds(now.Sub(lastChange)), p.Samples)}
+					return &cause{text: fmt.Sprintf("hung: no progress for %s at %d samples, ended by the launcher", seconds(now.Sub(lastChange)), p.Samples)}
 				}
 			}
 		}
