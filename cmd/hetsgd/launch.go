@@ -34,10 +34,12 @@ import (
 // refusals) ends the launcher at once, naming the fix; a job stopped or
 // hung is ended and restarted (see package launch).
 func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("launch", "launch [--max-restarts N] [--min-ranks M] [--grace SECONDS] -- [mpirun …] hetsgd train --checkpoint DIR …\n\n"+
+	fs := newFlagSet("launch", "launch [--max-restarts N] [--min-ranks M] [--grace S] [--stop-timeout S] [--hang-timeout S] -- [mpirun …] hetsgd train --checkpoint DIR …\n\n"+
 		"Runs a training job and restarts it from its last checkpoint when it fails: a rank or a host\n"+
-		"that dies, a process that stalls and is ended. Every failure and restart is said on stderr and\n"+
-		"written into the run log (a restart record, with the work lost and the time to recover).", stderr)
+		"that dies, a process that stalls, is stopped or hangs and is ended. A failure no restart can fix\n"+
+		"(a usage error, settings or a folder refused before the first step, a stop by SIGINT or SIGTERM,\n"+
+		"mpirun's too few slots) ends it at once, naming the fix. Every failure and restart is said on\n"+
+		"stderr and written into the run log (a restart record, with the work lost and the time to recover).", stderr)
 	maxRestarts := fs.Int("max-restarts", 3, "restarts at most, before giving up")
 	minRanks := fs.Int("min-ranks", 0, "under mpirun: after an attempt that fails before its first step, restart on a rank fewer, down to this many (0: always as many)")
 	grace := fs.Float64("grace", 10, "`seconds` a job has to stop after SIGTERM (a Ctrl-C of the launcher) before it is killed")
