@@ -111,9 +111,11 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	in.Add("--like", *like)
 	outs := func() error {
 		for _, f := range []string{"train.txt", "test.txt"} {
-			if p := filepath.Join(*out, f); *out != "" && (filepath.Clean(*saveFit) == p || atomicfile.SameFile(*saveFit, p)) {
+			if p := filepath.Join(*out, f); *out == "" {
+				break
+			} else if filepath.Clean(*saveFit) == p || atomicfile.SameFile(*saveFit, p) {
 				return fmt.Errorf("--save-fit %s is the --out set's %s: name another file", *saveFit, f)
-			} else if err := in.Check("--out", p); *out != "" && err != nil {
+			} else if err := in.Check("--out", p); err != nil {
 				return err
 			}
 		}

@@ -40,6 +40,8 @@ func TestDataGenRefusesToReplaceItsInputs(t *testing.T) {
 		{[]string{"--like", fit, "--save-fit", fit, "--out", filepath.Join(base, "y"), "--force"}, "--save-fit " + fit + " is the --like"},
 		{[]string{"--like", real, "--save-fit", filepath.Join(base, "z", "train.txt"), "--out", filepath.Join(base, "z"), "--fit-speed=false"}, "is the --out set's train.txt"},
 		{[]string{"--like", "amazon-670k", "--points", "2000000000", "--out", filepath.Join(base, "huge")}, "--points 2000000000: too large to write: the sets would take about"},
+		// A fit is refused once the set is measured, before its searches.
+		{[]string{"--like", real, "--points", "2000000000", "--out", filepath.Join(base, "huge")}, "--points 2000000000: too large to write: the sets would take about"},
 	} {
 		code, _, errs := runCLI(t, append([]string{"data", "gen"}, c.args...)...)
 		if code != 1 || !strings.Contains(errs, c.want) {

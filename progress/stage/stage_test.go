@@ -42,7 +42,7 @@ func TestLineRedrawn(t *testing.T) {
 
 // Into a pipe or a file (mode auto on a writer that is not a terminal) the
 // Line writes a plain line at most every PlainEvery, the first only once
-// the work has gone on that long, and one for each stage it is in then.
+// the work has gone on that long.
 func TestLinePlain(t *testing.T) {
 	var b bytes.Buffer
 	c := &fakeClock{time.Unix(1000, 0)}
