@@ -9,17 +9,45 @@
 # root); otherwise their tests are skipped with a message saying what to
 # install.
 #
+#   scripts/test.sh          every stage below
+#   scripts/test.sh --long   and then the long stage (LONG=1 does the same):
+#                            the tests that skip without HETSGD_LONG=1
+#                            (testdata.Long), and the bars' full counts
+#                            (20 runs stopped by a signal; 10 MPI jobs
+#                            killed and restarted)
+#
 # Every stage runs even when one before it failed, and the end lists each
 # stage's result: the script fails if any stage did. Each `go test` has an
-# explicit -timeout, well above what its stage takes on a two-core machine
-# whose cores another process keeps busy (TIMEOUT_SCALE=2 doubles them), and
-# runs its tests (-count=1) rather than take their results from Go's test
-# cache, which would say nothing of this machine as it is now.
+# explicit -timeout per package, at least twice what its package takes on a
+# two-core machine beside `stress --cpu 2` and a training run
+# (TIMEOUT_SCALE=2 doubles them); the packages whose tests take longest
+# (cmd/hetsgd, engine and data) run as a stage of their own, so that the
+# others keep a tighter limit. No test waits on the clock but to catch a
+# hang (testdata.Hang). Each runs its tests (-count=1) rather than take
+# their results from Go's test cache, which would say nothing of this
+# machine as it is now.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+long=${LONG:-0}
+for arg in "$@"; do
+  case $arg in
+  --long) long=1 ;;
+  *)
+    echo "scripts/test.sh: unknown argument $arg (--long adds the long stage)" >&2
+    exit 2
+    ;;
+  esac
+done
 scale=${TIMEOUT_SCALE:-1}
 limit() { echo "$(($1 * scale))m"; } # minutes × the scale, for -timeout
+
+# heavy are the packages whose tests take longest (their folders); light,
+# every other package.
+heavy=(cmd/hetsgd engine data)
+mod=$(go list -m)
+mapfile -t light < <(go list ./... | grep -v -x -F -f <(printf "$mod/%s\n" "${heavy[@]}"))
+heavy=("${heavy[@]/#/./}")
 
 have_blas() { [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; }
 have_mpi() { command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; }
@@ -84,16 +112,48 @@ fuzz_all() {
   return $rc
 }
 
-mpi_tests() {
+mpi_env() {
   if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
-  go vet -tags mpi ./... && go test -count=1 -tags mpi -timeout "$(limit 15)" ./comm/... ./cmd/hetsgd
+}
+
+mpi_tests() {
+  mpi_env
+  go vet -tags mpi ./... && go test -count=1 -tags mpi -timeout "$(limit 20)" ./comm/... ./cmd/hetsgd
+}
+
+# long_tests lists "FOLDER TEST" for each test that calls testdata.Long.
+long_tests() {
+  grep -rl --include='*_test.go' 'testdata\.Long(' . | sort | while read -r f; do
+    awk -v dir="$(dirname "$f")" '
+      /^func Test[A-Za-z0-9_]*\(/ { name = $2; sub(/\(.*/, "", name) }
+      /testdata\.Long\(/ { print dir, name }' "$f"
+  done
+}
+
+long_stage() {
+  local rc=0 dir names
+  for dir in $(long_tests | cut -d' ' -f1 | sort -u); do
+    names=$(long_tests | awk -v d="$dir" '$1 == d { printf "%s%s", sep, $2; sep = "|" }')
+    echo "$dir: $names"
+    HETSGD_LONG=1 go test -count=1 -timeout "$(limit 30)" -run "^($names)\$" "$dir" || rc=1
+  done
+  # The bar's 20 stops at random moments (the ordinary stage stops 8).
+  go test -count=1 -timeout "$(limit 30)" -run '^TestSignalSavesTheRun$' ./cmd/hetsgd -stops 20 || rc=1
+  if have_mpi; then
+    # BENCHMARKS.md §13's 10 jobs killed and restarted (the mpi stage kills 4).
+    mpi_env
+    go test -count=1 -tags mpi -timeout "$(limit 30)" -run '^TestMPILaunchRestarts$' ./cmd/hetsgd -launch-kills 10 || rc=1
+  fi
+  return $rc
 }
 
 stage "go vet" go vet ./...
-stage "tests" go test -count=1 -timeout "$(limit 15)" ./...
-stage "tests with the race detector" go test -count=1 -race -timeout "$(limit 20)" ./...
+stage "tests" go test -count=1 -timeout "$(limit 10)" "${light[@]}"
+stage "tests of ${heavy[*]#./}" go test -count=1 -timeout "$(limit 20)" "${heavy[@]}"
+stage "tests with the race detector" go test -count=1 -race -timeout "$(limit 10)" "${light[@]}"
+stage "tests of ${heavy[*]#./} with the race detector" go test -count=1 -race -timeout "$(limit 40)" "${heavy[@]}"
 stage "every fuzz target, briefly, from its corpus" fuzz_all
 if have_blas; then
   stage "the openblas build (OpenBLAS's SGEMM through the same conformance tests)" \
@@ -105,6 +165,9 @@ if have_mpi; then
   stage "the mpi build (the transport's conformance, the engine and the tool under mpirun)" mpi_tests
 else
   skip "the mpi build" "install libopenmpi-dev openmpi-bin pkg-config"
+fi
+if ((long)); then
+  stage "the long stage (tests that skip without HETSGD_LONG=1; the bars' full counts)" long_stage
 fi
 
 echo "== results"
