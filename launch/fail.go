@@ -53,11 +53,11 @@ func classify(ee *exec.ExitError, began bool, watched *cause, sc *scanner, check
 	case refusal != nil:
 		c.final, c.why, c.fix = true, refusal.why, refusal.fix
 	case stopSignal(ee):
-		c.final, c.why, c.fix = true, "it was stopped by a signal that asks a process to stop (someone, or a job scheduler, sent it)", "a deliberate stop is not restarted; to go on, "+resume
+		c.final, c.why, c.fix = true, "it was stopped by a signal that asks a process to stop (someone, or a job scheduler, sent it): a deliberate stop is not restarted", "to go on, "+resume
 	case code == 2 && !began:
-		c.final, c.why, c.fix = true, "its command has a usage error (exit status 2; its message is above)", "fix the job's flags"
+		c.final, c.why, c.fix = true, "its command has a usage error (exit status 2; its message is above), which a restart would repeat", "fix the job's flags"
 	case code >= 1 && code <= 125 && !began && (sc == nil || rankError):
-		c.final, c.why, c.fix = true, fmt.Sprintf("it stopped on an error of its own before its first step (exit status %d; its message is above): its settings, data or checkpoint folder were refused", code), "fix what its message names"
+		c.final, c.why, c.fix = true, fmt.Sprintf("it stopped on an error of its own before its first step (exit status %d; its message is above): its settings, data or checkpoint folder were refused, and would be again", code), "fix what its message names"
 	}
 	return c
 }

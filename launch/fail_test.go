@@ -32,15 +32,15 @@ func TestRunGivesUpAtOnce(t *testing.T) {
 		restarted    bool
 		want         string
 	}{
-		{"a usage error", "exit 2", false, false, "its command has a usage error (exit status 2; its message is above), and a restart would fail the same way: fix the job's flags"},
+		{"a usage error", "exit 2", false, false, "its command has a usage error (exit status 2; its message is above), which a restart would repeat: fix the job's flags"},
 		{"a panic after the first step", step + "exit 2", false, true, ""},
-		{"SIGTERM", "kill -TERM $$", false, false, "stopped by a signal that asks a process to stop (someone, or a job scheduler, sent it), and a restart would fail the same way: a deliberate stop is not restarted; to go on, launch it again with --resume ck in the job's command"},
+		{"SIGTERM", "kill -TERM $$", false, false, "stopped by a signal that asks a process to stop (someone, or a job scheduler, sent it): a deliberate stop is not restarted: to go on, launch it again with --resume ck in the job's command"},
 		{"SIGINT handled", step + "exit 130", false, false, "stopped by a signal"},
 		{"SIGTERM handled", "exit 143", false, false, "stopped by a signal"},
 		{"SIGKILL", step + "kill -KILL $$", false, true, ""},
 		{"a refusal", "exit 1", false, false, "it stopped on an error of its own before its first step (exit status 1; its message is above): its settings, data or checkpoint folder were refused"},
 		{"an error after the first step", step + "exit 1", false, true, ""},
-		{"too few slots", "printf %s '" + slots + "' >&2; exit 1", true, false, "mpirun has too few slots for the ranks asked for, and a restart would fail the same way: add --oversubscribe to mpirun's flags"},
+		{"too few slots", "printf %s '" + slots + "' >&2; exit 1", true, false, "mpirun has too few slots for the ranks asked for, which no restart changes: add --oversubscribe to mpirun's flags"},
 		{"a rank's refusal", "printf %s '" + rankExit + "' >&2; exit 1", true, false, "an error of its own before its first step"},
 		{"mpirun's own failure", "echo 'ORTE was unable to reliably start one or more daemons.' >&2; exit 1", true, true, ""},
 	} {

@@ -251,7 +251,7 @@ func (j *Job) Run(ctx context.Context) error {
 		failures = append(failures, line)
 		say(line)
 		if c.final {
-			return fmt.Errorf("launch: not restarting the job: %s, and a restart would fail the same way: %s", c.why, c.fix)
+			return fmt.Errorf("launch: not restarting the job: %s: %s", c.why, c.fix)
 		}
 		if attempt >= j.MaxRestarts {
 			return fmt.Errorf("launch: the job failed %d times; its restarts are spent (%d): %s", attempt+1, j.MaxRestarts, strings.Join(failures, "; "))

@@ -27,13 +27,13 @@ type mpiRefusal struct {
 // mpiRefusals are Open MPI's (mpirun 4 and 5).
 var mpiRefusals = []mpiRefusal{
 	{"There are not enough slots available in the system",
-		"mpirun has too few slots for the ranks asked for",
+		"mpirun has too few slots for the ranks asked for, which no restart changes",
 		"add --oversubscribe to mpirun's flags to run more ranks than the hosts have cores, or ask for fewer ranks (-np)"},
 	{"could not access or execute an executable",
-		"mpirun could not start the program",
+		"mpirun could not start the program, which no restart changes",
 		"check the program's path in the job's command (mpirun looks it up from the folder it runs in, or in PATH)"},
 	{"mpirun has detected an attempt to run as root",
-		"mpirun refuses to run as root",
+		"mpirun refuses to run as root, which no restart changes",
 		"add --allow-run-as-root to mpirun's flags, or run the job as another user"},
 }
 
