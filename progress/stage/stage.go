@@ -67,8 +67,9 @@ const PlainEvery = 10 * time.Second
 // redrawEvery is how often a Line redraws itself on a terminal.
 const redrawEvery = 200 * time.Millisecond
 
-// detailWidth bounds the detail shown, so that the line fits a terminal's
-// width and is redrawn in place rather than wrapped.
+// detailWidth bounds the detail a redrawn line shows, so that it fits a
+// terminal's width and is redrawn in place rather than wrapped (a plain
+// line shows it whole).
 const detailWidth = 60
 
 // Line is the tool's Reporter: a line on w that says the stage, how much
@@ -203,7 +204,7 @@ func (l *Line) text(now time.Time) string {
 	}
 	if l.detail != "" {
 		d := []rune(l.detail)
-		if len(d) > detailWidth {
+		if l.redraw && len(d) > detailWidth {
 			d = append(d[:detailWidth-1], '…')
 		}
 		b.WriteString(" — ")

@@ -194,3 +194,18 @@ func TestIsTerminal(t *testing.T) {
 		t.Error("a regular file is a terminal")
 	}
 }
+
+// A plain line shows the detail whole: no terminal's width to keep to.
+func TestLinePlainDetailWhole(t *testing.T) {
+	var b bytes.Buffer
+	c := &fakeClock{time.Unix(1000, 0)}
+	l := newLine(&b, Auto, "p", c.now)
+	l.Stage("s", 0, "")
+	long := strings.Repeat("x", 2*detailWidth)
+	l.Update(0, long)
+	c.t = c.t.Add(PlainEvery)
+	l.tick()
+	if want := "p: s, 0:10 — " + long + "\n"; b.String() != want {
+		t.Fatalf("wrote %q, want %q", b.String(), want)
+	}
+}
