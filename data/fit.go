@@ -650,7 +650,7 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 			u := t
 			ease(&u, e)
 			logf("fit %s: topic share %.4f, signal %.4f, vague %.4f: best P@1 of %d epochs %.4f (real %.4f)", s.Name, ts, u.Signal, u.Vague, lateEpochs, v, late)
-			rep.Update(float64(runs), fmt.Sprintf("share %.3f, ease %.3f: best P@1 %.4f (set's %.4f)", ts, e, v, late))
+			rep.Update(float64(runs), fmt.Sprintf("topic share %.3f, ease %.3f: best P@1 %.4f (set's %.4f)", ts, e, v, late))
 		})
 		if err != nil {
 			return 0, err
