@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,20 +53,75 @@ var fieldPhrases = map[string]string{
 // for their Go callers, whose messages say which package failed; the tool
 // says its command's name instead ("hetsgd train: "), and a package's name
 // means nothing to its users.
+//
+// A prefix is known by where it stands: one begins the message (or a line
+// of it), and one begins each error wrapped inside err. So a word that only
+// looks like one — a folder named model in "trained: model: not a
+// checkpoint folder", a file named train in "data: train: no points" — is
+// kept: no error wrapped inside begins with it.
 func Message(err error, more map[string]string) string {
-	return StripPrefixes(setting.Rename(err, func(field string) string {
+	return stripPrefixes(setting.Rename(err, func(field string) string {
 		if n, ok := flagOf[field]; ok {
 			return n
 		}
 		return more[field]
-	}))
+	}), wrappedPrefixes(err))
 }
 
 // StripPrefixes drops from msg every prefix that names one of the
-// module's packages (packages): one at the start of the message, of a line,
-// or after another's ": " or "; ".
-func StripPrefixes(msg string) string {
-	return packagePrefix.ReplaceAllString(msg, "$1")
+// module's packages: at the start of the message, of a line, or after
+// another's ": " or "; ". Given a message alone it cannot tell a prefix from
+// a name that looks like one (Message can).
+func StripPrefixes(msg string) string { return stripPrefixes(msg, nil) }
+
+// stripPrefixes drops the packages' prefixes from msg: the first of those
+// that begin the message, a line or a part after "; "; and, where wrapped
+// (nil: every package's) says an error wrapped inside begins with one, that
+// one wherever it follows ": " or another prefix.
+func stripPrefixes(msg string, wrapped map[string]bool) string {
+	var b strings.Builder
+	at := 0 // msg[:at] is written
+	for _, m := range packagePrefix.FindAllStringSubmatchIndex(msg, -1) {
+		sep, chain := msg[m[2]:m[3]], msg[m[3]:m[1]] // what came before, and the prefixes
+		b.WriteString(msg[at:m[3]])
+		first := sep != ": " // a message's, a line's or a part's own
+		for chain != "" {
+			name, rest, _ := strings.Cut(chain, ": ")
+			if !(first || wrapped == nil || wrapped[name]) {
+				break
+			}
+			first, chain = false, rest
+		}
+		b.WriteString(chain)
+		at = m[1]
+	}
+	b.WriteString(msg[at:])
+	return b.String()
+}
+
+// wrappedPrefixes returns the packages whose prefixes begin the errors
+// wrapped inside err (not err's own).
+func wrappedPrefixes(err error) map[string]bool {
+	out := map[string]bool{}
+	var walk func(e error, root bool)
+	walk = func(e error, root bool) {
+		if e == nil {
+			return
+		}
+		if name, _, ok := strings.Cut(e.Error(), ": "); ok && !root && slices.Contains(packages, name) {
+			out[name] = true
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap(), false)
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c, false)
+			}
+		}
+	}
+	walk(err, true)
+	return out
 }
 
 // packages are the names of the module's packages, whose errors begin
@@ -78,9 +134,9 @@ var packages = []string{
 	"trained", "tune", "workload",
 }
 
-// packagePrefix matches a package's prefix where one begins a message:
-// at its start, a line's, or after ": " or "; ". The group keeps what came
-// before.
+// packagePrefix matches the packages' prefixes where they may begin a
+// message: at its start, a line's, or after ": " or "; " (group 1, kept),
+// a chain of them.
 var packagePrefix = regexp.MustCompile(`(^|\n|: |; )(?:(?:` + strings.Join(packages, "|") + `): )+`)
 
 // FlagValueMessage rewrites the flag package's `invalid value "V" for flag

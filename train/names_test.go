@@ -1,6 +1,8 @@
 package train
 
 import (
+	"errors"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -79,6 +81,27 @@ func TestFlagValueMessage(t *testing.T) {
 	} {
 		if got := FlagValueMessage(in); got != want {
 			t.Errorf("FlagValueMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Message drops the prefixes where they stand — its own, and each wrapped
+// error's — and keeps a name that only looks like one: a folder or a file
+// named as a package is.
+func TestMessageKeepsNamesLikePackages(t *testing.T) {
+	notFolder := errors.New("not a checkpoint folder")
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("trained: %s: %w", "model", notFolder), "model: not a checkpoint folder"},
+		{fmt.Errorf("data: %s: header announces 1 points but the file has 0", "train"), "train: header announces 1 points but the file has 0"},
+		{fmt.Errorf("trained: %w", errors.New("model: a bad shape")), "a bad shape"},
+		{fmt.Errorf("engine: checkpoint %s: %w", "ck/x.hck", fmt.Errorf("checkpoint: %s: damaged", "data")), "checkpoint ck/x.hck: data: damaged"},
+		{errors.Join(errors.New("data: a"), fmt.Errorf("model: %s: b", "train")), "a\ntrain: b"},
+	} {
+		if got := Message(c.err, nil); got != c.want {
+			t.Errorf("Message(%q) = %q, want %q", c.err, got, c.want)
 		}
 	}
 }

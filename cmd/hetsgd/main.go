@@ -177,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			(errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted)):
 			// Stopped by a signal: say so, and exit as the shell expects of
 			// a process the signal ended.
-			fmt.Fprintf(stderr, "hetsgd %s: %s (%s)\n", c.name, commandMessage(c.name, err), sig)
+			fmt.Fprintf(stderr, "hetsgd %s: %s (%s)\n", c.name, message(err), sig)
 			return sig.exitCode()
 		case err == nil:
 			return 0
@@ -186,7 +186,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, errUsage):
 			return 2
 		}
-		fmt.Fprintf(stderr, "hetsgd %s: %s\n", c.name, commandMessage(c.name, err))
+		fmt.Fprintf(stderr, "hetsgd %s: %s\n", c.name, message(err))
 		return 1
 	}
 	var names []string
@@ -196,13 +196,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "hetsgd: unknown command %q%s\n\n", args[0], setting.Suggest(args[0], names, ""))
 	usage(stderr)
 	return 2
-}
-
-// commandMessage is err's message after "hetsgd NAME: ", which says the
-// command already: a package of the same name does not say it again
-// ("hetsgd tune: tune: …").
-func commandMessage(name string, err error) string {
-	return strings.TrimPrefix(message(err), name+": ")
 }
 
 func usage(w io.Writer) {
