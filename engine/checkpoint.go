@@ -524,6 +524,18 @@ func (r *run) restart() error {
 			}
 		}
 	}
+	if r.info.Async && r.done >= r.nextEval {
+		// A signal cut short the evaluation due after the strategy's step
+		// (stopped saves the run as it stood, the evaluation owed): it is
+		// made now, where the uninterrupted run made it, and the
+		// checkpoint due after it.
+		if err := r.clk.pause(r.evalDue); err != nil {
+			return err
+		}
+		if r.done >= r.nextCheckpoint {
+			return r.clk.pause(r.saveDue)
+		}
+	}
 	return nil
 }
 

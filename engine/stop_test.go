@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hetsgd/hetsgd/internal/race"
 	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/metric"
 
@@ -82,9 +83,9 @@ func (w *stoppedEval) EvaluateContext(ctx context.Context, p []float32) (metric.
 // model: 20 moments drawn at random over a strategy of each family.
 func TestStoppedRunIsSaved(t *testing.T) {
 	w := xml(t, 0.2)
-	names := raceSubset([]string{"sync", "elastic", "adaptive", "gem", "crossbow", "diloco"}, "sync", "adaptive")
-	moments := 20
-	if len(names) < 6 {
+	names := raceSubset([]string{"sync", "elastic", "adaptive", "gem", "crossbow", "diloco", "async-local"}, "sync", "gem")
+	moments := 21
+	if race.Enabled {
 		moments = 6
 	}
 	rng := rand.New(rand.NewPCG(7, 46))
@@ -112,6 +113,8 @@ func TestStoppedRunIsSaved(t *testing.T) {
 		runs[name] = &whole{res: res, log: buf.String(), batches: counted.batches, merges: counted.merges,
 			evals: len(res.Evals), saves: counted.written}
 	}
+	// Every strategy is stopped during an evaluation, and after a
+	// checkpoint is written; the other moments are drawn.
 	for i := range moments {
 		name := names[i%len(names)]
 		r := runs[name]
@@ -120,6 +123,9 @@ func TestStoppedRunIsSaved(t *testing.T) {
 			kinds = append(kinds, "merge")
 		}
 		at := stopAt{kind: kinds[rng.IntN(len(kinds))]}
+		if i < 2*len(names) {
+			at.kind = []string{"eval", "checkpoint"}[i/len(names)]
+		}
 		switch at.kind {
 		case "batch":
 			at.n = 1 + rng.IntN(r.batches)
@@ -128,7 +134,7 @@ func TestStoppedRunIsSaved(t *testing.T) {
 		case "merge":
 			at.n = 1 + rng.IntN(r.merges)
 		case "checkpoint":
-			at.n = 1 + rng.IntN(r.saves-1) // the last is the run's end
+			at.n = 1 + rng.IntN(max(1, r.saves-1)) // the last is the run's end
 		}
 		r.stopping = append(r.stopping, at)
 	}
