@@ -167,6 +167,20 @@ func SetAside(log string, attempt int) (string, error) {
 	return aside, nil
 }
 
+// UnderMPI reports whether launcher, the part of a job's command before
+// the hetsgd program, starts it under an MPI launcher (mpirun, mpiexec,
+// orterun), rather than under a wrapper such as env, nice or taskset, or
+// none.
+func UnderMPI(launcher []string) bool {
+	return slices.ContainsFunc(launcher, func(a string) bool {
+		switch filepath.Base(a) {
+		case "mpirun", "mpiexec", "orterun":
+			return true
+		}
+		return false
+	})
+}
+
 // RankCount finds mpirun's rank count in a launcher's arguments (mpirun
 // -np N …, or -n, --np, -c): its index, and the count; index 0 when there
 // is none.

@@ -207,3 +207,20 @@ func TestCommandSetsAsideOnlyItsLog(t *testing.T) {
 		t.Errorf("the attempt's own log set aside: %q", b)
 	}
 }
+
+// A job runs under MPI when an MPI launcher starts it, not a wrapper.
+func TestUnderMPI(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"mpirun -np 4 --oversubscribe": true,
+		"/usr/bin/mpiexec -n 2":        true,
+		"env HETSGD_MEMORY_LIMIT=1G":   false,
+		"nice -n 5":                    false,
+		"taskset -c 0,1":               false,
+		"env X=1 mpirun -np 2":         true,
+		"":                             false,
+	} {
+		if got := launch.UnderMPI(strings.Fields(cmd)); got != want {
+			t.Errorf("UnderMPI(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}

@@ -17,7 +17,8 @@ type cause struct {
 }
 
 // classify tells a failed attempt's cause from its exit (ee), whether it
-// got to its first step (began), what the watch found (watched: nil when
+// got to its first step (began), whether it said it was called wrongly
+// (usage: NoteUsageError), what the watch found (watched: nil when
 // it did not end the attempt) and what mpirun said (sc: nil when the job
 // is not under mpirun). A restart cannot fix (final):
 //
@@ -25,8 +26,9 @@ type cause struct {
 //   - a deliberate stop: the job ended by SIGINT, SIGTERM or SIGHUP, or,
 //     having handled one, with the shell's status for it (130, 143, 129) —
 //     someone, or a scheduler, stopped it;
-//   - a usage error of the job's command: exit status 2 (the tool's)
-//     before its first step (after it, 2 is a Go program's panic);
+//   - a usage error of the job's command: exit status 2 with the job's
+//     word for it (NoteUsageError; without it, 2 is Go's runtime failing:
+//     a panic, memory run out);
 //   - an error of the job's own (an exit status of 1 to 125, not a signal's)
 //     before its first step: its settings, data or folder were refused, and
 //     would be again. Under mpirun only when mpirun says a rank exited with
@@ -35,7 +37,7 @@ type cause struct {
 //
 // Anything else — a crash, a kill, a lost rank or host, a stopped or hung
 // job, an error after the first step — is restarted.
-func classify(ee *exec.ExitError, began bool, watched *cause, sc *scanner, checkpoint string) cause {
+func classify(ee *exec.ExitError, began, usage bool, watched *cause, sc *scanner, checkpoint string) cause {
 	if watched != nil {
 		return *watched
 	}
@@ -54,9 +56,9 @@ func classify(ee *exec.ExitError, began bool, watched *cause, sc *scanner, check
 		c.final, c.why, c.fix = true, refusal.why, refusal.fix
 	case stopSignal(ee):
 		c.final, c.why, c.fix = true, "it was stopped by a signal that asks a process to stop (someone, or a job scheduler, sent it): a deliberate stop is not restarted", "to go on, "+resume
-	case code == 2 && !began:
+	case code == 2 && usage:
 		c.final, c.why, c.fix = true, "its command has a usage error (exit status 2; its message is above), which a restart would repeat", "fix the job's flags"
-	case code >= 1 && code <= 125 && !began && (sc == nil || rankError):
+	case code >= 1 && code <= 125 && code != 2 && !began && (sc == nil || rankError):
 		c.final, c.why, c.fix = true, fmt.Sprintf("it stopped on an error of its own before its first step (exit status %d; its message is above): its settings, data or checkpoint folder were refused, and would be again", code), "fix what its message names"
 	}
 	return c

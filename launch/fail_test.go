@@ -20,6 +20,9 @@ import (
 // step is a job's first step, as its rank 0 reports it.
 const step = `printf '{"samples":10,"first_step":1,"checkpoint":-1}' > "$HETSGD_LAUNCH/progress.json"; `
 
+// usage is a job's word that it was called wrongly (NoteUsageError).
+const usage = `: > "$HETSGD_LAUNCH/usage"; `
+
 // A failure no restart can fix ends Run at once, without a restart, naming
 // why and the fix; one a restart may fix is restarted. Under mpirun the
 // job's stderr still reaches the launcher's unchanged.
@@ -32,8 +35,9 @@ func TestRunGivesUpAtOnce(t *testing.T) {
 		restarted    bool
 		want         string
 	}{
-		{"a usage error", "exit 2", false, false, "its command has a usage error (exit status 2; its message is above), which a restart would repeat: fix the job's flags"},
+		{"a usage error", usage + "exit 2", false, false, "its command has a usage error (exit status 2; its message is above), which a restart would repeat: fix the job's flags"},
 		{"a panic after the first step", step + "exit 2", false, true, ""},
+		{"a panic, or memory run out, before the first step", "exit 2", false, true, ""},
 		{"SIGTERM", "kill -TERM $$", false, false, "stopped by a signal that asks a process to stop (someone, or a job scheduler, sent it): a deliberate stop is not restarted: to go on, launch it again with --resume ck in the job's command"},
 		{"SIGINT handled", step + "exit 130", false, false, "stopped by a signal"},
 		{"SIGTERM handled", "exit 143", false, false, "stopped by a signal"},
@@ -274,4 +278,32 @@ func waitPids(t *testing.T, path string, n int) []int {
 	}
 	t.Fatalf("fewer than %d process ids in %s", n, path)
 	return nil
+}
+
+// A process the job left behind that holds the job's output (a rank that
+// outlived mpirun) holds the launcher up no longer than a moment: the
+// attempt ends with its leader, and the rest of the session is ended.
+func TestRunDoesNotWaitForLeftovers(t *testing.T) {
+	pid := filepath.Join(t.TempDir(), "pid")
+	var out bytes.Buffer // not a file: the job's output goes through a pipe
+	j := &Job{Command: []string{"sh", "-c", `sleep 600 & echo $! > ` + pid + `; exit 3`}, Stdout: &out, Stderr: &out, Grace: time.Second}
+	done := make(chan error, 1)
+	go func() { done <- j.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "exit status 3") {
+			t.Fatalf("the job that exited 3: %v", err)
+		}
+	case <-time.After(5 * time.Minute): // a hang only: unmended, the launcher waits out the sleep, ten minutes
+		t.Fatal("the launcher waited for a process its job left behind")
+	}
+	b, err := os.ReadFile(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if n > 0 && alive(n) {
+		t.Errorf("the job's leftover process %d outlived the attempt", n)
+		syscall.Kill(n, syscall.SIGKILL)
+	}
 }

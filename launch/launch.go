@@ -24,7 +24,19 @@ const (
 	EnvRestart = "HETSGD_RESTART"
 
 	progressFile = "progress.json"
+	usageFile    = "usage" // NoteUsageError's mark
 )
+
+// NoteUsageError tells the launcher that started this process, if one
+// did, that the job stops on an error in how it was called (its flags): a
+// restart would repeat it. Its exit status, 2, does not say so alone: Go's
+// runtime exits 2 too, on a panic or when memory runs out, which a restart
+// may well get past.
+func NoteUsageError() {
+	if dir := os.Getenv(EnvDir); dir != "" {
+		os.WriteFile(filepath.Join(dir, usageFile), nil, 0o644)
+	}
+}
 
 // Progress is what a job's rank 0 tells the launcher of its progress
 // (Reporter): how far it got, when its first step was, and where its last
@@ -210,6 +222,7 @@ func (j *Job) Run(ctx context.Context) error {
 	var failures []string
 	for attempt := 0; ; attempt++ {
 		os.Remove(filepath.Join(dir, progressFile))
+		os.Remove(filepath.Join(dir, usageFile))
 		if j.Before != nil {
 			if err := j.Before(); err != nil {
 				return err
@@ -229,7 +242,8 @@ func (j *Job) Run(ctx context.Context) error {
 		}
 		p := readProgress(dir)
 		began := p != nil && p.FirstStep != 0
-		c := classify(ee, began, watched, sc, j.Checkpoint)
+		_, usage := os.Stat(filepath.Join(dir, usageFile))
+		c := classify(ee, began, usage == nil, watched, sc, j.Checkpoint)
 		f := &Restart{Attempt: attempt + 1, Failure: c.text, FailedAt: time.Now().UnixNano()}
 		if p != nil {
 			// The work since the last checkpoint, or, before the first,
@@ -289,12 +303,23 @@ func (j *Job) runOnce(ctx context.Context, cmd, env []string, dir string) (*caus
 		c.Stderr = sc
 	}
 	c.Env = append(os.Environ(), env...)
+	// Output that is not a file goes through pipes, and Wait waits for
+	// every holder of them to close them: a rank left over when mpirun died
+	// would hold the launcher for as long as it lived, before killJob below
+	// could end it. Once the leader has exited, the rest has WaitDelay.
+	c.WaitDelay = time.Second
 	ownSession(c)
 	if err := c.Start(); err != nil {
 		return nil, sc, err
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	go func() {
+		err := c.Wait()
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = nil // the leader exited 0; what outlived it is ended below
+		}
+		done <- err
+	}()
 	var watched *cause
 	stopWatch, watchEnded := make(chan struct{}), make(chan struct{})
 	go func() {

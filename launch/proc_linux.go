@@ -26,9 +26,14 @@ func sessionAttr() *syscall.SysProcAttr {
 //
 // The shell's own messages ("Killed", of a child a signal ended) go
 // nowhere: the job's stderr is the child's alone.
+//
+// The trap is set before the child starts, so that a signal that comes
+// while it starts is not lost: it is passed on once the child's id is
+// known.
 const leaderScript = `exec 3>&2 2>/dev/null
+trap '[ -n "$stopping" ] || { stopping=1; [ -z "$pid" ] || kill -TERM $pid; }' TERM
 "$@" 2>&3 3>&- & pid=$!
-trap '[ -n "$stopping" ] || { stopping=1; kill -TERM $pid; }' TERM
+[ -z "$stopping" ] || kill -TERM $pid
 while :; do wait $pid; st=$?; kill -0 $pid || exit $st; done`
 
 // leaderCommand is the command that runs cmd under the leader shell.

@@ -43,17 +43,14 @@ func (u Use) Need(m *model.MLP) int64 {
 	return b
 }
 
-// Check refuses u of a model of cfg, read from file, when it needs more
+// Check refuses u of model m, read from file, when it needs more
 // memory than this process may use. The zero Use checks nothing more than
 // the readers do (the parameters).
-func (u Use) Check(cfg model.Config, file string) error {
+func (u Use) Check(m *model.MLP, file string) error {
 	if u.What == "" {
 		return nil
 	}
-	m, err := model.New(cfg)
-	if err != nil {
-		return err
-	}
+	cfg := m.Config()
 	what := fmt.Sprintf("%s with the model of %s (%d features, hidden layers %v, %d labels: %d parameters, %s)",
 		u.What, file, cfg.Inputs, cfg.Hidden, cfg.Outputs, m.NumParams(), memory.Format(memory.Mul(4, int64(m.NumParams()))))
 	if u.Rows > 0 {

@@ -159,7 +159,7 @@ func open(file string) (*Model, error) {
 // ReadParams reads the parameters of a model Open read, once the memory
 // use needs is known to be there (Use.Check).
 func (m *Model) ReadParams(use Use) error {
-	if err := use.Check(m.Config(), m.File); err != nil {
+	if err := use.Check(m.MLP, m.File); err != nil {
 		return err
 	}
 	var cfg model.Config

@@ -68,7 +68,7 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	job.MinRanks = *minRanks
 	j := &launch.Job{Command: command, Next: job.Next, Before: job.Before, MaxRestarts: *maxRestarts, Grace: time.Duration(*grace * 1e9),
-		MPI: job.Sub > 1, StopTimeout: time.Duration(*stopAfter * 1e9), HangTimeout: time.Duration(*hangAfter * 1e9), Checkpoint: job.Checkpoint,
+		MPI: launch.UnderMPI(command[:job.Sub]), StopTimeout: time.Duration(*stopAfter * 1e9), HangTimeout: time.Duration(*hangAfter * 1e9), Checkpoint: job.Checkpoint,
 		Stdout: stdout, Stderr: stderr, Say: func(line string) { fmt.Fprintf(stderr, "hetsgd launch: %s\n", line) }}
 	err = j.Run(ctx)
 	if errors.Is(err, launch.ErrStopped) {
@@ -123,18 +123,21 @@ func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
 	if err := errors.Join(train.CheckRanges(fs, engine.Ranges), f.CheckOutputs(in)); err != nil {
 		return nil, fmt.Errorf("the job's train arguments: %w", err)
 	}
+	resumed := f.Resume // the folder of the checkpoint it resumes
+	if resumed != "" && !atomicfile.IsDir(resumed) {
+		resumed = filepath.Dir(resumed)
+	}
 	switch {
 	case f.Checkpoint != "":
 		j.Checkpoint = f.Checkpoint
 	case f.Resume != "":
-		j.Checkpoint = f.Resume
-		if !atomicfile.IsDir(f.Resume) {
-			j.Checkpoint = filepath.Dir(f.Resume)
-		}
+		j.Checkpoint = resumed
 	default:
 		return nil, errors.New("the job has no checkpoint folder to restart from: give its train --checkpoint DIR")
 	}
-	j.Log, j.Resumes = f.Log, f.Resume != ""
+	// Its checkpoint folder's checkpoints are the job's when it resumes one
+	// of them, not when it branches off another folder's into it.
+	j.Log, j.Resumes = f.Log, resumed != "" && atomicfile.SameFile(resumed, j.Checkpoint)
 	j.perRank = f.DevicesPerRank
 	if i, n := launch.RankCount(command[:j.Sub]); i > 0 {
 		j.Ranks = i

@@ -17,6 +17,7 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/train"
 )
@@ -184,6 +185,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.Is(err, errUsage):
+			launch.NoteUsageError() // a launcher's restart would repeat it
 			return 2
 		}
 		fmt.Fprintf(stderr, "hetsgd %s: %s\n", c.name, message(err))
@@ -195,6 +197,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "hetsgd: unknown command %q%s\n\n", args[0], setting.Suggest(args[0], names, ""))
 	usage(stderr)
+	launch.NoteUsageError()
 	return 2
 }
 

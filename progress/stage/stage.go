@@ -98,8 +98,9 @@ type Line struct {
 	began     time.Time // the stage's start
 	last      time.Time // the last plain line, or the Line's start
 	drawn     bool
-	stopTick  chan struct{}
+	stopTick  chan struct{} // set before its goroutine starts, never after
 	tickEnded chan struct{}
+	stopOnce  sync.Once
 }
 
 // NewLine returns the Line of mode (Auto, On or Off) on w; Auto redraws
@@ -235,12 +236,23 @@ func ETA(elapsed time.Duration, done, total float64) (time.Duration, bool) {
 
 // Write writes p, a message of the command's, on the Line's writer, the
 // line cleared before it and drawn again after: neither cuts the other.
-func (l *Line) Write(p []byte) (int, error) { return l.Beside(l.w).Write(p) }
+// A nil Line has no writer: what it is given goes nowhere.
+func (l *Line) Write(p []byte) (int, error) {
+	if l == nil {
+		return len(p), nil
+	}
+	return l.Beside(l.w).Write(p)
+}
 
 // Beside returns a writer onto w, another stream of the same terminal
 // (the command's results on stdout), each of whose writes is Printed: the
-// line cleared before it and drawn again after.
-func (l *Line) Beside(w io.Writer) io.Writer { return beside{l, w} }
+// line cleared before it and drawn again after (a nil Line's: w itself).
+func (l *Line) Beside(w io.Writer) io.Writer {
+	if l == nil {
+		return w
+	}
+	return beside{l, w}
+}
 
 type beside struct {
 	l *Line
@@ -278,11 +290,12 @@ func (l *Line) Close() {
 	if l == nil {
 		return
 	}
-	if l.stopTick != nil {
-		close(l.stopTick)
-		<-l.tickEnded
-		l.stopTick = nil
-	}
+	l.stopOnce.Do(func() {
+		if l.stopTick != nil {
+			close(l.stopTick)
+			<-l.tickEnded
+		}
+	})
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.drawn {
