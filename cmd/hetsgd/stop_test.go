@@ -91,6 +91,7 @@ func TestSignalSavesTheRun(t *testing.T) {
 		// ordinary stage stops one of each kind.
 		runs = []int{0, 3, 6}
 	}
+	stopped := 0
 	for _, i := range runs {
 		j := jobs[i%len(jobs)]
 		sig := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}[i%2]
@@ -139,6 +140,7 @@ func TestSignalSavesTheRun(t *testing.T) {
 		if code != 128+int(sig) || !strings.Contains(errb.String(), "saved the stopped run in") {
 			t.Fatalf("%s stopped by %v: exit %d, %s", name, sig, code, errb.String())
 		}
+		stopped++
 		resumed, _ := runCLIOut(t, "train", "--resume", ck, "--progress", "off")
 		for _, l := range strings.Split(strings.TrimSpace(string(mustRead(t, log))), "\n") {
 			if !json.Valid([]byte(l)) {
@@ -155,6 +157,11 @@ func TestSignalSavesTheRun(t *testing.T) {
 		} else if !strings.Contains(resumed, "epoch  12.") {
 			t.Errorf("%s: the resumed real-clock run did not reach its budget:\n%s", name, resumed)
 		}
+	}
+	// A run the signal came too late for (a checkpoint's write waited for
+	// that never came) proves nothing: most must have been stopped.
+	if stopped < (len(runs)+1)/2 {
+		t.Fatalf("only %d of %d runs were stopped before they ended", stopped, len(runs))
 	}
 }
 
