@@ -1,10 +1,5 @@
 package kernel
 
-import (
-	"os"
-	"syscall"
-)
-
 // BLASBackend is an external BLAS whose SGEMM can replace the built-in
 // micro-kernels (package kernel/openblas registers one in the openblas
 // build). Sgemm must compute, on the calling thread, the row-major
@@ -18,7 +13,7 @@ type BLASBackend interface {
 	// Describe says which library, version and kernels run.
 	Describe() string
 	// Env names an environment variable the library reads when it loads,
-	// and the value it needs (key "" when none); see ReexecForBLAS.
+	// and the value it needs (key "" when none); see BLASEnv.
 	Env() (key, value string)
 }
 
@@ -45,25 +40,19 @@ func BLAS() string {
 	return blas.Describe()
 }
 
-// ReexecForBLAS restarts the program with the environment variable the
-// registered BLAS needs at load time, when it is unset (OpenBLAS picks its
-// kernels as the library loads, before any Go code runs). Call it first
-// thing in main or TestMain; it returns when there is nothing to do or the
-// restart fails.
-func ReexecForBLAS() {
+// BLASEnv returns the environment variable the registered BLAS needs at
+// load time, as KEY=VALUE ("" when none): OpenBLAS picks its kernels as
+// the library loads, before any Go code runs, so a process that lacks it
+// restarts with it (package internal/reexec), first thing in main or
+// TestMain.
+func BLASEnv() string {
 	if blas == nil {
-		return
+		return ""
 	}
-	key, value := blas.Env()
-	if key == "" || os.Getenv(key) != "" {
-		return
+	if key, value := blas.Env(); key != "" {
+		return key + "=" + value
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	os.Setenv(key, value)
-	syscall.Exec(exe, os.Args, os.Environ())
+	return ""
 }
 
 // blasTile computes C[i0:i1, j0:j1] of g with one call of the external SGEMM.

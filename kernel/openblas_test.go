@@ -9,11 +9,12 @@ import (
 	"os"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/reexec"
 	"github.com/hetsgd/hetsgd/kernel"
 	_ "github.com/hetsgd/hetsgd/kernel/openblas"
 )
 
 func TestMain(m *testing.M) {
-	kernel.ReexecForBLAS()
+	reexec.With(kernel.BLASEnv())
 	os.Exit(m.Run())
 }

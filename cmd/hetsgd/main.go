@@ -16,6 +16,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/internal/memory"
+	"github.com/hetsgd/hetsgd/internal/reexec"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/setting"
@@ -56,8 +57,9 @@ func main() { os.Exit(mainCode()) }
 // start their own binary as the tool through it (see TestMain), which is
 // how they run it under mpirun.
 func mainCode() int {
-	kernel.ReexecForBLAS() // an external BLAS may need its environment before it loads
-	memory.Reexec()        // under ulimit -v, one malloc arena: the room is the same at every start
+	// An external BLAS may need its environment before it loads; under
+	// ulimit -v, one malloc arena makes the room the same at every start.
+	reexec.With(kernel.BLASEnv(), memory.StartEnv())
 	ctx, stop := notifyContext(context.Background())
 	defer stop()
 	out := &checkedWriter{w: os.Stdout}

@@ -62,24 +62,21 @@ func limited() bool {
 // arenaEnv is glibc's setting of the number of malloc arenas.
 const arenaEnv = "MALLOC_ARENA_MAX"
 
-// Reexec restarts the process, once, with one malloc arena (MALLOC_ARENA_MAX=1)
-// when a resource limit bounds its address space or data (ulimit -v or -d)
-// and the binary links C (cgo): each C thread that calls malloc while
-// another does may otherwise get an arena of its own, 64 MiB of address
-// space, and how many threads do by the time the process starts is
-// chance. A command calls it first thing, before it starts any work. It
-// returns when there is nothing to do, or the restart failed.
-func Reexec() {
-	if os.Getenv(arenaEnv) != "" || !cgo || !limited() {
-		return
+// StartEnv returns what the process's environment must hold from its
+// start for the limits to be counted alike at every start, as KEY=VALUE
+// ("" when nothing): one malloc arena (MALLOC_ARENA_MAX=1) when a resource
+// limit bounds its address space or data (ulimit -v or -d) and the binary
+// links C (cgo). Each C thread that calls malloc while another does may
+// otherwise get an arena of its own, 64 MiB of address space, and how many
+// threads do by the time the process starts is chance. A command restarts
+// with it first thing, before any work (package internal/reexec). The
+// variable passes on to the processes the tool starts (mpirun and its
+// ranks under hetsgd launch), where one arena is as good.
+func StartEnv() string {
+	if !cgo || !limited() {
+		return ""
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	os.Setenv(arenaEnv, "1")
-	syscall.Exec(exe, os.Args, os.Environ())
-	os.Unsetenv(arenaEnv) // still this process, with its arenas as they are
+	return arenaEnv + "=1"
 }
 
 // The address space and data mapped when the process started, less its

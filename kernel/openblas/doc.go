@@ -15,5 +15,5 @@
 // detects or from OPENBLAS_CORETYPE. It takes its AVX2 (Haswell) kernels on
 // AVX-512 CPUs it does not know, such as AMD Zen 4 and 5, at about 60% of the
 // speed; on a CPU with AVX-512 the package asks for SkylakeX, which
-// kernel.ReexecForBLAS sets before restarting the program.
+// the tool sets before restarting itself (kernel.BLASEnv).
 package openblas
