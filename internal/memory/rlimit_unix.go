@@ -20,11 +20,14 @@ import (
 // What the process maps of itself must be the same at every start of the
 // same binary, so that one run under one limit is admitted every time or
 // never: what it mapped when it started (the Go runtime reserves much
-// address space then: its page allocator's summaries, 0.7–1.2 GB) less its
-// threads' stacks, which depend on how many threads had started by then
-// (startVM), plus what its threads may map in all (threadSpace). The
-// malloc arenas threads make as they call malloc at once would vary it by
-// 64 MiB each: under a limit the process runs with one (Reexec).
+// address space then: its page allocator's summaries, 0.7–1.2 GB) less
+// what of it varies from start to start (startVM) — the Go heap, which
+// grows by arenas of 64 MiB as fast as the start's allocations outrun its
+// collector, and which the run's own estimate counts; and with cgo the C
+// threads' stacks, as many as threads had started by then — plus what its
+// threads may map in all (threadSpace). The malloc arenas threads make as
+// they call malloc at once would vary it by 64 MiB each: under a limit the
+// process runs with one (StartEnv).
 func rlimits(consider func(bytes int64, source, fix string)) {
 	for _, l := range []struct {
 		resource int
@@ -38,10 +41,9 @@ func rlimits(consider func(bytes int64, source, fix string)) {
 		if syscall.Getrlimit(l.resource, &r) != nil || r.Cur >= 1<<62 {
 			continue // unlimited (RLIM_INFINITY)
 		}
-		// Rounded up to 64 MiB, so that the few pages by which the
-		// runtime's own mappings differ between starts do not change
-		// what is admitted.
-		own := (l.used + threadSpace() + arenaBytes - 1) &^ (arenaBytes - 1)
+		// Rounded up to ownStep, so that what the runtime's own mappings
+		// differ by between starts does not change what is admitted.
+		own := (l.used + threadSpace() + ownStep - 1) &^ (ownStep - 1)
 		consider(int64(r.Cur)-own, fmt.Sprintf("%s of %s, less the %s the Go runtime and its threads map themselves", l.source, Format(int64(r.Cur)), Format(own)),
 			fmt.Sprintf(": raise the limit, or bound the memory with $%s instead, which counts memory used, not address space reserved", EnvLimit))
 	}
@@ -79,18 +81,34 @@ func StartEnv() string {
 	return arenaEnv + "=1"
 }
 
-// The address space and data mapped when the process started, less its
-// threads' stacks (all but the first thread's, which the process has
-// from its start), read at once.
+// The address space and data mapped when the process started, less the
+// Go heap's and, with cgo, the C stacks of its threads (all but the first
+// thread's, which the process has from its start), read at once. A Go
+// thread's stack without cgo is the heap's.
 var startVM, startData = func() (int64, int64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	v, _ := procFields("/proc/self/status", "VmSize:", "VmData:", "Threads:")
-	stacks := max(0, v[2]-1) * (threadStack() + int64(os.Getpagesize()))
-	return max(0, v[0]-stacks), max(0, v[1]-stacks)
+	varies := int64(ms.HeapSys)
+	if cgo {
+		varies += max(0, v[2]-1) * (threadStack() + int64(os.Getpagesize()))
+	}
+	return max(0, v[0]-varies), max(0, v[1]-varies)
 }()
 
 // arenaBytes is the address space a malloc arena of glibc's reserves
 // (HEAP_MAX_SIZE on 64-bit systems).
 const arenaBytes = 64 << 20
+
+// ownStep is what the address space the process maps of itself is
+// rounded up to. What it maps at its start, less the heap and the
+// threads' stacks, still differs from start to start by steps of 64 MiB
+// now and then: on a two-core machine beside stress --cpu 2 and a
+// training run, one start in thirty mapped 1,344 MiB where the others
+// mapped 1,279–1,280 (and before the restart with one malloc arena,
+// 1,472–1,608). Rounded to 512 MiB the figure is the same at every start
+// unless it lies right at a step; the price is up to 512 MiB less room.
+const ownStep = 512 << 20
 
 // threadStack is the size of a C thread's stack: the stack limit (ulimit
 // -s), or 2 MiB when it is unlimited (glibc's rule).
