@@ -284,7 +284,7 @@ func TestMPIRanksMustAgree(t *testing.T) {
 		cmd.Env = append(os.Environ(), asTool+"=1")
 		out, err := cmd.CombinedOutput()
 		cancel()
-		if err == nil || !strings.Contains(string(out), "hetsgd train: comm: "+c.want) {
+		if err == nil || !strings.Contains(string(out), "hetsgd train: "+c.want) {
 			t.Errorf("want %q; mpirun: %v\n%s", c.want, err, out)
 		}
 		if strings.Contains(string(out), "best P@1") {
