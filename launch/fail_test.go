@@ -234,7 +234,9 @@ func TestLauncherKilled(t *testing.T) {
 	}
 	for name, script := range jobs {
 		launcher := exec.Command(os.Args[0], "-test.run=^TestHelperLauncher$")
-		launcher.Env = append(os.Environ(), envHelper+"="+script)
+		// A launcher killed by SIGKILL cannot remove its temporary folder:
+		// it goes in the test's.
+		launcher.Env = append(os.Environ(), envHelper+"="+script, "TMPDIR="+dir)
 		var out bytes.Buffer
 		launcher.Stdout, launcher.Stderr = &out, &out
 		if err := launcher.Start(); err != nil {
