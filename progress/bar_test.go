@@ -3,8 +3,6 @@ package progress
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -98,19 +96,5 @@ func TestObserverPrinterWithoutWarn(t *testing.T) {
 	o.Warn(runlog.Warning{Text: "slow"})
 	if s := b.String(); strings.Contains(s, "slow") || !strings.Contains(s, " epoch ") {
 		t.Fatalf("wrote %q", s)
-	}
-}
-
-func TestIsTerminal(t *testing.T) {
-	if IsTerminal(&bytes.Buffer{}) {
-		t.Error("a buffer is a terminal")
-	}
-	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if IsTerminal(f) {
-		t.Error("a regular file is a terminal")
 	}
 }
