@@ -67,10 +67,10 @@ func (f *Settings) CheckOutputs(in *atomicfile.Inputs) error {
 }
 
 // lshSmall is the label count under which a run with --output lsh is
-// warned that the dense layer is likely faster. BENCHMARKS.md §12
+// warned that the dense layer is likely faster. BENCHMARKS.md §17
 // measured the sampled layer slower than the dense one on Bibtex (159
-// labels) and Delicious (983): 0.9–2.3× dense's training time; faster
-// from 205,443 labels (1.8× dense's
+// labels) and Delicious (983): 0.94–1.73× dense's training time, median
+// 1.28× (bench/lsh_small.sh); §12 faster from 205,443 labels (1.8× dense's
 // samples/s) and 670,091 (8–10×). Between 983 and 205,443 labels it is not
 // measured: the warning is given an order of magnitude above the largest
 // set it lost on.
@@ -83,7 +83,7 @@ func OutputNote(output string, labels int) string {
 	if output != "lsh" || labels >= lshSmall {
 		return ""
 	}
-	return fmt.Sprintf("--output lsh on %d labels: the sampled layer pays at hundreds of thousands of labels (8–10× dense's samples/s at 670,091, 1.8× at 205,443) and was measured slower than the dense layer on small label sets (159 and 983 labels: up to 2.3× dense's training time); --output dense is likely faster here", labels)
+	return fmt.Sprintf("--output lsh on %d labels: the sampled layer pays at hundreds of thousands of labels (8–10× dense's samples/s at 670,091, 1.8× at 205,443) and was measured slower than the dense layer on small label sets (159 and 983 labels: up to 1.7× dense's training time); --output dense is likely faster here", labels)
 }
 
 // CheckOutputFlags refuses a flag of the checkpoint folder given without
