@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/internal/cpuprofile"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/internal/reexec"
 	"github.com/hetsgd/hetsgd/kernel"
@@ -60,6 +61,11 @@ func mainCode() int {
 	// An external BLAS may need its environment before it loads; under
 	// ulimit -v, one malloc arena makes the room the same at every start.
 	reexec.With(kernel.BLASEnv(), memory.StartEnv())
+	stopProfile, err := cpuprofile.FromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hetsgd: %v\n", err)
+		return 1
+	}
 	ctx, stop := notifyContext(context.Background())
 	defer stop()
 	out := &checkedWriter{w: os.Stdout}
@@ -67,6 +73,10 @@ func mainCode() int {
 	if out.err != nil && code == 0 {
 		fmt.Fprintf(os.Stderr, "hetsgd: writing standard output: %v\n", out.err)
 		code = 1
+	}
+	if err := stopProfile(); err != nil {
+		fmt.Fprintf(os.Stderr, "hetsgd: %v\n", err)
+		code = max(code, 1)
 	}
 	return code
 }
