@@ -17,9 +17,13 @@ const rankEnv = "OMPI_COMM_WORLD_RANK"
 // FromEnv starts the CPU profile when Env names a file, and returns the
 // function that stops it and writes the file (a no-op without Env), which
 // the caller calls once, at the end. It is an error when the file exists
-// or cannot be made, or when a profile is already running.
+// or cannot be made, or when a profile is already running. It takes Env
+// out of the process's environment: a process it starts (hetsgd launch's
+// job, each attempt of it) would otherwise write the same file, and the
+// later of the two would be refused.
 func FromEnv() (stop func() error, err error) {
 	path := os.Getenv(Env)
+	os.Unsetenv(Env)
 	if path == "" {
 		return func() error { return nil }, nil
 	}

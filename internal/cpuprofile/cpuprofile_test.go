@@ -6,24 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // gzipMagic opens every profile pprof writes (a gzipped protocol buffer).
 var gzipMagic = []byte{0x1f, 0x8b}
-
-// entries lists dir's files, to see that nothing but the profile is left.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
 
 func TestStartWritesTheProfileAtStop(t *testing.T) {
 	dir := t.TempDir()
@@ -42,7 +30,7 @@ func TestStartWritesTheProfileAtStop(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(b, gzipMagic) {
 		t.Fatalf("the profile: %d bytes, %v", len(b), err)
 	}
-	if got := entries(t, dir); len(got) != 1 {
+	if got := testdata.Entries(t, dir); len(got) != 1 {
 		t.Errorf("left in the folder: %v", got)
 	}
 }
@@ -71,7 +59,7 @@ func TestProfileReplacesNoFile(t *testing.T) {
 			t.Errorf("%s holds %q, want %q", name, b, want)
 		}
 	}
-	if got := entries(t, dir); len(got) != 2 {
+	if got := testdata.Entries(t, dir); len(got) != 2 {
 		t.Errorf("left in the folder: %v", got)
 	}
 }
@@ -80,7 +68,7 @@ func TestFromEnv(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(Env, "")
 	stop, err := FromEnv()
-	if err != nil || stop() != nil || len(entries(t, dir)) != 0 {
+	if err != nil || stop() != nil || len(testdata.Entries(t, dir)) != 0 {
 		t.Fatalf("without %s: %v", Env, err)
 	}
 	path := filepath.Join(dir, "cpu.prof")
@@ -88,6 +76,9 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv(rankEnv, "3")
 	if stop, err = FromEnv(); err != nil {
 		t.Fatal(err)
+	}
+	if v, set := os.LookupEnv(Env); set {
+		t.Errorf("the processes this one starts would profile into %q too", v)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -7,8 +7,10 @@
 //
 // An environment variable and not a flag: the profile belongs to the
 // process, not to the run's settings, and reaches every command (train,
-// tune, bench) and every rank of mpirun alike. Under mpirun each rank
-// writes FILE.rank-N (its rank in the job). The file is written whole at
+// tune, bench) and every rank mpirun starts alike: each rank writes
+// FILE.rank-N (its rank in the job). The first process of the tool that
+// reads it takes it: the processes it starts itself (hetsgd launch's
+// attempts) are not profiled. The file is written whole at
 // the end, under a temporary name until then, and never replaces a file
 // that exists, so that a profile cannot overwrite an input or an earlier
 // profile. A process ended by a second signal or killed writes none.
