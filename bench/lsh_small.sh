@@ -8,11 +8,11 @@
 # best P@1, then each setting's ratio to dense's time in the same round
 # (min, median, max). BENCHMARKS.md §17 records a run.
 #
-# Usage: bench/lsh_small.sh [PAIRS]   (default 5)
+# Usage: bench/lsh_small.sh [ROUNDS]   (default 5)
 # Environment: BIN (default: hetsgd built from this checkout), DATA (the
 # folder holding bibtex/ and delicious/; default ../shared/data).
 set -euo pipefail
-pairs=${1:-5}
+rounds=${1:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 data=${DATA:-$root/../shared/data}
 out=$(mktemp -d)
@@ -25,7 +25,7 @@ fi
 echo "set devices layer round train_seconds best_p1" >"$out/runs.txt"
 for set in bibtex delicious; do
   for dev in 1 4; do
-    for i in $(seq 1 "$pairs"); do
+    for i in $(seq 1 "$rounds"); do
       for layer in dense lsh slide; do
         log=$out/run.jsonl
         rm -f "$log"
