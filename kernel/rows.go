@@ -60,6 +60,22 @@ func AxpyRows(w []float32, rows []int32, a, x []float32) {
 	}
 }
 
+// AxpyRowsIn is AxpyRows for the listed rows r with lo ≤ r < hi only: the
+// others are skipped. Parts that own disjoint ranges of the rows run it
+// side by side over the same list, and each row then gets its terms in the
+// list's order, as AxpyRows gives them: the sum is the same, bit for bit,
+// however the rows are split.
+func AxpyRowsIn(w []float32, rows []int32, a, x []float32, lo, hi int32) {
+	width := len(x)
+	a = a[:len(rows)]
+	for j, r := range rows {
+		if r >= lo && r < hi {
+			at := int(r) * width
+			axpyUnitary(a[j], x, w[at:at+width])
+		}
+	}
+}
+
 // AxpyRowsRef is the reference for AxpyRows.
 func AxpyRowsRef(w []float32, rows []int32, a, x []float32) {
 	width := len(x)

@@ -34,6 +34,16 @@ func TestRowKernels(t *testing.T) {
 			if i, ok := closeTo(v, vr, 1e-5, 2); !ok {
 				t.Fatalf("%s width %d: AxpyRows[%d] = %v, reference %v", name, width, i, v[i], vr[i])
 			}
+			// Split at rows 5 and 13: the same sums, bit for bit.
+			u := append([]float32(nil), w...)
+			for _, cut := range [][2]int32{{13, n}, {0, 5}, {5, 13}} {
+				AxpyRowsIn(u, rows, a, h, cut[0], cut[1])
+			}
+			for i := range u {
+				if u[i] != v[i] {
+					t.Fatalf("%s width %d: AxpyRowsIn in three ranges [%d] = %v, AxpyRows %v", name, width, i, u[i], v[i])
+				}
+			}
 		}
 	})
 }

@@ -561,3 +561,39 @@ func FuzzIndexUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// A fork retrieves what its sampler would, from the index its sampler uses
+// at the time (one swapped in after the fork was made too), and PadRows
+// after a fork's Retrieve pads as Pad after the sampler's own: the random
+// rows come from the sampler's stream, in the same order.
+func TestSamplerFork(t *testing.T) {
+	const rows, dim = 3000, 32
+	r := rand.New(rand.NewPCG(6, 6))
+	w := matrix(r, rows, dim)
+	for name, f := range families(t, dim, 4, 12, 9) {
+		a, _ := NewIndex(f, rows, 64)
+		b, _ := NewIndex(f, rows, 64)
+		a.Build(w, dim, 1)
+		b.Build(w, dim, 2) // other reservoir draws: other buckets' rows
+		s, _ := NewSampler(a, 80, 5)
+		ref, _ := NewSampler(a, 80, 5)
+		fork := s.Fork()
+		for q := range 40 {
+			if q == 20 {
+				s.Use(b)
+				ref.Use(b)
+			}
+			v := w[(q*37%rows)*dim : (q*37%rows+1)*dim]
+			labels := []int32{int32(q), int32(2 * q)}
+			want := ref.Pad(ref.Retrieve(nil, v, labels), 120)
+			got := fork.Retrieve(nil, v, labels)
+			if fork.Labels() != ref.Labels() {
+				t.Fatalf("%s query %d: the fork counts %d labels, the sampler %d", name, q, fork.Labels(), ref.Labels())
+			}
+			got = s.PadRows(got, 120)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s query %d: fork and PadRows gave %v,\nthe sampler %v", name, q, got, want)
+			}
+		}
+	}
+}

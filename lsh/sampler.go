@@ -23,6 +23,8 @@ type Sampler struct {
 	level []int   // the ranking's counting sort: where each hit count starts
 	rng   *rand.Rand
 	pcg   *rand.PCG
+	// src is the sampler a fork retrieves for: its index is the fork's.
+	src *Sampler
 }
 
 // NewSampler returns a sampler over ix whose Retrieve gives at most size
@@ -38,6 +40,24 @@ func NewSampler(ix *Index, size int, seed uint64) (*Sampler, error) {
 	return &Sampler{ix: ix, size: min(size, ix.rows), stamp: make([]uint32, ix.rows), hits: make([]uint16, ix.rows),
 		codes: make([]uint32, l), cand: make([]int32, 0, most), order: make([]int32, most), level: make([]int, l+2),
 		rng: rand.New(pcg), pcg: pcg}, nil
+}
+
+// Fork returns a sampler that retrieves from s's index, whichever s uses
+// at the time, with scratch of its own: forks retrieve for several inputs
+// side by side, each on its goroutine, and give what s would. A fork
+// draws no random rows (Fill and Pad belong to s, whose stream they
+// consume in order).
+func (s *Sampler) Fork() *Sampler {
+	l := s.ix.fam.Tables()
+	most := cap(s.cand)
+	return &Sampler{ix: s.ix, src: s, size: s.size, stamp: make([]uint32, s.ix.rows), hits: make([]uint16, s.ix.rows),
+		codes: make([]uint32, l), cand: make([]int32, 0, most), order: make([]int32, most), level: make([]int, l+2)}
+}
+
+// SamplerBytes estimates the memory of a sampler (or a fork) over rows
+// rows and tables tables of buckets of capacity rows.
+func SamplerBytes(rows, tables, capacity int) int64 {
+	return 6*int64(rows) + 8*int64(tables)*int64(min(capacity, rows)) + 12*int64(tables)
 }
 
 // Use makes the sampler retrieve from ix, an index of the same rows,
@@ -79,10 +99,14 @@ func (s *Sampler) Retrieve(dst []int32, q []float32, labels []int32) []int32 {
 	if room <= 0 {
 		return dst
 	}
-	s.ix.fam.Hash(s.codes, q)
+	ix := s.ix
+	if s.src != nil {
+		ix = s.src.ix
+	}
+	ix.fam.Hash(s.codes, q)
 	s.cand = s.cand[:0]
 	for t, c := range s.codes {
-		for _, i := range s.ix.Bucket(t, c) {
+		for _, i := range ix.Bucket(t, c) {
 			switch {
 			case s.stamp[i] != s.now:
 				s.stamp[i] = s.now
@@ -122,6 +146,17 @@ func (s *Sampler) Labels() int { return s.nlab }
 // from the others until it holds size rows (all the rows, at most), and
 // returns it: SLIDE's per-input padding of a set that retrieval left short.
 func (s *Sampler) Pad(dst []int32, size int) []int32 { return s.draw(dst, size) }
+
+// PadRows is Pad for rows that a fork retrieved: it lists them first, so
+// that no row is drawn twice, then pads them as Pad would have after s's
+// own Retrieve gave them.
+func (s *Sampler) PadRows(dst []int32, size int) []int32 {
+	s.tick()
+	for _, i := range dst {
+		s.stamp[i] = s.now
+	}
+	return s.draw(dst, size)
+}
 
 // Fill writes into dst[:0] and returns k distinct rows drawn uniformly (all
 // the rows in order when k is at least their number).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/lsh"
@@ -44,9 +45,17 @@ type Sampled struct {
 	s     *lsh.Sampler
 	o     SampledOptions
 	fill  int       // shared random rows a batch
-	start []int     // point i's own rows are own[start[i]:start[i+1]]
-	own   []int32   // the batch's own rows, back to back
+	start []int     // point i's own rows are own[start[i]:end[i]], in a slot
+	end   []int     // that ends at start[i+1]
+	own   []int32   // the batch's own rows, a slot a point
 	zOwn  []float32 // their logits, then the loss's gradient
+	nlab  []int     // the labels at the head of point i's own rows
+	loss  []float64 // point i's loss
+	nOwn  int       // own rows in all
+	// forks retrieve for the parts of a batch side by side (lsh.Sampler.Fork),
+	// one a part; pass is the parallel phases' task.
+	forks []*lsh.Sampler
+	pass  sampledPass
 	ids   []int32   // the shared rows: the batch's labels (with Labels), then random ones
 	draw  []int32   // the random rows drawn for a batch
 	pos   []int32   // pos[k]: row k's place in ids, −1 when not shared
@@ -138,19 +147,25 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 	for i := range pos {
 		pos[i] = -1
 	}
-	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1),
-		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size),
+	workers := kernel.Default().Workers()
+	forks := make([]*lsh.Sampler, 0, workers)
+	for range workers {
+		forks = append(forks, s.Fork())
+	}
+	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1), end: make([]int, maxRows),
+		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size), nlab: make([]int, maxRows), loss: make([]float64, maxRows), forks: forks,
 		ids: make([]int32, 0, shared), draw: make([]int32, 0, fill), pos: pos, wf: make([]float32, shared*last.In), bf: make([]float32, shared), zf: make([]float32, maxRows*shared),
 		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out), shift: shift}, nil
 }
 
 // SampledBytes estimates the memory of NewSampled beyond its workspace's,
 // for own rows of at most size a point and fill shared rows (with Labels,
-// the random ones and BatchLabels).
-func (m *MLP) SampledBytes(maxRows, size, fill int) int64 {
+// the random ones and BatchLabels), and a fork of the sampler for each of
+// workers parts of a batch, each as big as forkBytes.
+func (m *MLP) SampledBytes(maxRows, size, fill, workers int, forkBytes int64) int64 {
 	last := m.layers[len(m.layers)-1]
 	r, sz, f := int64(maxRows), int64(size), int64(min(fill, last.Out))
-	return 8*r + 8*r*sz + 8*f + 4*int64(last.Out)*3 + 4*f*int64(last.In) + 4*r*f
+	return 32*r + 8*r*sz + 8*f + 4*int64(last.Out)*3 + 4*f*int64(last.In) + 4*r*f + int64(max(workers, 1))*forkBytes
 }
 
 // Workspace is the workspace of the hidden layers (dropout, evaluation).
@@ -159,7 +174,7 @@ func (s *Sampled) Workspace() *Workspace { return s.ws }
 // Own returns point i's own rows in the last batch: its labels, then the
 // rows the tables retrieved for it, then its padding (none for a point
 // without labels, which has neither loss nor gradient).
-func (s *Sampled) Own(i int) []int32 { return s.own[s.start[i]:s.start[i+1]] }
+func (s *Sampled) Own(i int) []int32 { return s.own[s.start[i]:s.end[i]] }
 
 // Shared returns the last batch's shared rows: its labels with Labels,
 // then the random ones.
@@ -238,83 +253,66 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		kernel.Gemm(false, true, n, f, in, 1, h, in, s.wf, in, 1, zf, f)
 	}
 
-	// Each point's own rows and their logits; the loss over own and shared
-	// rows together, and its gradient in the logits' place.
-	s.own, s.start[0] = s.own[:0], 0
-	var total float64
+	// Each point's slot of own rows: room for its labels, its retrieval
+	// and its padding, so that the points are retrieved side by side.
+	s.start[0] = 0
 	for i := range n {
-		labels, _ := y.Row(i)
-		if len(labels) == 0 {
-			s.start[i+1] = len(s.own) // no loss, no gradient
-			clear(zf[i*f : (i+1)*f])
-			continue
+		room := 0
+		if k := y.RowNNZ(i); k > 0 {
+			room = max(s.s.Size(), k, s.o.Pad)
 		}
-		if room := max(s.s.Size(), len(labels), s.o.Pad); cap(s.own)-len(s.own) < room {
-			s.own = slices.Grow(s.own, room) // more labels than the budget
-		}
-		lo := len(s.own)
-		got := s.s.Retrieve(s.own[lo:lo], h[i*in:(i+1)*in], labels)
-		if len(got) < s.o.Pad {
-			got = s.s.Pad(got, s.o.Pad)
-		}
-		s.own = s.own[:lo+len(got)]
-		s.start[i+1] = len(s.own)
-		if len(s.zOwn) < len(s.own) {
-			s.zOwn = append(s.zOwn, make([]float32, len(s.own)-len(s.zOwn))...)
-		}
-		z := s.zOwn[lo:len(s.own)]
-		kernel.RowDots(z, wt, got, h[i*in:(i+1)*in])
-		zi := zf[i*f : (i+1)*f]
-		shared := f // shared rows that are not the point's own
-		for j, k := range got {
-			z[j] += b[k]
-			if at := s.pos[k]; at >= 0 {
-				zi[at] = float32(math.Inf(-1)) // counted once, as an own row
-				shared--
-			}
-		}
-		if s.shift == nil && s.o.Correct && shared > 0 {
-			c := float32(math.Log(float64(l.Out-len(got)) / float64(shared)))
-			for j := range zi {
-				zi[j] += c // −∞ stays −∞
-			}
-		}
-		total += kernel.SoftmaxXentSplit(z, zi, s.s.Labels(), scale)
+		s.start[i+1] = s.start[i] + room
+	}
+	if size := s.start[n]; cap(s.own) < size {
+		s.own = slices.Grow(s.own[:0], size) // more labels than the budget
+	}
+	s.own = s.own[:s.start[n]]
+	if len(s.zOwn) < len(s.own) {
+		s.zOwn = append(s.zOwn, make([]float32, len(s.own)-len(s.zOwn))...)
 	}
 
-	// The output layer's gradient on the rows the batch touches (all of it
-	// when no update follows, for g must then hold the whole gradient), and
-	// the gradient with respect to the hidden layer, from the weights
-	// before any update.
-	s.listUnion()
-	if u == nil {
-		clear(gw)
-		clear(gb)
+	// Each point's own rows and their logits; the loss over own and shared
+	// rows together, and its gradient in the logits' place. Padding draws
+	// from the sampler's one stream, point after point, between
+	// retrieval and logits.
+	t := &s.pass
+	*t = sampledPass{s: s, h: h, wt: wt, b: b, zf: zf, y: y, in: in, f: f, out: l.Out, scale: scale}
+	parts := min(kernel.Default().Workers(), n)
+	for len(s.forks) < parts {
+		s.forks = append(s.forks, s.s.Fork()) // a pool grown since NewSampled
+	}
+	if s.o.Pad > 0 {
+		s.run(passRetrieve, parts)
+		for i := range n {
+			if s.start[i] < s.end[i] && s.end[i]-s.start[i] < s.o.Pad {
+				s.end[i] = s.start[i] + len(s.s.PadRows(s.own[s.start[i]:s.end[i]:s.start[i+1]], s.o.Pad))
+			}
+		}
+		s.run(passLogits, parts)
 	} else {
-		for _, k := range s.union {
-			clear(gw[int(k)*in : int(k+1)*in])
-			gb[k] = 0
-		}
+		s.run(passForward, parts)
 	}
-	clear(dh[:n*in])
+	var total float64
+	s.nOwn = 0
 	for i := range n {
-		own, z := s.Own(i), s.zOwn[s.start[i]:s.start[i+1]]
-		kernel.AxpyRows(gw, own, z, h[i*in:(i+1)*in])
-		for j, k := range own {
-			gb[k] += z[j]
-		}
-		kernel.RowsAxpy(dh[i*in:(i+1)*in], wt, own, z)
+		total += s.loss[i]
+		s.nOwn += s.end[i] - s.start[i]
 	}
+
+	// The gradient with respect to the hidden layer, from the weights
+	// before any update, then the output layer's gradient on the rows the
+	// batch touches (all of it when no update follows, for g must then hold
+	// the whole gradient).
+	s.listUnion()
+	t.dh, t.gw, t.gb, t.whole, t.one[0] = dh, gw, gb, u == nil, 1
+	s.run(passHidden, parts)
 	if f > 0 {
 		kernel.Gemm(false, false, n, in, f, 1, zf, f, s.wf, in, 1, dh, in)
 		kernel.Gemm(true, false, f, in, n, 1, zf, f, h, in, 0, s.wf, in) // wf, bf: the shared rows' gradient
 		kernel.SumRows(s.bf, zf, n, f)
-		for j, k := range s.ids {
-			kernel.Axpy(1, s.wf[j*in:(j+1)*in], gw[int(k)*in:int(k+1)*in])
-			gb[k] += s.bf[j]
-			s.pos[k] = -1
-		}
 	}
+	s.run(passRows, kernel.Default().Workers())
+	*t = sampledPass{}
 	w.sparse = u != nil
 	w.backward(p, g, x, last-1, w.hiddenGrad(last-1))
 	if u != nil {
@@ -329,6 +327,161 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 		return 0
 	}
 	return total / float64(n)
+}
+
+// run runs phase of the sampled pass in parts on the kernels' pool.
+func (s *Sampled) run(phase passPhase, parts int) {
+	s.pass.phase = phase
+	s.pass.next.Store(0)
+	// A few points at a time, at least 8 claims a part: the cost of a
+	// claim is nothing beside a point's, and small claims even out the
+	// parts.
+	s.pass.chunk = min(max(s.ws.rows/(8*max(parts, 1)), 1), 4)
+	kernel.Default().Run(&s.pass, parts)
+}
+
+// passPhase is a phase of the sampled pass that runs in parallel.
+type passPhase uint8
+
+const (
+	passRetrieve passPhase = iota // each point's own rows
+	passLogits                    // their logits, the loss and its gradient
+	passForward                   // both, when no padding comes between
+	passHidden                    // each point's gradient of the hidden layer
+	passRows                      // the output layer's gradient, a range of rows a part
+)
+
+// sampledPass is a phase of Sampled.train over the points of a batch (or,
+// for passRows, over the output layer's rows), each point's work its own:
+// a point's slot of own rows, its logits, loss and row of dh. Parts claim
+// points a few at a time, so that a part held up (by another goroutine on
+// its core) leaves the rest to the others. Every value is what the serial
+// loop would compute, whatever the number of parts: no point's work reads
+// another's, and passRows sums each row's terms in the points' order.
+type sampledPass struct {
+	s                        *Sampled
+	phase                    passPhase
+	h, wt, b, zf, dh, gw, gb []float32
+	y                        *sparse.CSR
+	in, f, out               int
+	scale                    float32
+	whole                    bool // clear all of gw and gb, not only the union's rows
+	next                     atomic.Int64
+	chunk                    int // points a part claims at a time
+	one                      [1]float32
+}
+
+func (t *sampledPass) Part(part, parts int) {
+	if t.phase == passRows {
+		t.rows(part, parts)
+		return
+	}
+	n := t.s.ws.rows
+	for {
+		lo := int(t.next.Add(int64(t.chunk))) - t.chunk
+		if lo >= n {
+			return
+		}
+		for i := lo; i < min(lo+t.chunk, n); i++ {
+			switch t.phase {
+			case passRetrieve:
+				t.retrieve(part, i)
+			case passLogits:
+				t.logits(i)
+			case passForward:
+				t.retrieve(part, i)
+				t.logits(i)
+			case passHidden:
+				s := t.s
+				dhi := t.dh[i*t.in : (i+1)*t.in]
+				clear(dhi)
+				kernel.RowsAxpy(dhi, t.wt, s.Own(i), s.zOwn[s.start[i]:s.end[i]])
+			}
+		}
+	}
+}
+
+// retrieve lists point i's own rows with the part's fork of the sampler.
+func (t *sampledPass) retrieve(part, i int) {
+	s := t.s
+	labels, _ := t.y.Row(i)
+	lo := s.start[i]
+	if len(labels) == 0 {
+		s.end[i] = lo // no loss, no gradient
+		return
+	}
+	fork := s.forks[part]
+	// The slot's capacity ends where the next point's starts: the budget
+	// and the labels fit in it (Retrieve returns no more).
+	got := fork.Retrieve(s.own[lo:lo:s.start[i+1]], t.h[i*t.in:(i+1)*t.in], labels)
+	s.end[i] = lo + len(got)
+	s.nlab[i] = fork.Labels()
+}
+
+// logits computes point i's logits of its own rows, masks its own rows
+// among the shared ones, and leaves in their place the gradient of its
+// loss, which it keeps in s.loss.
+func (t *sampledPass) logits(i int) {
+	s := t.s
+	zi := t.zf[i*t.f : (i+1)*t.f]
+	s.loss[i] = 0
+	if s.start[i] == s.end[i] {
+		clear(zi) // no labels: no loss, no gradient
+		return
+	}
+	got := s.Own(i)
+	z := s.zOwn[s.start[i]:s.end[i]]
+	kernel.RowDots(z, t.wt, got, t.h[i*t.in:(i+1)*t.in])
+	shared := t.f // shared rows that are not the point's own
+	for j, k := range got {
+		z[j] += t.b[k]
+		if at := s.pos[k]; at >= 0 {
+			zi[at] = float32(math.Inf(-1)) // counted once, as an own row
+			shared--
+		}
+	}
+	if s.shift == nil && s.o.Correct && shared > 0 {
+		c := float32(math.Log(float64(t.out-len(got)) / float64(shared)))
+		for j := range zi {
+			zi[j] += c // −∞ stays −∞
+		}
+	}
+	s.loss[i] = kernel.SoftmaxXentSplit(z, zi, s.nlab[i], t.scale)
+}
+
+// rows accumulates the output layer's gradient on part's range of its
+// rows: the points' own terms, point after point, then the shared rows'.
+func (t *sampledPass) rows(part, parts int) {
+	s := t.s
+	in := t.in
+	lo, hi := int32(part*t.out/parts), int32((part+1)*t.out/parts)
+	if t.whole {
+		clear(t.gw[int(lo)*in : int(hi)*in])
+		clear(t.gb[lo:hi])
+	} else {
+		for _, k := range s.union {
+			if k >= lo && k < hi {
+				clear(t.gw[int(k)*in : int(k+1)*in])
+				t.gb[k] = 0
+			}
+		}
+	}
+	for i := range s.ws.rows {
+		own, z := s.Own(i), s.zOwn[s.start[i]:s.end[i]]
+		kernel.AxpyRowsIn(t.gw, own, z, t.h[i*in:(i+1)*in], lo, hi)
+		for j, k := range own {
+			if k >= lo && k < hi {
+				t.gb[k] += z[j]
+			}
+		}
+	}
+	for j, k := range s.ids {
+		if k >= lo && k < hi {
+			kernel.AxpyRowsIn(t.gw, s.ids[j:j+1], t.one[:], s.wf[j*in:(j+1)*in], lo, hi)
+			t.gb[k] += s.bf[j]
+			s.pos[k] = -1
+		}
+	}
 }
 
 // MaskLen is the number of rows AppendLast and ApplyRows number: the
@@ -399,8 +552,7 @@ func (s *Sampled) ApplyRows(p, g []float32, rows []int32, u *kernel.Update) {
 // Logits is the number of logits the last batch computed: each point's own
 // rows and the batch's shared rows, for every point.
 func (s *Sampled) Logits() int {
-	n := s.ws.rows
-	return s.start[n] + n*len(s.ids)
+	return s.nOwn + s.ws.rows*len(s.ids)
 }
 
 // Touched is the number of parameters the last update changed lazily: a
@@ -434,7 +586,11 @@ func (s *Sampled) listUnion() {
 		s.stamp = 1
 	}
 	s.union = s.union[:0]
-	for _, rows := range [][]int32{s.own, s.ids} {
+	for i := range s.ws.rows + 1 {
+		rows := s.ids
+		if i < s.ws.rows {
+			rows = s.Own(i)
+		}
 		for _, k := range rows {
 			if s.mark[k] != s.stamp {
 				s.mark[k] = s.stamp

@@ -439,3 +439,59 @@ func TestSampledDenseStep(t *testing.T) {
 		t.Fatal("dense and lazy steps agree: the test does not tell them apart")
 	}
 }
+
+// The sampled pass runs over a batch's points, and the output layer's
+// rows, in parallel: its loss, gradient and steps are the same, bit for
+// bit, on one worker and on several, in every mode (shared rows with the
+// batch's labels and the correction, SLIDE's padding, Adam over every
+// weight).
+func TestSampledThreadsBitForBit(t *testing.T) {
+	defer kernel.SetThreads(0)
+	r := rand.New(rand.NewPCG(9, 9))
+	const outputs = 60
+	inclusion := make([]float32, outputs)
+	for k := range inclusion {
+		inclusion[k] = float32(0.1 + 0.9*r.Float64())
+	}
+	batches := make([][2]*sparse.CSR, 3)
+	for k := range batches {
+		x, y := randBatch(r, 8, 11, outputs, 4)
+		batches[k] = [2]*sparse.CSR{x, y}
+	}
+	for _, o := range []SampledOptions{
+		{Fill: 5},
+		{Fill: 7, Labels: true, Correct: true, Inclusion: inclusion, BatchLabels: 32},
+		{Pad: 9},
+		{Pad: 9, Dense: true},
+	} {
+		type result struct {
+			loss []float64
+			p, g []float32
+		}
+		run := func(threads int) result {
+			kernel.SetThreads(threads)
+			_, p, s := sampledNetWith(t, outputs, 4, o)
+			u := &kernel.Update{Rule: kernel.AdamRule, LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+				M: make([]float32, len(p)), V: make([]float32, len(p))}
+			g := make([]float32, len(p))
+			var res result
+			for k, b := range batches {
+				if k == 0 {
+					res.loss = append(res.loss, s.Gradient(p, g, b[0], b[1]))
+					res.g = slices.Clone(g)
+				}
+				res.loss = append(res.loss, s.Step(p, g, b[0], b[1], u))
+			}
+			res.p = p
+			return res
+		}
+		one := run(1)
+		for _, threads := range []int{2, 5} {
+			got := run(threads)
+			if !slices.Equal(got.loss, one.loss) || !slicesEqual(got.g, one.g) || !slicesEqual(got.p, one.p) {
+				t.Fatalf("%+v: %d workers: losses %v, one worker %v; gradient equal %v, weights equal %v",
+					o, threads, got.loss, one.loss, slicesEqual(got.g, one.g), slicesEqual(got.p, one.p))
+			}
+		}
+	}
+}

@@ -209,7 +209,7 @@ var Decls = []Decl{
 	{Name: "seed", Field: "engine.Config.Seed", Default: uint64(defaultSeed), value: func(s *Settings) any { return &s.Seed },
 		Usage: "`seed` of every random stream (initialisation, shuffling, dropout, cost noise)"},
 	{Name: "threads", MayChange: true, value: func(s *Settings) any { return &s.Threads },
-		Usage: "worker `threads` of the compute kernels (0: one per CPU)"},
+		Usage: "`threads` the run computes on: the kernels' workers and the Go runtime's processors, which a sampled layer's background table builds share (0: one per CPU)"},
 	{Name: "log", Field: "runlog.AppendLog.path", NotSetting: true, MayChange: true, value: func(s *Settings) any { return &s.Log },
 		Usage: "write the run log as JSON Lines to `file`"},
 	{Name: "force", NotSetting: true, NotSaved: true, MayChange: true, value: func(s *Settings) any { return &s.Force },

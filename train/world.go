@@ -16,11 +16,17 @@ import (
 	"github.com/hetsgd/hetsgd/workload"
 )
 
-// ShareThreads gives each rank of this host its share of the cores when
-// --threads leaves the choice to the tool: mpirun's ranks run side by side.
+// ShareThreads sets the cores a run computes on. --threads n sizes the
+// kernels' pool at n workers and runs the process's Go code on n
+// processors (GOMAXPROCS), so that n is every core the run uses: the
+// background table builds of a sampled layer, on a pool of their own,
+// share those n cores with the training rather than take one more. When
+// --threads leaves the choice to the tool, it gives each rank of this host
+// its share of the cores: mpirun's ranks run side by side.
 func ShareThreads(threads int) {
 	if threads > 0 {
 		kernel.SetThreads(threads)
+		runtime.GOMAXPROCS(threads)
 		return
 	}
 	if local := comm.LocalSize(); local > 1 {

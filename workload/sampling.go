@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/kernel"
@@ -48,10 +49,11 @@ type Sampling struct {
 	// schedule, whose updates come rarer as the weights settle.
 	Rehash, Rebuild int
 	Growth          float64
-	// Background builds the tables in a goroutine of their own from a copy
-	// of the weights while training goes on with the old ones, and swaps
-	// them in at the first step after; otherwise a step waits for the build
-	// (deterministic, for tests).
+	// Background builds the tables on a pool of their own from a copy of
+	// the weights while training goes on with the old ones, and puts them
+	// in use when the next build is due (one interval later, whatever the
+	// time the build took: see sampledWorker.tables); otherwise a step
+	// waits for the build and uses it at once.
 	Background bool
 }
 
@@ -265,15 +267,21 @@ type sampledWorker struct {
 	ix, spare *lsh.Index    // the tables in use, and the ones a background build fills
 	snapshot  []float32     // the output layer's weights a background build reads
 	done      chan struct{} // closed when the background build is over; nil: none
-	built     bool          // the first tables are built
-	trained   int           // samples trained since the start
-	nextHash  float64       // samples at which the next build starts
-	nextDraw  float64       // samples from which a build draws new functions
-	hashGap   float64
-	drawGap   float64
-	draws     uint64 // hash families drawn, for their seeds
-	hashes    int64  // hash values computed in line since the last batch began (a table build)
-	beside    int64  // the same, of a build that stands for a background one (overlapped)
+	// swapAt is the samples at which the background build under way comes
+	// into use: when the schedule's next build is due.
+	swapAt float64
+	// ixDraws and spareDraws are the hash families of the tables in use
+	// and of those being built: drawn from seed + draws.
+	ixDraws, spareDraws uint64
+	built               bool    // the first tables are built
+	trained             int     // samples trained since the start
+	nextHash            float64 // samples at which the next build starts
+	nextDraw            float64 // samples from which a build draws new functions
+	hashGap             float64
+	drawGap             float64
+	draws               uint64 // hash families drawn, for their seeds
+	hashes              int64  // hash values computed in line since the last batch began (a table build)
+	beside              int64  // the same, of a build that stands for a background one (overlapped)
 	// overlapped: the builds are in line only for the virtual clock's sake,
 	// and stand for background builds, whose time the training hides.
 	overlapped bool
@@ -327,11 +335,6 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, backg
 		if sw.spare, err = lsh.NewIndex(fam, l.Out, s.Capacity); err != nil {
 			return nil, err
 		}
-		// The background builds run on their own goroutine alone: on the
-		// kernels' pool they would hold the workers the training's kernels
-		// wait for (BENCHMARKS §12: twice the epoch's time).
-		sw.spare.SetPool(serialPool)
-		ix.SetPool(serialPool) // the two swap after each build
 	}
 	return sw, nil
 }
@@ -366,7 +369,7 @@ func (w *XML) sampledSize(s Sampling, fam lsh.Family, maxBatch int) sampledWorke
 	if s.Background {
 		tables = memory.Add(memory.Mul(2, tables), memory.Mul(4, int64(l.In*l.Out)))
 	}
-	z.bytes = memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, max(z.active, z.pad), z.shared), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
+	z.bytes = memory.Add(tables, memory.Add(w.m.SampledBytes(maxBatch, max(z.active, z.pad), z.shared, kernel.Default().Workers(), lsh.SamplerBytes(l.Out, s.L, s.Capacity)), w.m.WorkspaceBytes(maxBatch, kernel.Default().Workers())))
 	return z
 }
 
@@ -375,35 +378,68 @@ func (w *XML) sampledSize(s Sampling, fam lsh.Family, maxBatch int) sampledWorke
 // its tables in, so that no goroutine of the worker outlives the run.
 func (x *sampledWorker) Close() {
 	if x.done != nil {
-		<-x.done
-		x.ix, x.spare, x.done = x.spare, x.ix, nil
-		x.sampler.Use(x.ix)
+		x.swap()
 	}
 }
 
-// serialPool runs a background table build's parts on its own goroutine.
-var serialPool = kernel.NewPool(1)
+// swap waits for the background build under way and puts its tables in
+// use.
+func (x *sampledWorker) swap() {
+	<-x.done
+	x.ix, x.spare, x.done = x.spare, x.ix, nil
+	x.ixDraws, x.spareDraws = x.spareDraws, x.ixDraws
+	x.sampler.Use(x.ix)
+}
+
+// buildPool returns the pool the background table builds run on: as many
+// workers as the kernels' pool, but workers of their own. On the kernels'
+// pool a build's long parts would hold the workers the training's kernels
+// wait for (BENCHMARKS §12: twice the epoch's time); on a pool of its own
+// it runs beside the training, the Go scheduler sharing the cores
+// (GOMAXPROCS) between the two, and on every core while the training
+// waits for nothing. Devices share it: each build's goroutine works on
+// its own parts too.
+func buildPool() *kernel.Pool {
+	n := kernel.Default().Workers()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if builds == nil || builds.Workers() != n {
+		builds = kernel.NewPool(n) // after a change of threads: the old one's goroutines stay parked
+	}
+	return builds
+}
+
+var (
+	buildMu sync.Mutex
+	builds  *kernel.Pool
+)
 
 // tables keeps the device's tables in step with its weights p: built before
 // the first step, then rebuilt every Rehash samples (new hash functions
-// every Rebuild), the intervals growing by e^Growth each time. A finished
-// background build is swapped in first.
+// every Rebuild), the intervals growing by e^Growth each time.
+//
+// A background build comes into use when the schedule's next build is
+// due, one interval after it began, waiting for it then if it is not over:
+// the tables are one rebuild behind the schedule, and which tables a batch
+// uses depends on the samples trained only, not on how fast the build ran.
+// So the run is the same whatever the cores (and its time the same when
+// builds take longer than an interval's training: they are never
+// skipped), and a resumed run is the run it continues. Putting each build
+// in use as soon as it finished would give fresher tables by a fraction of
+// an interval, at the price of a run that differs from one machine, one
+// thread count and one try to the next.
 func (x *sampledWorker) tables(p []float32) {
-	if x.done != nil {
-		select {
-		case <-x.done:
-			x.ix, x.spare, x.done = x.spare, x.ix, nil
-			x.sampler.Use(x.ix)
-		default:
-		}
-	}
 	now := float64(x.trained)
+	if x.done != nil && now >= x.swapAt {
+		x.swap()
+	}
 	if x.built && (now < x.nextHash || x.done != nil) {
 		return
 	}
-	fam := x.ix.Family()
+	fam, draws := x.ix.Family(), x.ixDraws
 	if x.built && now >= x.nextDraw {
 		x.draws++
+		draws = x.draws
 		f, err := x.cfg.family(x.layer.In, x.seed+x.draws)
 		if err != nil {
 			panic(err) // the settings were checked when the worker was made
@@ -414,7 +450,10 @@ func (x *sampledWorker) tables(p []float32) {
 	}
 	w, seed := p[x.layer.W:x.layer.B], x.seed+uint64(x.trained)
 	if !x.built || !x.cfg.Background {
+		// In line, on the kernels' pool: the training waits for it.
+		x.ix.SetPool(nil)
 		x.ix.SetFamily(fam)
+		x.ixDraws = draws
 		x.ix.Build(w, x.layer.In, seed)
 		if h := int64(x.layer.Out) * int64(x.cfg.K*x.cfg.L); x.overlapped && x.built {
 			x.beside += h
@@ -422,7 +461,9 @@ func (x *sampledWorker) tables(p []float32) {
 			x.hashes += h
 		}
 	} else {
+		x.spare.SetPool(buildPool())
 		x.spare.SetFamily(fam)
+		x.spareDraws = draws
 		copy(x.snapshot, w)
 		x.done = make(chan struct{})
 		spare, snap, done, in := x.spare, x.snapshot, x.done, x.layer.In
@@ -436,18 +477,25 @@ func (x *sampledWorker) tables(p []float32) {
 	}
 	x.built = true
 	x.nextHash = now + x.hashGap
+	x.swapAt = x.nextHash
 }
 
 // sampledState is what a checkpoint keeps of a sampled worker beyond the
 // dropout stream: the sampler's stream, the schedule of table builds and
-// draws of hash functions, and the tables in use (their functions are
-// drawn again from the worker's seed and Draws).
+// draws of hash functions, the tables in use (their functions are drawn
+// again from the worker's seed and TablesDraws, or Draws when absent: a
+// checkpoint of an earlier hetsgd), and a background build's tables,
+// joined, with the samples at which they come into use.
 type sampledState struct {
 	Dropout, Sampler, Tables             []byte
 	Trained                              int
 	NextHash, NextDraw, HashGap, DrawGap float64
 	Draws                                uint64
 	Built                                bool
+	TablesDraws                          *uint64
+	Pending                              []byte
+	PendingDraws                         uint64
+	SwapAt                               float64
 	// The rows the last batch touched (model.Sampled.LastRows): a device
 	// that computed a gradient the run has not applied yet marks them
 	// when a resumed run applies it.
@@ -456,11 +504,21 @@ type sampledState struct {
 
 // RandomState implements RandomStater: every stream and table the
 // worker's next batches depend on, so that a resumed run samples as the
-// run it continues. A background build under way is joined first.
+// run it continues. A background build under way is joined first (not
+// put in use: its tables are kept apart, to come into use when the run
+// would have put them).
 func (x *sampledWorker) RandomState() ([]byte, error) {
-	x.Close()
+	ixDraws := x.ixDraws
 	st := sampledState{Trained: x.trained, NextHash: x.nextHash, NextDraw: x.nextDraw, HashGap: x.hashGap, DrawGap: x.drawGap,
-		Draws: x.draws, Built: x.built}
+		Draws: x.draws, Built: x.built, TablesDraws: &ixDraws}
+	if x.done != nil {
+		<-x.done
+		var err error
+		if st.Pending, err = x.spare.MarshalBinary(); err != nil {
+			return nil, err
+		}
+		st.PendingDraws, st.SwapAt = x.spareDraws, x.swapAt
+	}
 	st.LastFeatures, st.LastLabels = x.smp.LastRows()
 	var err error
 	if st.Dropout, err = x.xmlWorker.RandomState(); err != nil {
@@ -498,19 +556,50 @@ func (x *sampledWorker) SetRandomState(b []byte) error {
 		return fmt.Errorf("workload: the sampled layer's sampler: %w", err)
 	}
 	if st.Built {
-		fam, err := x.cfg.family(x.layer.In, x.seed+st.Draws)
-		if err != nil {
+		draws := st.Draws
+		if st.TablesDraws != nil {
+			draws = *st.TablesDraws
+		}
+		if err := x.restoreTables(x.ix, draws, st.Tables); err != nil {
 			return err
 		}
-		x.ix.SetFamily(fam)
-		if err := x.ix.UnmarshalBinary(st.Tables); err != nil {
-			return fmt.Errorf("workload: the sampled layer's %w", err)
-		}
+		x.ixDraws = draws
 		x.sampler.Use(x.ix)
+	}
+	if st.Pending != nil {
+		if x.spare == nil {
+			// A run of the virtual clock resuming one of the real clock's:
+			// the build comes into use at once, as the virtual clock's own.
+			if err := x.restoreTables(x.ix, st.PendingDraws, st.Pending); err != nil {
+				return err
+			}
+			x.ixDraws = st.PendingDraws
+		} else {
+			if err := x.restoreTables(x.spare, st.PendingDraws, st.Pending); err != nil {
+				return err
+			}
+			x.spareDraws, x.swapAt = st.PendingDraws, st.SwapAt
+			x.done = make(chan struct{})
+			close(x.done) // joined: comes into use at SwapAt
+		}
 	}
 	x.trained, x.nextHash, x.nextDraw, x.hashGap, x.drawGap = st.Trained, st.NextHash, st.NextDraw, st.HashGap, st.DrawGap
 	x.draws, x.built = st.Draws, st.Built
 	x.smp.SetLastRows(st.LastFeatures, st.LastLabels)
+	return nil
+}
+
+// restoreTables fills ix with tables a checkpoint kept, their functions
+// drawn again from the worker's seed and draws.
+func (x *sampledWorker) restoreTables(ix *lsh.Index, draws uint64, tables []byte) error {
+	fam, err := x.cfg.family(x.layer.In, x.seed+draws)
+	if err != nil {
+		return err
+	}
+	ix.SetFamily(fam)
+	if err := ix.UnmarshalBinary(tables); err != nil {
+		return fmt.Errorf("workload: the sampled layer's %w", err)
+	}
 	return nil
 }
 

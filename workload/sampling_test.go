@@ -2,9 +2,11 @@ package workload
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -200,5 +202,57 @@ func TestWorkersBytes(t *testing.T) {
 	dense.sampling = nil
 	if a, b := dense.WorkersBytes(32, 1, true), dense.WorkersBytes(32, 4, true); a <= 0 || a != b || dense.WorkersBytes(32, 4, false) != 4*a {
 		t.Fatalf("dense workers: one %d bytes, four sharing %d", a, b)
+	}
+}
+
+// A background build comes into use when the next is due, whatever the
+// time it took: two runs of a worker rebuilding its tables in the
+// background, on one kernel worker and on three, give the same losses,
+// bit for bit, and so does a run resumed from a checkpoint taken while a
+// build was under way.
+func TestBackgroundBuildsDeterministic(t *testing.T) {
+	defer kernel.SetThreads(0)
+	const batches, cut = 40, 13
+	run := func(threads int, resume bool) []float64 {
+		kernel.SetThreads(threads)
+		x, p, g, stream := rehashingWorker(t, false)
+		defer x.Close()
+		var losses []float64
+		for b := range batches {
+			if resume && b == cut {
+				if x.done == nil {
+					t.Fatalf("no build under way at batch %d: the checkpoint tests nothing", cut)
+				}
+				st, err := x.RandomState()
+				if err != nil {
+					t.Fatal(err)
+				}
+				again, q, _, _ := rehashingWorker(t, false)
+				defer again.Close()
+				if err := again.SetRandomState(st); err != nil {
+					t.Fatal(err)
+				}
+				copy(q, p)
+				x.Close()
+				x, p = again, q
+			}
+			pending, early := x.spare, x.done != nil && float64(x.trained) < x.swapAt
+			x.Load(stream, 32)
+			losses = append(losses, x.Gradient(p, g))
+			kernel.Axpy(-0.5, g, p)
+			if early && x.ix == pending {
+				t.Fatalf("batch %d: a build came into use at %d samples, before its turn at %v", b, x.trained, x.swapAt)
+			}
+		}
+		return losses
+	}
+	want := run(1, false)
+	for _, c := range []struct {
+		threads int
+		resume  bool
+	}{{3, false}, {1, true}, {2, true}} {
+		if got := run(c.threads, c.resume); !slices.Equal(got, want) {
+			t.Fatalf("%d kernel workers, resumed %v: losses %v,\nwant %v", c.threads, c.resume, got, want)
+		}
 	}
 }
