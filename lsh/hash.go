@@ -134,6 +134,23 @@ func (d *DWTA) Hash(codes []uint32, v []float32) {
 		panic(fmt.Sprintf("lsh: a vector of %d for bins of %d", len(v), d.dim))
 	}
 	_ = codes[d.l-1]
+	if d.dim <= keyedDim {
+		// Each coordinate's key once, not once for every bin it is in
+		// (K·L·8/dim times: 19 at K 6, L 50 and 128 dimensions); on the
+		// stack, for a family keeps no scratch.
+		var keys [keyedDim]uint64
+		for i, x := range v {
+			keys[i] = binKey(x)
+		}
+		for t := range d.l {
+			var c uint32
+			for j := range d.k {
+				c = c<<binBits | uint32(d.keyedValue(&keys, t*d.k+j))
+			}
+			codes[t] = c
+		}
+		return
+	}
 	for t := range d.l {
 		var c uint32
 		for j := range d.k {
@@ -141,6 +158,55 @@ func (d *DWTA) Hash(codes []uint32, v []float32) {
 		}
 		codes[t] = c
 	}
+}
+
+// keyedDim is the widest vector Hash keys once on the stack (4 KiB);
+// wider ones take the bins' own keys.
+const keyedDim = 512
+
+// binKey is bin's ordering key of a coordinate, shifted to leave the
+// bin position's 3 bits free: the float's sign-magnitude bits made an
+// unsigned order, and 0 for a zero, below every other.
+func binKey(x float32) uint64 {
+	u := math.Float32bits(x)
+	u ^= uint32(int32(u)>>31) | 1<<31 // negative: flip all; positive: flip the sign
+	if x == 0 {
+		return 0
+	}
+	return uint64(u) << binBits
+}
+
+// keyedBin is bin with the coordinates' keys made beforehand (binKey):
+// a zero's key joined with its position stays below binSize, under every
+// non-zero's. (A coordinate is below keyedDim: the mask only spares the
+// bounds check.)
+func (d *DWTA) keyedBin(keys *[keyedDim]uint64, b int) int8 {
+	var top uint64
+	bin := d.bins[b*binSize : (b+1)*binSize : (b+1)*binSize]
+	for j, i := range bin {
+		top = max(top, keys[i&(keyedDim-1)]|uint64(binSize-1-j))
+	}
+	if top < binSize {
+		return -1
+	}
+	return int8(binSize - 1 - int(top&(binSize-1)))
+}
+
+// keyedValue is value with the coordinates' keys made beforehand.
+func (d *DWTA) keyedValue(keys *[keyedDim]uint64, b int) int8 {
+	if x := d.keyedBin(keys, b); x >= 0 {
+		return x
+	}
+	n := d.k * d.l
+	for c := uint32(1); c <= maxProbe; c++ {
+		donor := int(d.seedA * (uint32(b+1)<<6 + c) >> d.shift)
+		if donor < n {
+			if x := d.keyedBin(keys, donor); x >= 0 {
+				return x
+			}
+		}
+	}
+	return 0
 }
 
 // bin is the position of the largest non-zero coordinate of v in bin b

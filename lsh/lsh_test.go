@@ -463,9 +463,16 @@ func TestDWTABinMatchesReference(t *testing.T) {
 				v[i] = float32(r.NormFloat64())
 			}
 		}
+		var keys [keyedDim]uint64
+		for i, x := range v {
+			keys[i] = binKey(x)
+		}
 		for b := range d.k * d.l {
 			if got, want := d.bin(v, b), binReference(d, v, b); got != want {
 				t.Fatalf("bin %d of %v: %d, want %d", b, v, got, want)
+			}
+			if got, want := d.keyedValue(&keys, b), d.value(v, b); got != want {
+				t.Fatalf("keyed value of bin %d of %v: %d, want %d", b, v, got, want)
 			}
 		}
 	}
