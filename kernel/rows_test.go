@@ -47,3 +47,35 @@ func TestRowKernels(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkUpdateRows is the sampled layer's lazy Adam at the Amazon-670K
+// shape: 200,000 random rows of 129 floats (a batch's union, about) of a
+// 670,091-row layer, 28 bytes moved a parameter. It is bound by memory,
+// not by the cores: run it on one core and on two to see what a second
+// core adds,
+//
+//	go test -c -o kernel.test ./kernel
+//	taskset -c 0 ./kernel.test -test.run NONE -test.bench UpdateRows -test.cpu 1
+//	./kernel.test -test.run NONE -test.bench UpdateRows
+func BenchmarkUpdateRows(b *testing.B) {
+	const layer, width, touched = 670_091, 129, 200_000
+	p, g := make([]float32, layer*width), make([]float32, layer*width)
+	u := &Update{Rule: AdamRule, LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+		M: make([]float32, layer*width), V: make([]float32, layer*width)}
+	for _, v := range [][]float32{p, g, u.M, u.V} {
+		for i := range v {
+			v[i] = 1 // fault every page in before timing
+		}
+	}
+	rows := make([]int32, 0, touched)
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, k := range r.Perm(layer)[:touched] {
+		rows = append(rows, int32(k))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		ApplyUpdateRows(p, g, u, 0, rows, width)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/update")
+	b.ReportMetric(28*float64(touched*width)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
