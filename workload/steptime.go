@@ -11,6 +11,7 @@ import (
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/timing"
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/sparse"
@@ -25,6 +26,10 @@ type StepShape struct {
 	Hidden    int
 	Optimizer string // optim.Names
 	Steps     int    // timed steps of each kind; the median is reported
+	// Output is the output layer timed: "dense" (fused and split steps),
+	// "lsh" (the sampled layer's step at its defaults, DefaultSampling)
+	// or "both".
+	Output string
 }
 
 // StepTiming is what TimeStep measured (the last line `hetsgd step`
@@ -37,7 +42,8 @@ type StepTiming struct {
 	Kernel      string             `json:"kernel"`
 	BLAS        string             `json:"blas,omitempty"`
 	Threads     int                `json:"threads"`
-	StepMS      map[string]float64 `json:"step_ms"` // fused, split: median per step
+	StepMS      map[string]float64 `json:"step_ms"` // fused, split, sampled: median per step
+	TablesMS    float64            `json:"tables_ms,omitempty"` // the sampled layer's first table build
 	GemmGFLOPS  map[string]float64 `json:"sgemm_gflops"`
 	PeakGFLOPS  float64            `json:"sgemm_peak_gflops"`
 	DenseGFLOP  float64            `json:"dense_gflop"`
@@ -58,6 +64,13 @@ const stepLR = 1e-3
 func TimeStep(ctx context.Context, s StepShape, w io.Writer) (StepTiming, error) {
 	if s.Batch < 1 || s.Hidden < 1 || s.Steps < 1 {
 		return StepTiming{}, errors.New("workload: a timed step needs a batch, hidden units and steps of at least 1")
+	}
+	switch s.Output {
+	case "":
+		s.Output = "dense"
+	case "dense", "lsh", "both":
+	default:
+		return StepTiming{}, fmt.Errorf("workload: a timed step's output layer %q: want dense, lsh or both", s.Output)
 	}
 	inputs, labels, nnz := s.Profile.Features, s.Profile.Labels, int(math.Round(s.Profile.AvgNNZ))
 	m, err := model.New(model.Config{Inputs: inputs, Hidden: []int{s.Hidden}, Outputs: labels})
@@ -83,18 +96,25 @@ func TimeStep(ctx context.Context, s StepShape, w io.Writer) (StepTiming, error)
 	p, g := make([]float32, n), make([]float32, n)
 	m.Init(p, 1)
 	x, y := RandomBatch(rand.New(rand.NewPCG(3, 4)), s.Batch, inputs, labels, nnz)
-	ws := m.NewWorkspace(s.Batch)
-	for _, mode := range []string{"fused", "split"} {
-		opt, err := optim.New(optim.Config{Name: s.Optimizer}, n)
-		if err != nil {
+	if s.Output != "lsh" {
+		ws := m.NewWorkspace(s.Batch)
+		for _, mode := range []string{"fused", "split"} {
+			opt, err := optim.New(optim.Config{Name: s.Optimizer}, n)
+			if err != nil {
+				return StepTiming{}, err
+			}
+			sec, err := timing.Median(ctx, denseStep(ws, opt, p, g, &x, &y, mode == "fused"), s.Steps)
+			if err != nil {
+				return StepTiming{}, err
+			}
+			res.StepMS[mode] = sec * 1e3
+			fmt.Fprintf(w, "step (%s): %.1f ms, %.0f samples/s\n", mode, sec*1e3, float64(s.Batch)/sec)
+		}
+	}
+	if s.Output != "dense" {
+		if err := timeSampled(ctx, s, m, p, g, &x, &y, &res, w); err != nil {
 			return StepTiming{}, err
 		}
-		sec, err := timing.Median(ctx, denseStep(ws, opt, p, g, &x, &y, mode == "fused"), s.Steps)
-		if err != nil {
-			return StepTiming{}, err
-		}
-		res.StepMS[mode] = sec * 1e3
-		fmt.Fprintf(w, "step (%s): %.1f ms, %.0f samples/s\n", mode, sec*1e3, float64(s.Batch)/sec)
 	}
 	if err := gemmRates(ctx, &res); err != nil {
 		return StepTiming{}, err
@@ -105,9 +125,78 @@ func TimeStep(ctx context.Context, s StepShape, w io.Writer) (StepTiming, error)
 	// dense layer (3 × 2·batch·hidden·labels for the papers' model).
 	res.DenseGFLOP = 3 * 2 * float64(s.Batch) * float64(s.Hidden) * float64(labels) / 1e9
 	res.RooflineMS = res.DenseGFLOP / res.PeakGFLOPS * 1e3
-	fmt.Fprintf(w, "roofline: %.1f GFLOP at %.0f GFLOP/s = %.1f ms; the fused step takes %.2f× that\n",
-		res.DenseGFLOP, res.PeakGFLOPS, res.RooflineMS, res.StepMS["fused"]/res.RooflineMS)
+	if _, ok := res.StepMS["fused"]; ok {
+		fmt.Fprintf(w, "roofline: %.1f GFLOP at %.0f GFLOP/s = %.1f ms; the fused step takes %.2f× that\n",
+			res.DenseGFLOP, res.PeakGFLOPS, res.RooflineMS, res.StepMS["fused"]/res.RooflineMS)
+	}
 	return res, nil
+}
+
+// timeSampled times the sampled layer's step at its defaults (the
+// network made label-major, the same parameters): its first table build,
+// from p, then a step with the batch's labels among the shared rows, the
+// correction and the lazy update, as `--output lsh` trains; the
+// background rebuilds of a run are not in it.
+func timeSampled(ctx context.Context, s StepShape, dense *model.MLP, p, g []float32, x, y *sparse.CSR, res *StepTiming, w io.Writer) error {
+	cfg := dense.Config()
+	cfg.LabelMajor = true
+	m, err := model.New(cfg)
+	if err != nil {
+		return err
+	}
+	m.Init(p, 1)
+	sm := DefaultSampling()
+	l := m.Layers()[len(m.Layers())-1]
+	fam, err := sm.family(l.In, 1)
+	if err != nil {
+		return err
+	}
+	ix, err := lsh.NewIndex(fam, l.Out, sm.Capacity)
+	if err != nil {
+		return err
+	}
+	res.TablesMS = timing.Best(func() { ix.Build(p[l.W:l.B], l.In, 1) }, 1) * 1e3
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	active := sm.active(l.Out)
+	smp, err := lsh.NewSampler(ix, active, 1)
+	if err != nil {
+		return err
+	}
+	// Each label's chance of being shared, from the batch's labels as if
+	// they were the training set's.
+	o := model.SampledOptions{Fill: active, Labels: true, Correct: true, Inclusion: inclusion(y, s.Batch, active, l.Out), BatchLabels: y.NNZ()}
+	pass, err := m.NewSampled(s.Batch, smp, o)
+	if err != nil {
+		return err
+	}
+	opt, err := optim.New(optim.Config{Name: s.Optimizer}, len(p))
+	if err != nil {
+		return err
+	}
+	// Fault in the gradient's and the moments' pages, as a run's first
+	// epoch does: the lazy update's rows would otherwise pay a first touch
+	// in the timed steps.
+	clear(g)
+	if u := opt.Fused(stepLR); u.Rule == kernel.AdamRule || u.Rule == kernel.MomentumRule {
+		clear(u.M)
+		clear(u.V)
+	}
+	var u kernel.Update
+	step := func() {
+		u = opt.Fused(stepLR)
+		pass.Step(p, g, x, y, &u)
+	}
+	step()
+	sec, err := timing.Median(ctx, step, s.Steps)
+	if err != nil {
+		return err
+	}
+	res.StepMS["sampled"] = sec * 1e3
+	fmt.Fprintf(w, "tables (DWTA K %d, L %d over %d labels): %.1f ms\n", sm.K, sm.L, l.Out, res.TablesMS)
+	fmt.Fprintf(w, "step (sampled, up to %d labels retrieved a point): %.1f ms, %.0f samples/s\n", active, sec*1e3, float64(s.Batch)/sec)
+	return nil
 }
 
 // denseStep returns one training step of ws on the batch x, y: fused (the

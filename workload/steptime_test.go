@@ -43,6 +43,37 @@ func TestTimeStep(t *testing.T) {
 	}
 }
 
+// The sampled layer's step (--output lsh) times its first table build and
+// its step, and no dense step: no roofline line either.
+func TestTimeStepSampled(t *testing.T) {
+	p, err := data.LookupProfile("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res, err := workload.TimeStep(context.Background(), workload.StepShape{Profile: p, Batch: 16, Hidden: 8, Optimizer: "adam", Steps: 2, Output: "lsh"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, dense := res.StepMS["fused"]; dense || !(res.StepMS["sampled"] > 0 && res.TablesMS > 0) {
+		t.Errorf("timing %+v", res)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{"shape bibtex: ", "kernel ", "tables (DWTA K 6, L 50 over 159 labels): ", "step (sampled, up to 1 labels retrieved a point): ", "sgemm 256×8192×128: NN "}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want it to begin with %q", i+1, lines[i], w)
+		}
+	}
+	bad := workload.StepShape{Profile: p, Batch: 16, Hidden: 8, Optimizer: "adam", Steps: 1, Output: "sparse"}
+	if _, err := workload.TimeStep(context.Background(), bad, io.Discard); err == nil || !strings.Contains(err.Error(), "sparse") {
+		t.Errorf("output layer %q: error %v, want one naming it", bad.Output, err)
+	}
+}
+
 // A shape without a batch, hidden units or a step is refused; an unknown
 // optimizer is an error; a done context stops the timing with its error.
 func TestTimeStepRefusals(t *testing.T) {

@@ -238,6 +238,9 @@ func TestStepCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, "step", "--like", "mnist"); code == 0 || !strings.Contains(errs, "--like") {
 		t.Fatalf("unknown shape: exit %d %q", code, errs)
 	}
+	if code, _, errs := runCLI(t, "step", "--like", "bibtex", "--output", "sparse"); code == 0 || !strings.Contains(errs, "--output") {
+		t.Fatalf("unknown output layer: exit %d %q", code, errs)
+	}
 }
 
 // calibrate --network needs an MPI job; train --network reads a model and

@@ -14,12 +14,13 @@ import (
 )
 
 func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("step", "step [--like SHAPE] [--batch N] [--hidden N] [--optimizer NAME] [--steps N]", stderr)
+	fs := newFlagSet("step", "step [--like SHAPE] [--batch N] [--hidden N] [--optimizer NAME] [--steps N] [--output dense|lsh|both]", stderr)
 	like := fs.String("like", "amazon-670k", "shape: the statistics of a set the generator imitates: "+strings.Join(data.ProfileNames(), ", "))
 	batch := fs.Int("batch", 256, "batch size")
 	hidden := fs.Int("hidden", 128, "hidden units")
 	optName := fs.String("optimizer", "sgd", "sgd, momentum or adam")
 	steps := fs.Int("steps", 5, "timed steps of each kind (the median is reported)")
+	output := fs.String("output", "dense", "output layer: dense (the fused and the split step), lsh (the sampled layer's first table build and step, at train --output lsh's defaults) or both")
 	train.DocumentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -34,7 +35,10 @@ func runStep(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *batch < 1 || *hidden < 1 || *steps < 1 {
 		return fmt.Errorf("--batch, --hidden and --steps must be at least 1")
 	}
-	res, err := workload.TimeStep(ctx, workload.StepShape{Profile: prof, Batch: *batch, Hidden: *hidden, Optimizer: *optName, Steps: *steps}, stdout)
+	if *output != "dense" && *output != "lsh" && *output != "both" {
+		return fmt.Errorf("--output %q: want dense, lsh or both", *output)
+	}
+	res, err := workload.TimeStep(ctx, workload.StepShape{Profile: prof, Batch: *batch, Hidden: *hidden, Optimizer: *optName, Steps: *steps, Output: *output}, stdout)
 	if err != nil {
 		return err
 	}
