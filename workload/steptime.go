@@ -42,7 +42,7 @@ type StepTiming struct {
 	Kernel      string             `json:"kernel"`
 	BLAS        string             `json:"blas,omitempty"`
 	Threads     int                `json:"threads"`
-	StepMS      map[string]float64 `json:"step_ms"` // fused, split, sampled: median per step
+	StepMS      map[string]float64 `json:"step_ms"`             // fused, split, sampled: median per step
 	TablesMS    float64            `json:"tables_ms,omitempty"` // the sampled layer's first table build
 	GemmGFLOPS  map[string]float64 `json:"sgemm_gflops"`
 	PeakGFLOPS  float64            `json:"sgemm_peak_gflops"`
