@@ -197,16 +197,7 @@ func (d *DWTA) keyedValue(keys *[keyedDim]uint64, b int) int8 {
 	if x := d.keyedBin(keys, b); x >= 0 {
 		return x
 	}
-	n := d.k * d.l
-	for c := uint32(1); c <= maxProbe; c++ {
-		donor := int(d.seedA * (uint32(b+1)<<6 + c) >> d.shift)
-		if donor < n {
-			if x := d.keyedBin(keys, donor); x >= 0 {
-				return x
-			}
-		}
-	}
-	return 0
+	return d.probe(b, func(donor int) int8 { return d.keyedBin(keys, donor) })
 }
 
 // bin is the position of the largest non-zero coordinate of v in bin b
@@ -240,11 +231,18 @@ func (d *DWTA) value(v []float32, b int) int8 {
 	if x := d.bin(v, b); x >= 0 {
 		return x
 	}
+	return d.probe(b, func(donor int) int8 { return d.bin(v, donor) })
+}
+
+// probe returns the value of the first non-empty bin of empty bin b's
+// probe sequence (bin gives a bin's value, −1 when empty), 0 if none is
+// found within maxProbe probes.
+func (d *DWTA) probe(b int, bin func(int) int8) int8 {
 	n := d.k * d.l
 	for c := uint32(1); c <= maxProbe; c++ {
 		donor := int(d.seedA * (uint32(b+1)<<6 + c) >> d.shift)
 		if donor < n {
-			if x := d.bin(v, donor); x >= 0 {
+			if x := bin(donor); x >= 0 {
 				return x
 			}
 		}
