@@ -181,7 +181,7 @@ var Decls = []Decl{
 	{Name: "lsh-correct", Default: sampling.Correct, value: func(s *Settings) any { return &s.LSH.Correct },
 		Usage: "--output lsh: the batch's shared labels stand for all the labels a point did not retrieve in its softmax's normalizer, each weighed by the inverse of its chance of being shared (the sampled softmax's correction; with --lsh-fill labels, that chance from the label's frequency in the training set)"},
 	{Name: "lsh-rehash", Field: "workload.Sampling.Rehash", Default: sampling.Rehash, value: func(s *Settings) any { return &s.LSH.Rehash },
-		Usage: "--output lsh: `samples` a device trains before rebuilding its tables from its weights (the first interval; in the background)"},
+		Usage: "--output lsh: `samples` a device trains before rebuilding its tables from its weights (the first interval; in the background, each rebuild put in use when the next is due)"},
 	{Name: "lsh-rebuild", Field: "workload.Sampling.Rebuild", Default: sampling.Rebuild, value: func(s *Settings) any { return &s.LSH.Rebuild },
 		Usage: "--output lsh: `samples` between new draws of the hash functions (the first interval)"},
 	{Name: "lsh-growth", Field: "workload.Sampling.Growth", Default: sampling.Growth, value: func(s *Settings) any { return &s.LSH.Growth },
