@@ -167,6 +167,7 @@ func (x *executor) restoreResized(rd *checkpoint.Reader, st *engineState, first 
 			return err
 		}
 		clear(d.g)
+		d.written = true
 		d.m = nil
 		if d.opt != nil {
 			for j, v := range d.opt.State() {

@@ -17,6 +17,10 @@ type device struct {
 	id    int
 	speed float64
 	p, g  []float32 // replica and gradient (nil when timing only)
+	// written: something besides the worker may have written into g since
+	// its last batch (an op that took it, Grad; a checkpoint; a commit):
+	// a ZeroKeeper worker then clears it whole.
+	written bool
 	m     []float32 // the ops' state vector on this device (Replica.State), allocated at its first use
 	opt   optim.Optimizer
 	upd   kernel.Update // the step being applied (Stepper workers)
@@ -46,7 +50,7 @@ type device struct {
 // The device as an op sees it (strategy.Replica).
 func (d *device) ID() int           { return d.id }
 func (d *device) Params() []float32 { return d.p }
-func (d *device) Grad() []float32   { return d.g }
+func (d *device) Grad() []float32   { d.written = true; return d.g }
 
 // Step applies g with the device's optimizer. Its own last gradient (an
 // op's step on the device's batch, as CROSSBOW's synchronisation takes)
@@ -72,10 +76,18 @@ func (d *device) State() []float32 {
 	return d.m
 }
 
+// keepZeros lets ZeroKeeper workers clear only what their last batch
+// wrote (off in a test, for the reference run).
+var keepZeros = true
+
 // compute runs the loaded batch: the gradient, and with LocalStep the
 // optimizer update of the replica, fused with the backward pass when the
 // worker can. It does not allocate.
 func (d *device) compute() {
+	if k, ok := d.worker.(ZeroKeeper); ok && !d.written && keepZeros {
+		k.KeepZeros()
+	}
+	d.written = false
 	if d.mode == strategy.LocalStep {
 		if s, ok := d.worker.(Stepper); ok {
 			d.upd = d.opt.Fused(d.lr)

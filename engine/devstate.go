@@ -82,6 +82,7 @@ func (d *device) vectors(ds deviceState) [][]float32 {
 	out := [][]float32{d.p}
 	if ds.HasGrad {
 		out = append(out, d.g)
+		d.written = true // a restore writes it
 	}
 	if ds.HasM {
 		out = append(out, d.m)

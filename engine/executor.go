@@ -633,6 +633,7 @@ func (x *executor) commit(d *device, a *strategy.Action) (float64, error) {
 		}
 		stat = cm.Delta(x, d, a, theta)
 		cm.Apply(x, a, d.g)
+		d.written = true
 	}
 	if rs, ok := cm.(strategy.Restarter); ok {
 		rs.Restart(x, d, a, x.center)

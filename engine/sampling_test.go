@@ -376,3 +376,34 @@ func TestSampledResumeMidRound(t *testing.T) {
 		}
 	}
 }
+
+// A sampled device's gradient is cleared only where its last batch wrote,
+// unless something else may have written into it (an op that took it, a
+// commit, a checkpoint): every strategy's run is the same, byte for byte,
+// as the run whose every batch clears the whole output layer.
+func TestKeepZerosIsTheSameRun(t *testing.T) {
+	for _, info := range strategy.List() {
+		if info.Name == "slide" {
+			continue // its own layer's mode: TestSlideNeedsItsLayer
+		}
+		logOf := func() string {
+			cfg := sampledVirtual(resumeConfig(info.Name))
+			cfg.Epochs, cfg.EvalEvery = 0.5, 0.25
+			if info.Name == "staleness" {
+				cfg.Optimizer, cfg.LR = optim.Config{Name: "sgd"}, 0.2 // a parameter server's rule
+			}
+			var buf bytes.Buffer
+			if _, err := Run(context.Background(), cfg, sampledBibtex(t, true), runlog.NewLog(&buf), nil); err != nil {
+				t.Fatalf("%s: %v", info.Name, err)
+			}
+			return buf.String()
+		}
+		kept := logOf()
+		keepZeros = false
+		whole := logOf()
+		keepZeros = true
+		if kept != whole {
+			t.Errorf("%s: the run that clears only the last batch's rows differs from the one that clears the whole layer", info.Name)
+		}
+	}
+}

@@ -19,4 +19,5 @@ type (
 	Accountant       = workload.Accountant
 	LineSearcher     = workload.LineSearcher
 	Sizer            = workload.Sizer
+	ZeroKeeper       = workload.ZeroKeeper
 )

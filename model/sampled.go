@@ -63,6 +63,12 @@ type Sampled struct {
 	bf    []float32 // the shared rows' biases, then their gradient
 	zf    []float32 // every point's logits of the shared rows, then gradient
 	union []int32   // the output rows the batch touches
+	prev  []int32   // the last batch's, while this one's replaces them
+	// kept is KeepZeros's word for the next pass; clean is the gradient
+	// buffer the last pass left zero outside its union (a pass that
+	// computed the whole gradient), nil when it did not.
+	kept  bool
+	clean *float32
 	// lazyN is the parameters the last lazy update changed (a lazy Step,
 	// or ApplyRows), 0 after a Gradient.
 	lazyN int
@@ -155,7 +161,8 @@ func (m *MLP) NewSampled(maxRows int, s *lsh.Sampler, o SampledOptions) (*Sample
 	return &Sampled{ws: m.NewWorkspace(maxRows), s: s, o: o, fill: fill, start: make([]int, maxRows+1), end: make([]int, maxRows),
 		own: make([]int32, 0, maxRows*size), zOwn: make([]float32, maxRows*size), nlab: make([]int, maxRows), loss: make([]float64, maxRows), forks: forks,
 		ids: make([]int32, 0, shared), draw: make([]int32, 0, fill), pos: pos, wf: make([]float32, shared*last.In), bf: make([]float32, shared), zf: make([]float32, maxRows*shared),
-		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), mark: make([]uint32, last.Out), shift: shift}, nil
+		union: make([]int32, 0, min(maxRows*size+fill, last.Out)), prev: make([]int32, 0, min(maxRows*size+fill, last.Out)),
+		mark: make([]uint32, last.Out), shift: shift}, nil
 }
 
 // SampledBytes estimates the memory of NewSampled beyond its workspace's,
@@ -181,7 +188,8 @@ func (s *Sampled) Own(i int) []int32 { return s.own[s.start[i]:s.end[i]] }
 func (s *Sampled) Shared() []int32 { return s.ids }
 
 // Gradient writes into g the gradient of the mean sampled loss over the
-// batch and returns that loss; every element of g is written.
+// batch and returns that loss; every element of g is written (those of
+// the output layer that are zero already, after KeepZeros, are left).
 func (s *Sampled) Gradient(p, g []float32, x, y *sparse.CSR) float64 {
 	s.lazyN = 0
 	loss := s.train(p, g, x, y, nil)
@@ -190,6 +198,15 @@ func (s *Sampled) Gradient(p, g []float32, x, y *sparse.CSR) float64 {
 	}
 	return loss
 }
+
+// KeepZeros vouches, for the next Gradient (or Step with Dense), that g is
+// the buffer the last one wrote and that nothing has written into it
+// since: its output layer is then zero outside the rows that pass
+// touched, and the pass clears those rows only rather than the whole
+// layer (343 MB a batch at the Amazon-670K shape). A Step in between
+// (which leaves g unspecified outside its rows) or another buffer makes
+// the pass clear the whole layer, as without it.
+func (s *Sampled) KeepZeros() { s.kept = true }
 
 // Step trains on one batch and updates the rows it touches with u (every
 // weight, with Dense); g's values outside those rows are left unspecified.
@@ -302,9 +319,12 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	// The gradient with respect to the hidden layer, from the weights
 	// before any update, then the output layer's gradient on the rows the
 	// batch touches (all of it when no update follows, for g must then hold
-	// the whole gradient).
+	// the whole gradient: the last pass's rows cleared when the rest is
+	// known to be zero, KeepZeros, the whole layer otherwise).
 	s.listUnion()
-	t.dh, t.gw, t.gb, t.whole, t.one[0] = dh, gw, gb, u == nil, 1
+	zeros := u == nil && s.kept && len(g) > 0 && s.clean == &g[0]
+	s.kept, s.clean = false, nil
+	t.dh, t.gw, t.gb, t.whole, t.prev, t.one[0] = dh, gw, gb, u == nil && !zeros, zeros, 1
 	s.run(passHidden, parts)
 	if f > 0 {
 		kernel.Gemm(false, false, n, in, f, 1, zf, f, s.wf, in, 1, dh, in)
@@ -313,6 +333,9 @@ func (s *Sampled) train(p, g []float32, x, y *sparse.CSR, u *kernel.Update) floa
 	}
 	s.run(passRows, kernel.Default().Workers())
 	*t = sampledPass{}
+	if u == nil && len(g) > 0 {
+		s.clean = &g[0] // zero outside the union
+	}
 	w.sparse = u != nil
 	w.backward(p, g, x, last-1, w.hiddenGrad(last-1))
 	if u != nil {
@@ -366,6 +389,7 @@ type sampledPass struct {
 	in, f, out               int
 	scale                    float32
 	whole                    bool // clear all of gw and gb, not only the union's rows
+	prev                     bool // and the last batch's rows (KeepZeros)
 	next                     atomic.Int64
 	chunk                    int // points a part claims at a time
 	one                      [1]float32
@@ -449,6 +473,18 @@ func (t *sampledPass) logits(i int) {
 	s.loss[i] = kernel.SoftmaxXentSplit(z, zi, s.nlab[i], t.scale)
 }
 
+// clearRows clears the output layer's gradient on the listed rows in
+// [lo, hi).
+func (t *sampledPass) clearRows(rows []int32, lo, hi int32) {
+	in := t.in
+	for _, k := range rows {
+		if k >= lo && k < hi {
+			clear(t.gw[int(k)*in : int(k+1)*in])
+			t.gb[k] = 0
+		}
+	}
+}
+
 // rows accumulates the output layer's gradient on part's range of its
 // rows: the points' own terms, point after point, then the shared rows'.
 func (t *sampledPass) rows(part, parts int) {
@@ -459,11 +495,9 @@ func (t *sampledPass) rows(part, parts int) {
 		clear(t.gw[int(lo)*in : int(hi)*in])
 		clear(t.gb[lo:hi])
 	} else {
-		for _, k := range s.union {
-			if k >= lo && k < hi {
-				clear(t.gw[int(k)*in : int(k+1)*in])
-				t.gb[k] = 0
-			}
+		t.clearRows(s.union, lo, hi)
+		if t.prev {
+			t.clearRows(s.prev, lo, hi)
 		}
 	}
 	for i := range s.ws.rows {
@@ -514,6 +548,7 @@ func (s *Sampled) LastRows() (features, labels []int32) { return s.ws.touched, s
 func (s *Sampled) SetLastRows(features, labels []int32) {
 	s.ws.touched = append(s.ws.touched[:0], features...)
 	s.union = append(s.union[:0], labels...)
+	s.clean = nil
 }
 
 // ApplyRows applies u as Step would have to rows (distinct, in any order,
@@ -585,7 +620,7 @@ func (s *Sampled) listUnion() {
 		clear(s.mark)
 		s.stamp = 1
 	}
-	s.union = s.union[:0]
+	s.prev, s.union = s.union, s.prev[:0]
 	for i := range s.ws.rows + 1 {
 		rows := s.ids
 		if i < s.ws.rows {

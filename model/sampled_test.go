@@ -495,3 +495,56 @@ func TestSampledThreadsBitForBit(t *testing.T) {
 		}
 	}
 }
+
+// After KeepZeros a Gradient clears only the rows the last pass wrote:
+// over a run of Gradients into one buffer, a Step in between and a
+// Gradient into another buffer, the gradients are those of passes that
+// clear the whole layer, bit for bit; and the test can tell: a buffer
+// KeepZeros was wrongly vouched for keeps the stale rows.
+func TestSampledKeepZeros(t *testing.T) {
+	o := SampledOptions{Fill: 5, Labels: true, BatchLabels: 32}
+	_, p, s := sampledNetWith(t, 60, 4, o)
+	_, q, ref := sampledNetWith(t, 60, 4, o)
+	r := rand.New(rand.NewPCG(12, 12))
+	u := func() *kernel.Update {
+		return &kernel.Update{Rule: kernel.AdamRule, LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+			M: make([]float32, len(p)), V: make([]float32, len(p))}
+	}
+	us, ur := u(), u()
+	g, other, gr := make([]float32, len(p)), make([]float32, len(p)), make([]float32, len(p))
+	for k, op := range []string{"grad", "grad", "grad", "step", "grad", "grad", "other", "grad"} {
+		x, y := randBatch(r, 8, 11, 60, 4)
+		buf := g
+		if op == "other" {
+			buf = other
+		}
+		s.KeepZeros()
+		for i := range gr {
+			gr[i] = float32(k + 1) // stale everywhere: the reference clears all
+		}
+		if op == "step" {
+			s.Step(p, buf, x, y, us)
+			ref.Step(q, gr, x, y, ur)
+			continue
+		}
+		s.Gradient(p, buf, x, y)
+		ref.Gradient(q, gr, x, y)
+		if !slicesEqual(buf, gr) {
+			t.Fatalf("batch %d (%s): the gradient after KeepZeros differs from one over a cleared layer", k, op)
+		}
+	}
+	// Vouched for wrongly: the stale rows stay.
+	x, y := randBatch(r, 8, 11, 60, 4)
+	s.Gradient(p, g, x, y)
+	l := s.ws.m.layers[1]
+	g[l.W] += 1 // row 0, written by someone else
+	if slices.Contains(s.union, 0) {
+		t.Skip("row 0 is in the batch: the test needs another row")
+	}
+	x, y = randBatch(r, 8, 11, 60, 4)
+	s.KeepZeros()
+	s.Gradient(p, g, x, y)
+	if !slices.Contains(s.union, 0) && !slices.Contains(s.prev, 0) && g[l.W] == 0 {
+		t.Fatal("a stale row outside both batches was cleared: KeepZeros changed nothing")
+	}
+}

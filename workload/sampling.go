@@ -620,6 +620,9 @@ func (x *sampledWorker) Gradient(p, g []float32) float64 {
 	return x.smp.Gradient(p, g, &x.batch.X, &x.batch.Y)
 }
 
+// KeepZeros implements ZeroKeeper.
+func (x *sampledWorker) KeepZeros() { x.smp.KeepZeros() }
+
 // Lazy implements LazyApplier: the sampled layer's lazy rule, unless it
 // updates every weight as SLIDE's code does.
 func (x *sampledWorker) Lazy() bool { return x.cfg.Update == "lazy" }

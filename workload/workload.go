@@ -288,6 +288,15 @@ type LazyApplier interface {
 	ApplyRows(p, g []float32, rows []int32, u *kernel.Update)
 }
 
+// ZeroKeeper is implemented by workers whose Gradient need not clear what
+// is zero already (the sampled layer's output gradient outside the rows
+// of its last batch): KeepZeros, called before a batch, vouches that the
+// gradient buffer is the one the worker's last batch wrote and that
+// nothing has written into it since.
+type ZeroKeeper interface {
+	KeepZeros()
+}
+
 // LazyRecordBytes is what one of the MaskLen rows of the engine's record
 // of a lazy step takes (a float32 in its mask and an int32 in its list),
 // for a Sizer's estimate; the engine fails to compile if its record
