@@ -21,9 +21,9 @@ type device struct {
 	// its last batch (an op that took it, Grad; a checkpoint; a commit):
 	// a ZeroKeeper worker then clears it whole.
 	written bool
-	m     []float32 // the ops' state vector on this device (Replica.State), allocated at its first use
-	opt   optim.Optimizer
-	upd   kernel.Update // the step being applied (Stepper workers)
+	m       []float32 // the ops' state vector on this device (Replica.State), allocated at its first use
+	opt     optim.Optimizer
+	upd     kernel.Update // the step being applied (Stepper workers)
 	// lazy is the rank's list of touched rows (executor.lazy), which an
 	// op's Step on the device's own gradient uses, one device at a time;
 	// nil when the worker updates every weight.
