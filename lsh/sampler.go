@@ -34,12 +34,19 @@ func NewSampler(ix *Index, size int, seed uint64) (*Sampler, error) {
 	if size < 1 {
 		return nil, fmt.Errorf("lsh: a budget of %d retrieved rows: need at least 1", size)
 	}
+	s := newScratch(ix, min(size, ix.rows))
+	s.pcg = rand.NewPCG(seed, 0x5a_3b1e)
+	s.rng = rand.New(s.pcg)
+	return s, nil
+}
+
+// newScratch returns a sampler over ix with a budget of size rows and the
+// scratch of a retrieval, without a random stream.
+func newScratch(ix *Index, size int) *Sampler {
 	l := ix.fam.Tables()
-	pcg := rand.NewPCG(seed, 0x5a_3b1e)
 	most := l * min(ix.capacity, ix.rows) // rows the buckets of a query hold
-	return &Sampler{ix: ix, size: min(size, ix.rows), stamp: make([]uint32, ix.rows), hits: make([]uint16, ix.rows),
-		codes: make([]uint32, l), cand: make([]int32, 0, most), order: make([]int32, most), level: make([]int, l+2),
-		rng: rand.New(pcg), pcg: pcg}, nil
+	return &Sampler{ix: ix, size: size, stamp: make([]uint32, ix.rows), hits: make([]uint16, ix.rows),
+		codes: make([]uint32, l), cand: make([]int32, 0, most), order: make([]int32, most), level: make([]int, l+2)}
 }
 
 // Fork returns a sampler that retrieves from s's index, whichever s uses
@@ -48,10 +55,9 @@ func NewSampler(ix *Index, size int, seed uint64) (*Sampler, error) {
 // draws no random rows (Fill and Pad belong to s, whose stream they
 // consume in order).
 func (s *Sampler) Fork() *Sampler {
-	l := s.ix.fam.Tables()
-	most := cap(s.cand)
-	return &Sampler{ix: s.ix, src: s, size: s.size, stamp: make([]uint32, s.ix.rows), hits: make([]uint16, s.ix.rows),
-		codes: make([]uint32, l), cand: make([]int32, 0, most), order: make([]int32, most), level: make([]int, l+2)}
+	f := newScratch(s.ix, s.size)
+	f.src = s
+	return f
 }
 
 // SamplerBytes estimates the memory of a sampler (or a fork) over rows

@@ -313,14 +313,7 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, backg
 	if err != nil {
 		return nil, err
 	}
-	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense", Correct: s.Correct, Labels: s.Fill == "labels", BatchLabels: batchLabels}
-	if s.isSLIDE() {
-		o.Fill, o.Pad = 0, pad
-	}
-	if o.Labels && o.Correct {
-		o.Inclusion = inclusion(&w.Train.Y, maxBatch, active, l.Out)
-	}
-	smp, err := w.m.NewSampled(maxBatch, sampler, o)
+	smp, err := w.m.NewSampled(maxBatch, sampler, s.passOptions(&w.Train.Y, maxBatch, active, pad, batchLabels, l.Out))
 	if err != nil {
 		return nil, err
 	}
@@ -337,6 +330,21 @@ func (w *XML) newSampledWorker(maxBatch int, seed uint64, base *xmlWorker, backg
 		}
 	}
 	return sw, nil
+}
+
+// passOptions are the options of a sampled pass of these settings over
+// labels labels, for batches of up to maxBatch points drawn from a set
+// whose labels are y: active rows a point and shared at random, SLIDE's
+// padding to pad rows in its mode, room for batchLabels labels a batch.
+func (s Sampling) passOptions(y *sparse.CSR, maxBatch, active, pad, batchLabels, labels int) model.SampledOptions {
+	o := model.SampledOptions{Fill: active, Dense: s.Update == "dense", Correct: s.Correct, Labels: s.Fill == "labels", BatchLabels: batchLabels}
+	if s.isSLIDE() {
+		o.Fill, o.Pad = 0, pad
+	}
+	if o.Labels && o.Correct {
+		o.Inclusion = inclusion(y, maxBatch, active, labels)
+	}
+	return o
 }
 
 // sampledWorkerSize is what a sampled worker allocates for batches of up to

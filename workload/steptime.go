@@ -164,10 +164,9 @@ func timeSampled(ctx context.Context, s StepShape, dense *model.MLP, p, g []floa
 	if err != nil {
 		return err
 	}
-	// Each label's chance of being shared, from the batch's labels as if
+	// The labels' chances of being shared, from the batch's labels as if
 	// they were the training set's.
-	o := model.SampledOptions{Fill: active, Labels: true, Correct: true, Inclusion: inclusion(y, s.Batch, active, l.Out), BatchLabels: y.NNZ()}
-	pass, err := m.NewSampled(s.Batch, smp, o)
+	pass, err := m.NewSampled(s.Batch, smp, sm.passOptions(y, s.Batch, active, active, y.NNZ(), l.Out))
 	if err != nil {
 		return err
 	}
