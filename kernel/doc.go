@@ -1,7 +1,9 @@
 // Package kernel holds the float32 compute kernels of hetsgd: dense GEMM in
 // the three layouts the model needs, CSR×dense products for the sparse first
 // layer, the fused softmax–cross-entropy pass, and the vector operations that
-// optimizers and strategies apply to flat parameter vectors.
+// optimizers and strategies apply to flat parameter vectors. The GEMM
+// products also run at bf16 precision with float32 sums (UsePrecision;
+// bf16.go), on AVX512-BF16 where the CPU has it.
 //
 // Every kernel has a deliberately plain reference (the *Ref functions, whose
 // doc comments state the semantics as a loop) and the fast paths are tested

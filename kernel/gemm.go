@@ -145,7 +145,7 @@ func gemmBlock(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
 			if g.packedB != nil {
 				pb = g.packedB[pc*roundUp(g.n, nr)+jc*kc:]
 			} else {
-				packB(pb, nr, g.b, g.ldb, g.transB, pc, kc, jc, nc)
+				im.packPanelsB(pb, g.b, g.ldb, g.transB, pc, kc, jc, nc)
 			}
 			for ic := i0; ic < i1; ic += im.mc {
 				mc := min(im.mc, i1-ic)
@@ -153,7 +153,7 @@ func gemmBlock(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
 				if g.packedA != nil {
 					pa = g.packedA[pc*roundUp(g.m, mr)+ic*kc:]
 				} else {
-					packA(pa, mr, g.a, g.lda, g.transA, ic, mc, pc, kc, g.alpha)
+					im.packPanelsA(pa, g.a, g.lda, g.transA, ic, mc, pc, kc, g.alpha)
 				}
 				for jr := 0; jr < nc; jr += nr {
 					nrr := min(nr, nc-jr)
@@ -248,7 +248,7 @@ func packA12(panel, a []float32, lda, kc int, alpha float32) {
 // roundUp(m, mr)·k floats.
 func packAll(dst []float32, im *impl, a []float32, lda int, trans bool, m, k int, alpha float32) {
 	for pc := 0; pc < k; pc += im.kc {
-		packA(dst[pc*roundUp(m, im.mr):], im.mr, a, lda, trans, 0, m, pc, min(im.kc, k-pc), alpha)
+		im.packPanelsA(dst[pc*roundUp(m, im.mr):], a, lda, trans, 0, m, pc, min(im.kc, k-pc), alpha)
 	}
 }
 

@@ -107,6 +107,7 @@ func TestGemmBitwiseIndependentOfWorkers(t *testing.T) {
 			testGemmBitwise(t)
 		}
 	})
+	forEachBF16(t, func(string) { testGemmBitwise(t) })
 }
 
 func testGemmBitwise(t *testing.T) {
@@ -132,14 +133,16 @@ func TestGemmNoAlloc(t *testing.T) {
 	m, n, k := 128, 983, 128
 	a, b, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
 	p := NewPool(2)
-	forEachImpl(t, func(name string) {
+	check := func(name string) {
 		p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
 		if allocs := testing.AllocsPerRun(20, func() {
 			p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
 		}); allocs != 0 {
 			t.Fatalf("%s: Gemm allocates %v times per call", name, allocs)
 		}
-	})
+	}
+	forEachImpl(t, check)
+	forEachBF16(t, check)
 }
 
 func TestGemmPanicsOnShortSlice(t *testing.T) {
@@ -173,14 +176,16 @@ func BenchmarkGemm(b *testing.B) {
 			a := randSlice(r, m*k)
 			bb := randSlice(r, k*n)
 			c := make([]float32, m*n)
-			forEachImpl(b, func(impl string) {
+			run := func(impl string) {
 				b.Run(fmt.Sprintf("%s/%s/%dx%dx%d", impl, layout, m, n, k), func(b *testing.B) {
 					for b.Loop() {
 						Gemm(ta, tb, m, n, k, 1, a, lda, bb, ldb, 0, c, n)
 					}
 					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})
-			})
+			}
+			forEachImpl(b, run)
+			forEachBF16(b, run)
 		}
 	}
 }

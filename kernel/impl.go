@@ -37,6 +37,15 @@ type impl struct {
 	// external BLAS (the openblas build): it reads the operands as they are
 	// and ignores gemmArgs.packedA/packedB.
 	blas bool
+	// bf16 marks an implementation whose GEMM multiplies bf16 panels (see
+	// bf16.go); twin is its float32 original, or for a float32
+	// implementation its bf16 variant where the CPU has one (nil if none).
+	bf16 bool
+	twin *impl
+	// simdPack marks a bf16 implementation that packs its panels with the
+	// SIMD conversions (pairRowsSIMD, cvtPairsSIMD) rather than the
+	// portable ones.
+	simdPack bool
 }
 
 // tile computes C[i0:i1, j0:j1] of g with the implementation's GEMM.
@@ -54,7 +63,10 @@ var goImpl = &impl{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024,
 	micro: micro4x4, microStore: micro4x4Store, expShift: expShiftGo, axpy: axpyGo, scal: scalGo, adam: adamGo, momentum: momentumGo, dot2: dot2Go,
 	max: maxGo, copyNT: copyGo, addMax: addMaxGo, scaleAcc: scaleAccGo}
 
-func init() { goImpl.scaleAccPanels = goImpl.scaleAccPanelsGo }
+func init() {
+	goImpl.scaleAccPanels = goImpl.scaleAccPanelsGo
+	goImpl.twin = bf16Twin(goImpl, microBF16Go(4, 4, false), microBF16Go(4, 4, true))
+}
 
 // impls lists the implementations this machine can run, fastest first; cur
 // is the one in use.
@@ -99,16 +111,73 @@ func Impls() []string {
 	return names
 }
 
-// Use selects a kernel implementation by name. It is meant for start-up and
-// tests; it must not race with running kernels.
+// Use selects a kernel implementation by name: one of Impls, or the bf16
+// variant of one (its name with "-bf16") where the CPU has it. It is meant
+// for start-up and tests; it must not race with running kernels.
 func Use(name string) error {
 	for _, g := range impls {
 		if g.name == name {
 			cur = g
 			return nil
 		}
+		if g.twin != nil && g.twin.name == name {
+			cur = g.twin
+			return nil
+		}
 	}
 	return fmt.Errorf("kernel: implementation %q is not available here (have %s)", name, strings.Join(Impls(), ", "))
+}
+
+// UsePrecision selects the precision of the GEMM products (Gemm and
+// XentLayer): FP32, or BF16 with float32 accumulation, which runs on the
+// bf16 variant of the implementation in use where the CPU has one
+// (AVX512-BF16; the portable "go" implementation has a bf16 variant in Go
+// for tests) and stays float32 elsewhere. It reports whether the products
+// are now bf16; Impl names the implementation that computes them. Like
+// Use, it must not race with running kernels.
+func UsePrecision(p string) (bool, error) {
+	base := cur
+	if base.bf16 {
+		base = base.twin
+	}
+	switch p {
+	case FP32:
+		cur = base
+		return false, nil
+	case BF16:
+		if base.twin == nil {
+			cur = base
+			return false, nil
+		}
+		cur = base.twin
+		return true, nil
+	}
+	return false, fmt.Errorf("kernel: precision %q: want %s or %s", p, FP32, BF16)
+}
+
+// Precision returns the precision of the GEMM products in use, FP32 or
+// BF16.
+func Precision() string {
+	if cur.bf16 {
+		return BF16
+	}
+	return FP32
+}
+
+// BF16Impl names the bf16 variant of the implementation in use, which
+// UsePrecision(BF16) selects, or returns "" where it has none (no
+// AVX512-BF16): there bf16 products would be no faster than float32. The
+// portable "go" implementation's variant, in Go, is for tests and counts
+// as one.
+func BF16Impl() string {
+	base := cur
+	if !base.bf16 {
+		base = base.twin
+	}
+	if base == nil {
+		return ""
+	}
+	return base.name
 }
 
 // The portable vector loops.

@@ -17,11 +17,16 @@ func simdImpls() []*impl {
 	}()
 	if cpu.X86.HasAVX512F {
 		// 12×32 tiles; an mc×kc block of A (144×256 floats, 144 KiB) stays
-		// in L2 and a kc×32 B panel (32 KiB) in L1.
-		list = append(list, &impl{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 144, nc: 2048,
+		// in L2 and a kc×32 B panel (32 KiB) in L1. The bf16 variant keeps
+		// the blocking: its panels take half the bytes.
+		im := &impl{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 144, nc: 2048,
 			micro: microAVX512, microStore: microStoreAVX512, expShift: expShiftAVX512, axpy: axpyAVX512s, scal: scalAVX512s,
 			adam: adamAVX512s, momentum: momentumAVX512s, dot2: dot2AVX512s, max: maxAVX512s, copyNT: copyNTAVX512s,
-			addMax: addMaxAVX512s, scaleAcc: scaleAccAVX512s})
+			addMax: addMaxAVX512s, scaleAcc: scaleAccAVX512s}
+		if cpu.X86.HasAVX512BF16 {
+			im.twin = bf16AVX512(im)
+		}
+		list = append(list, im)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		list = append(list, &impl{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 96, nc: 2048,

@@ -301,7 +301,7 @@ func (t *xentTask) backward(c, b0, b1 int, sc *gemmScratch, bufs *xentBuffers) {
 	im := t.impl
 	dh := s.dhPart[c*s.rows*k : c*s.rows*k+n*k]
 	buf, packedDZ, gradW := bufs.block, bufs.packedDZ, bufs.gradW
-	packed := n <= im.kc && !im.blas
+	packed := n <= im.kc && !im.blas && !im.bf16
 	for b := b0; b < b1; b++ {
 		j0, width, eb := t.block(b)
 		// The block's gradient: in g, or with an update in gradW (k rows of

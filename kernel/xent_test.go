@@ -110,6 +110,11 @@ func TestXentLayerThreadIndependent(t *testing.T) {
 
 func TestXentLayerDoesNotAllocate(t *testing.T) {
 	race.SkipAllocs(t)
+	testXentNoAlloc(t)
+	forEachBF16(t, func(string) { testXentNoAlloc(t) })
+}
+
+func testXentNoAlloc(t *testing.T) {
 	r := rand.New(rand.NewPCG(45, 46))
 	n, k, L := 32, 16, 3*xentBlock
 	h, w := randSlice(r, n*k), randSlice(r, (k+1)*L)
@@ -151,19 +156,25 @@ func maxAbs(x []float32) float64 {
 // Amazon-670k shapes (batch × hidden × labels) and reports the rate of its
 // three products (6·n·k·L flops).
 func BenchmarkXentLayer(b *testing.B) {
+	defer UsePrecision(Precision())
 	for _, sz := range []struct{ n, k, L int }{{128, 128, 983}, {256, 128, 670091}} {
-		b.Run(fmt.Sprintf("%dx%dx%d", sz.n, sz.k, sz.L), func(b *testing.B) {
-			r := rand.New(rand.NewPCG(47, 48))
-			h, w := randSlice(r, sz.n*sz.k), randSlice(r, (sz.k+1)*sz.L)
-			y := randCSR(r, sz.n, sz.L, 3, true)
-			g, dh, e := make([]float32, len(w)), make([]float32, sz.n*sz.k), make([]float32, sz.n*sz.L)
-			s := NewXentScratch(sz.n, sz.k, sz.L)
-			XentLayer(h, sz.n, sz.k, w, sz.L, y, 1, g, dh, e, s, nil, 0)
-			for b.Loop() {
-				XentLayer(h, sz.n, sz.k, w, sz.L, y, 1, g, dh, e, s, nil, 0)
+		for _, prec := range []string{FP32, BF16} {
+			if bf, _ := UsePrecision(prec); prec == BF16 && !bf {
+				continue
 			}
-			b.ReportMetric(6*float64(sz.n*sz.k)*float64(sz.L)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", prec, sz.n, sz.k, sz.L), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(47, 48))
+				h, w := randSlice(r, sz.n*sz.k), randSlice(r, (sz.k+1)*sz.L)
+				y := randCSR(r, sz.n, sz.L, 3, true)
+				g, dh, e := make([]float32, len(w)), make([]float32, sz.n*sz.k), make([]float32, sz.n*sz.L)
+				s := NewXentScratch(sz.n, sz.k, sz.L)
+				XentLayer(h, sz.n, sz.k, w, sz.L, y, 1, g, dh, e, s, nil, 0)
+				for b.Loop() {
+					XentLayer(h, sz.n, sz.k, w, sz.L, y, 1, g, dh, e, s, nil, 0)
+				}
+				b.ReportMetric(6*float64(sz.n*sz.k)*float64(sz.L)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
 

@@ -193,6 +193,16 @@ func TestInitDeterministicAndBounded(t *testing.T) {
 
 func TestGradientNoAlloc(t *testing.T) {
 	race.SkipAllocs(t)
+	defer kernel.UsePrecision(kernel.Precision())
+	for _, prec := range []string{kernel.FP32, kernel.BF16} {
+		if bf, _ := kernel.UsePrecision(prec); prec == kernel.BF16 && !bf {
+			continue // no bf16 products here: the fp32 run covered it
+		}
+		t.Run(prec, testGradientNoAlloc)
+	}
+}
+
+func testGradientNoAlloc(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	m, _ := New(Config{Inputs: 1836, Hidden: []int{128}, Outputs: 159})
 	p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())

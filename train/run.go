@@ -14,6 +14,7 @@ import (
 	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/launch"
 	"github.com/hetsgd/hetsgd/progress"
 	"github.com/hetsgd/hetsgd/runlog"
@@ -75,6 +76,9 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if err != nil {
 		return err
 	}
+	if f.Precision != kernel.FP32 && f.Precision != kernel.BF16 {
+		return fmt.Errorf("--precision %q: want %s or %s", f.Precision, kernel.FP32, kernel.BF16)
+	}
 	showProgress, err := front.Progress()
 	if err != nil {
 		return err
@@ -118,6 +122,12 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	}
 	loadSeconds := time.Since(loadStart).Seconds()
 	ShareThreads(f.Threads)
+	// The precision is the kernels' for the run's length: a program that
+	// runs several gets its own back.
+	defer kernel.UsePrecision(kernel.Precision())
+	if bf, _ := kernel.UsePrecision(f.Precision); f.Precision == kernel.BF16 && !bf && root {
+		fmt.Fprintf(stderr, "--precision bf16: the %s kernels have no bf16 products (they need AVX512-BF16); the products stay fp32\n", kernel.Impl())
+	}
 	rec, err := ConfigRecord(front.Version, *f, cfg, source, w, loadSeconds, settings)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all" // a run may name every strategy
@@ -52,6 +53,7 @@ type Settings struct {
 	EvalPoints                           int
 	Seed                                 uint64
 	Threads                              int
+	Precision                            string
 	Log                                  string
 	Force                                bool
 	Progress                             string
@@ -210,6 +212,8 @@ var Decls = []Decl{
 		Usage: "`seed` of every random stream (initialisation, shuffling, dropout, cost noise)"},
 	{Name: "threads", MayChange: true, value: func(s *Settings) any { return &s.Threads },
 		Usage: "`threads` the run computes on: the kernels' workers and the Go runtime's processors, which a sampled layer's background table builds share (0: one per CPU)"},
+	{Name: "precision", MayChange: true, Default: kernel.FP32, value: func(s *Settings) any { return &s.Precision },
+		Usage: "precision of the dense layers' matrix products: fp32, or bf16 (operands rounded to bfloat16, float32 sums and float32 weights) on CPUs with AVX512-BF16, which stay fp32 elsewhere; the run log's kernel names the one that ran. The sampled layer (--output lsh) computes in fp32"},
 	{Name: "log", Field: "runlog.AppendLog.path", NotSetting: true, MayChange: true, value: func(s *Settings) any { return &s.Log },
 		Usage: "write the run log as JSON Lines to `file`"},
 	{Name: "force", NotSetting: true, NotSaved: true, MayChange: true, value: func(s *Settings) any { return &s.Force },

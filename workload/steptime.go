@@ -30,6 +30,11 @@ type StepShape struct {
 	// "lsh" (the sampled layer's step at its defaults, DefaultSampling)
 	// or "both".
 	Output string
+	// Precision is the dense layer's GEMM precision timed: kernel.FP32,
+	// kernel.BF16 (where the CPU has bf16 products; else the step says so
+	// and times float32), or "both", the two side by side. The sampled
+	// layer's row products are float32 in every case.
+	Precision string
 }
 
 // StepTiming is what TimeStep measured (the last line `hetsgd step`
@@ -42,7 +47,7 @@ type StepTiming struct {
 	Kernel      string             `json:"kernel"`
 	BLAS        string             `json:"blas,omitempty"`
 	Threads     int                `json:"threads"`
-	StepMS      map[string]float64 `json:"step_ms"`             // fused, split, sampled: median per step
+	StepMS      map[string]float64 `json:"step_ms"`             // fused, split (+"-bf16" for bf16 products), sampled: median per step
 	TablesMS    float64            `json:"tables_ms,omitempty"` // the sampled layer's first table build
 	GemmGFLOPS  map[string]float64 `json:"sgemm_gflops"`
 	PeakGFLOPS  float64            `json:"sgemm_peak_gflops"`
@@ -72,6 +77,20 @@ func TimeStep(ctx context.Context, s StepShape, w io.Writer) (StepTiming, error)
 	default:
 		return StepTiming{}, fmt.Errorf("workload: a timed step's output layer %q: want dense, lsh or both", s.Output)
 	}
+	precisions := []string{kernel.FP32}
+	switch s.Precision {
+	case "", kernel.FP32:
+	case kernel.BF16:
+		precisions = []string{kernel.BF16}
+	case "both":
+		precisions = []string{kernel.FP32, kernel.BF16}
+	default:
+		return StepTiming{}, fmt.Errorf("workload: a timed step's precision %q: want %s, %s or both", s.Precision, kernel.FP32, kernel.BF16)
+	}
+	// The kernels run at float32 outside the timed dense steps (the SGEMM
+	// peak is float32's), and at the caller's precision afterwards.
+	defer kernel.UsePrecision(kernel.Precision())
+	kernel.UsePrecision(kernel.FP32)
 	inputs, labels, nnz := s.Profile.Features, s.Profile.Labels, int(math.Round(s.Profile.AvgNNZ))
 	m, err := model.New(model.Config{Inputs: inputs, Hidden: []int{s.Hidden}, Outputs: labels})
 	if err != nil {
@@ -99,17 +118,29 @@ func TimeStep(ctx context.Context, s StepShape, w io.Writer) (StepTiming, error)
 	if s.Output != "lsh" {
 		ws := m.NewWorkspace(s.Batch)
 		for _, mode := range []string{"fused", "split"} {
-			opt, err := optim.New(optim.Config{Name: s.Optimizer}, n)
-			if err != nil {
-				return StepTiming{}, err
+			for _, prec := range precisions {
+				if bf, _ := kernel.UsePrecision(prec); prec == kernel.BF16 && !bf {
+					fmt.Fprintf(w, "bf16: the %s kernels have no bf16 products (they need AVX512-BF16); not timed\n", kernel.Impl())
+					continue
+				}
+				opt, err := optim.New(optim.Config{Name: s.Optimizer}, n)
+				if err != nil {
+					return StepTiming{}, err
+				}
+				sec, err := timing.Median(ctx, denseStep(ws, opt, p, g, &x, &y, mode == "fused"), s.Steps)
+				if err != nil {
+					return StepTiming{}, err
+				}
+				key, what := mode, mode
+				if prec == kernel.BF16 {
+					key += "-bf16"
+					what += ", bf16 on " + kernel.Impl()
+				}
+				res.StepMS[key] = sec * 1e3
+				fmt.Fprintf(w, "step (%s): %.1f ms, %.0f samples/s\n", what, sec*1e3, float64(s.Batch)/sec)
 			}
-			sec, err := timing.Median(ctx, denseStep(ws, opt, p, g, &x, &y, mode == "fused"), s.Steps)
-			if err != nil {
-				return StepTiming{}, err
-			}
-			res.StepMS[mode] = sec * 1e3
-			fmt.Fprintf(w, "step (%s): %.1f ms, %.0f samples/s\n", mode, sec*1e3, float64(s.Batch)/sec)
 		}
+		kernel.UsePrecision(kernel.FP32)
 	}
 	if s.Output != "dense" {
 		if err := timeSampled(ctx, s, m, p, g, &x, &y, &res, w); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hetsgd/hetsgd/kernel"
 	"io"
 	"math"
 	"strings"
@@ -40,6 +41,33 @@ func TestTimeStep(t *testing.T) {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("line %d: %q, want it to begin with %q", i+1, lines[i], w)
 		}
+	}
+}
+
+// --precision both times the dense step at both precisions, side by side,
+// where the CPU has bf16 products, and leaves the kernels as it found them.
+func TestTimeStepBF16(t *testing.T) {
+	p, err := data.LookupProfile("bibtex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res, err := workload.TimeStep(context.Background(), workload.StepShape{Profile: p, Batch: 16, Hidden: 8, Optimizer: "adam", Steps: 2, Precision: "both"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kernel.Precision() != kernel.FP32 || res.StepMS["fused"] <= 0 {
+		t.Fatalf("precision %s after, timing %+v", kernel.Precision(), res)
+	}
+	if bf := kernel.BF16Impl(); bf != "" {
+		if res.StepMS["fused-bf16"] <= 0 || res.StepMS["split-bf16"] <= 0 || !strings.Contains(out.String(), "step (fused, bf16 on "+bf+")") {
+			t.Errorf("no bf16 step timed: %+v\n%s", res, out.String())
+		}
+	} else if !strings.Contains(out.String(), "not timed") {
+		t.Errorf("no word that bf16 was not timed:\n%s", out.String())
+	}
+	if _, err := workload.TimeStep(context.Background(), workload.StepShape{Profile: p, Batch: 16, Hidden: 8, Steps: 1, Precision: "fp16"}, &out); err == nil {
+		t.Error("precision fp16 accepted")
 	}
 }
 

@@ -227,6 +227,11 @@ func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
 	if b := kernel.BLAS(); b != "" {
 		fmt.Fprintf(stdout, "BLAS: %s\n", b)
 	}
+	if bf := kernel.BF16Impl(); bf != "" {
+		fmt.Fprintf(stdout, "bf16 products (--precision bf16): %s\n", bf)
+	} else {
+		fmt.Fprintf(stdout, "bf16 products (--precision bf16): none for the %s kernels (they need AVX512-BF16)\n", kernel.Impl())
+	}
 	transports := "in-process"
 	if t := comm.Transports(); len(t) > 0 {
 		transports += ", " + strings.Join(t, ", ")

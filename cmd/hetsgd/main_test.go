@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/hetsgd/hetsgd/kernel"
 	"math"
 	"os"
 	"path/filepath"
@@ -435,6 +436,37 @@ func TestTrainOutputLSH(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, %q; want an error with %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// --precision bf16 runs the dense layer's products on the bf16 kernels
+// where the CPU has them, names them in the run log, and says so where it
+// does not; the kernels are float32 again after the run.
+func TestTrainPrecision(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "run.jsonl")
+	code, _, errs := runCLI(t, "train", "--epochs", "0.2", "--precision", "bf16", "--log", log)
+	if code != 0 {
+		t.Fatalf("--precision bf16: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"kernel":"` + kernel.Impl() + `"`
+	if bf := kernel.BF16Impl(); bf != "" {
+		want = `"kernel":"` + bf + `"`
+	} else if !strings.Contains(errs, "have no bf16 products") {
+		t.Errorf("no note that the products stay fp32: %q", errs)
+	}
+	if !strings.Contains(string(b), want) || !strings.Contains(string(b), `"precision":"bf16"`) {
+		t.Errorf("run log lacks %s and the precision: %.400s", want, b)
+	}
+	if kernel.Precision() != kernel.FP32 {
+		t.Errorf("precision %s after the run", kernel.Precision())
+	}
+	code, _, errs = runCLI(t, "train", "--epochs", "1", "--precision", "fp16")
+	if code == 0 || !strings.Contains(errs, `--precision "fp16": want fp32 or bf16`) {
+		t.Errorf("--precision fp16: exit %d, %q", code, errs)
 	}
 }
 

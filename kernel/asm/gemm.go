@@ -1,5 +1,6 @@
 // Command asm generates the SIMD kernels of package kernel with avo: the GEMM
-// micro-kernels (this file) and the vector loops of vec.go.
+// micro-kernels (this file) and the vector loops of vec.go; and, as text,
+// the bf16 micro-kernel and conversions of bf16.go.
 // Run "go generate ./kernel" from the repository root after changing it.
 //
 // Each micro-kernel computes one MR×NR tile of C += Apanel·Bpanel, where the
@@ -55,6 +56,7 @@ func main() {
 	scaleAccStrided("scaleAccStridedAVX512", 16)
 	scaleAccStrided("scaleAccStridedAVX2", 8)
 	Generate()
+	writeBF16("../bf16_amd64.s")
 }
 
 // microKernel generates one micro-kernel; with store it overwrites the tile
