@@ -27,6 +27,7 @@ func RegisterBLAS(b BLASBackend) {
 	base := impls[0]
 	im := *base
 	im.name, im.blas = b.Name(), true
+	im.twin = nil // bf16 products are the built-in kernels': no bf16 variant of a BLAS
 	blas = b
 	impls = append([]*impl{&im}, impls...)
 	cur = pickImpl()

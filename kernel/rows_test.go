@@ -79,3 +79,57 @@ func BenchmarkUpdateRows(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/update")
 	b.ReportMetric(28*float64(touched*width)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }
+
+// MaxKeys8 against the portable loop, on every implementation, and its
+// check of the indices.
+func TestMaxKeys8(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	const entries, groups = 37, 50
+	keys := make([]uint64, 8*entries)
+	for i := range keys {
+		keys[i] = r.Uint64() &^ 7
+		if r.IntN(4) == 0 {
+			keys[i] = 0
+		}
+		if r.IntN(8) == 0 {
+			keys[i] = keys[max(i-8, 0)] // ties with another entry's lane
+		}
+	}
+	idx := make([]int32, 8*groups)
+	for i := range idx {
+		idx[i] = int32(r.IntN(entries))
+	}
+	want := make([]uint64, 8*groups)
+	maxKeys8Go(want, keys, idx)
+	forEachImpl(t, func(name string) {
+		got := make([]uint64, 8*groups+1)
+		MaxKeys8(got, keys, idx)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: top[%d] = %#x, want %#x", name, i, got[i], want[i])
+			}
+		}
+		if got[8*groups] != 0 {
+			t.Fatalf("%s: wrote past the groups", name)
+		}
+	})
+	// A spot check of the definition: lane 3 of group 0.
+	var m uint64
+	for j := range 8 {
+		m = max(m, keys[8*int(idx[j])+3]|uint64(7-j))
+	}
+	if want[3] != m {
+		t.Fatalf("reference lane 3 = %#x, want %#x", want[3], m)
+	}
+	for _, bad := range []int32{entries, -1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("index %d of %d entries accepted", bad, entries)
+				}
+			}()
+			idx[5] = bad
+			MaxKeys8(want, keys, idx)
+		}()
+	}
+}

@@ -1174,3 +1174,67 @@ scaleAccStridedAVX2_loop:
 	JNZ     scaleAccStridedAVX2_loop
 	VZEROUPPER
 	RET
+
+// func maxKeys8AVX512(top *uint64, keys *uint64, idx *int32, groups int)
+// Requires: AVX, AVX512F
+TEXT ·maxKeys8AVX512(SB), NOSPLIT, $0-32
+	MOVQ         top+0(FP), AX
+	MOVQ         keys+8(FP), CX
+	MOVQ         idx+16(FP), DX
+	MOVQ         groups+24(FP), BX
+	MOVQ         $0x0000000000000007, SI
+	VPBROADCASTQ SI, Z0
+	MOVQ         $0x0000000000000006, SI
+	VPBROADCASTQ SI, Z1
+	MOVQ         $0x0000000000000005, SI
+	VPBROADCASTQ SI, Z2
+	MOVQ         $0x0000000000000004, SI
+	VPBROADCASTQ SI, Z3
+	MOVQ         $0x0000000000000003, SI
+	VPBROADCASTQ SI, Z4
+	MOVQ         $0x0000000000000002, SI
+	VPBROADCASTQ SI, Z5
+	MOVQ         $0x0000000000000001, SI
+	VPBROADCASTQ SI, Z6
+	MOVQ         $0x0000000000000000, SI
+	VPBROADCASTQ SI, Z7
+
+group:
+	MOVLQSX   (DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z0, Z8
+	MOVLQSX   4(DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z1, Z9
+	VPMAXUQ   Z9, Z8, Z8
+	MOVLQSX   8(DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z2, Z9
+	VPMAXUQ   Z9, Z8, Z8
+	MOVLQSX   12(DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z3, Z9
+	VPMAXUQ   Z9, Z8, Z8
+	MOVLQSX   16(DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z4, Z9
+	VPMAXUQ   Z9, Z8, Z8
+	MOVLQSX   20(DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z5, Z9
+	VPMAXUQ   Z9, Z8, Z8
+	MOVLQSX   24(DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z6, Z9
+	VPMAXUQ   Z9, Z8, Z8
+	MOVLQSX   28(DX), SI
+	SHLQ      $0x06, SI
+	VPORQ     (CX)(SI*1), Z7, Z9
+	VPMAXUQ   Z9, Z8, Z8
+	VMOVDQU64 Z8, (AX)
+	ADDQ      $0x20, DX
+	ADDQ      $0x40, AX
+	DECQ      BX
+	JNZ       group
+	VZEROUPPER
+	RET

@@ -133,3 +133,8 @@ func scaleAccStridedAVX512(dst *float32, src *float32, acc *float32, chunks int,
 //
 //go:noescape
 func scaleAccStridedAVX2(dst *float32, src *float32, acc *float32, chunks int, stride int, f float32)
+
+// maxKeys8AVX512 sets, for g < groups, lane r of top[8g:8g+8] to the largest keys[8·idx[8g+j]+r] | (7−j) over j < 8. Indices are the caller's to check.
+//
+//go:noescape
+func maxKeys8AVX512(top *uint64, keys *uint64, idx *int32, groups int)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/hetsgd/hetsgd/kernel"
 )
 
 // A Family hashes dense vectors of one dimension into the buckets of L
@@ -260,4 +262,55 @@ func checkShape(dim, k, l, bits int) error {
 		return fmt.Errorf("lsh: K %d makes %d-bit buckets: at most 30", k, bits)
 	}
 	return nil
+}
+
+// rows8 is the scratch of DWTA.hash8: the keys of eight rows side by side
+// (coordinate i of row r at keys[8i+r]), each bin's eight winners, and one
+// row's bin values.
+type rows8 struct {
+	keys []uint64
+	top  []uint64
+	vals []int8
+}
+
+// hash8 is Hash on eight rows at once, w holding them one after another
+// (row r at w[r·dim:]), their codes written to codes[r·L:]: the same codes,
+// with every bin's winner found for the eight rows in one pass of
+// kernel.MaxKeys8 (eight lanes of AVX-512) rather than eight.
+func (d *DWTA) hash8(codes []uint32, w []float32, sc *rows8) {
+	dim, nb := d.dim, d.k*d.l
+	if len(sc.keys) < 8*dim || len(sc.top) < 8*nb {
+		sc.keys, sc.top, sc.vals = make([]uint64, 8*dim), make([]uint64, 8*nb), make([]int8, nb)
+	}
+	keys, top, vals := sc.keys[:8*dim], sc.top[:8*nb], sc.vals[:nb]
+	w = w[:8*dim]
+	for r := range 8 {
+		for i, x := range w[r*dim : (r+1)*dim] {
+			keys[8*i+r] = binKey(x)
+		}
+	}
+	kernel.MaxKeys8(top, keys, d.bins)
+	for r := range 8 {
+		for b := range vals {
+			t := top[8*b+r]
+			if t < binSize {
+				vals[b] = -1 // every coordinate zero: no winner
+				continue
+			}
+			vals[b] = int8(binSize - 1 - int(t&(binSize-1)))
+		}
+		row := codes[r*d.l : (r+1)*d.l]
+		for t := range row {
+			var c uint32
+			for j := range d.k {
+				b := t*d.k + j
+				x := vals[b]
+				if x < 0 {
+					x = d.probe(b, func(donor int) int8 { return vals[donor] })
+				}
+				c = c<<binBits | uint32(x)
+			}
+			row[t] = c
+		}
+	}
 }

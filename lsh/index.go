@@ -33,7 +33,8 @@ type Index struct {
 
 // buildScratch is one part's scratch of Build.
 type buildScratch struct {
-	row   []uint32 // one row's L codes
+	row   []uint32 // one row's L codes (eight rows' with DWTA)
+	rows8 rows8    // DWTA's eight rows at once
 	count []uint32 // rows per bucket of one table
 	pcg   *rand.PCG
 	rng   *rand.Rand // reservoir sampling of the table being filled
@@ -118,7 +119,7 @@ func (ix *Index) Build(w []float32, dim int, seed uint64) {
 	if len(ix.parts) < parts {
 		for range parts - len(ix.parts) {
 			pcg := rand.NewPCG(0, 0)
-			ix.parts = append(ix.parts, buildScratch{row: make([]uint32, l), count: make([]uint32, ix.buckets), pcg: pcg, rng: rand.New(pcg)})
+			ix.parts = append(ix.parts, buildScratch{row: make([]uint32, 8*l), count: make([]uint32, ix.buckets), pcg: pcg, rng: rand.New(pcg)})
 		}
 	}
 	ix.hash.w, ix.hash.dim = w, dim
@@ -133,11 +134,24 @@ func (ix *Index) Build(w []float32, dim int, seed uint64) {
 // cache at every row.
 func (h *hashTask) Part(i, n int) {
 	ix := h.ix
-	row := ix.parts[i].row
+	sc := &ix.parts[i]
+	row := sc.row
 	rows := ix.rows
-	for r := i * rows / n; r < (i+1)*rows/n; r++ {
+	r, end := i*rows/n, (i+1)*rows/n
+	if d, ok := ix.fam.(*DWTA); ok && h.dim == d.dim {
+		l := d.l
+		for ; r+8 <= end; r += 8 {
+			d.hash8(row, h.w[r*h.dim:(r+8)*h.dim], &sc.rows8)
+			for t := range l {
+				for q := range 8 {
+					ix.codes[t*rows+r+q] = row[q*l+t]
+				}
+			}
+		}
+	}
+	for ; r < end; r++ {
 		ix.fam.Hash(row, h.w[r*h.dim:(r+1)*h.dim])
-		for t, c := range row {
+		for t, c := range row[:ix.fam.Tables()] {
 			ix.codes[t*rows+r] = c
 		}
 	}

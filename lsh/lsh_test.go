@@ -604,3 +604,69 @@ func TestSamplerFork(t *testing.T) {
 		}
 	}
 }
+
+// DWTA's eight rows at once give each row the codes Hash gives it, on
+// every kernel implementation: zeros, signed zeros, ties, all-zero rows
+// (densified from other bins, or the zero code), and dimensions above and
+// below the keyed width.
+func TestDWTAHash8MatchesHash(t *testing.T) {
+	defer kernel.Use(kernel.Impl())
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, impl := range kernel.Impls() {
+		if err := kernel.Use(impl); err != nil {
+			t.Fatal(err)
+		}
+		for _, dim := range []int{8, 9, 64, 128, 600} {
+			for _, kl := range [][2]int{{6, 50}, {2, 3}, {1, 1}, {10, 7}} {
+				d, err := NewDWTA(dim, kl[0], kl[1], uint64(dim))
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := make([]float32, 8*dim)
+				var sc rows8
+				got, want := make([]uint32, 8*d.l), make([]uint32, d.l)
+				for rep := range 20 {
+					for i := range w {
+						switch r.IntN(6) {
+						case 0, 1:
+							w[i] = 0
+						case 2:
+							w[i] = float32(math.Copysign(0, -1))
+						case 3:
+							w[i] = float32(r.IntN(3)) - 1
+						default:
+							w[i] = float32(r.NormFloat64())
+						}
+					}
+					if rep%4 == 0 {
+						clear(w[(rep/4%8)*dim : (rep/4%8+1)*dim]) // one row all zero
+					}
+					d.hash8(got, w, &sc)
+					for q := range 8 {
+						d.Hash(want, w[q*dim:(q+1)*dim])
+						if !slices.Equal(got[q*d.l:(q+1)*d.l], want) {
+							t.Fatalf("%s dim %d K %d L %d row %d: hash8 %v, Hash %v", impl, dim, d.k, d.l, q, got[q*d.l:(q+1)*d.l], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkHash8 is BenchmarkHash's DWTA on eight rows at once, a row's
+// share reported.
+func BenchmarkHash8(b *testing.B) {
+	d, err := NewDWTA(128, 6, 50, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	w := matrix(r, 8, 128)
+	codes := make([]uint32, 8*50)
+	var sc rows8
+	for b.Loop() {
+		d.hash8(codes, w, &sc)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(8*b.N), "ns/row")
+}

@@ -55,6 +55,7 @@ func main() {
 	scaleAcc("scaleAccAVX2", 8)
 	scaleAccStrided("scaleAccStridedAVX512", 16)
 	scaleAccStrided("scaleAccStridedAVX2", 8)
+	maxKeys8("maxKeys8AVX512")
 	Generate()
 	writeBF16("../bf16_amd64.s")
 }
