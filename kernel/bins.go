@@ -2,31 +2,50 @@ package kernel
 
 import "fmt"
 
+// Groups are the index groups of MaxKeys8, checked once when made: a
+// DWTA family draws its bins once and hashes with them millions of times.
+type Groups struct {
+	idx []int32
+	max int32 // the largest index
+}
+
+// NewGroups checks idx (a multiple of 8 indices, none negative) and keeps
+// it; the caller must not change it afterwards.
+func NewGroups(idx []int32) (Groups, error) {
+	if len(idx)%8 != 0 {
+		return Groups{}, fmt.Errorf("kernel: %d indices do not make groups of 8", len(idx))
+	}
+	g := Groups{idx: idx, max: -1}
+	for _, i := range idx {
+		if i < 0 {
+			return Groups{}, fmt.Errorf("kernel: negative index %d", i)
+		}
+		g.max = max(g.max, i)
+	}
+	return g, nil
+}
+
+// Len is the number of groups.
+func (g Groups) Len() int { return len(g.idx) / 8 }
+
 // MaxKeys8 is the winner-take-all of eight vectors side by side, the inner
 // loop of DWTA hashing (package lsh) run on eight rows at once: keys holds
 // eight lanes an entry (entry i, lane r at keys[8i+r]), and for each group
-// g of eight indices in idx,
+// g of eight indices,
 //
 //	top[8g+r] = max over j < 8 of keys[8·idx[8g+j]+r] | (7−j)
 //
 // so that the low three bits of a lane's result name the first j of its
-// largest key, when keys leave those bits zero. len(idx) is a multiple of
-// 8; every index must name an entry of keys (checked: an index past the
-// keys panics).
-func MaxKeys8(top, keys []uint64, idx []int32) {
-	if len(idx)%8 != 0 || len(top) < len(idx) {
-		panic(fmt.Sprintf("kernel: MaxKeys8 of %d indices into %d results", len(idx), len(top)))
+// largest key, when keys leave those bits zero. keys must hold every entry
+// the groups name, and top a result for each group (else it panics).
+func MaxKeys8(top, keys []uint64, g Groups) {
+	if len(top) < len(g.idx) || int(g.max) >= len(keys)/8 {
+		panic(fmt.Sprintf("kernel: MaxKeys8 of %d groups naming entry %d, into %d keys and %d results", g.Len(), g.max, len(keys)/8, len(top)/8))
 	}
-	n := int32(len(keys) / 8)
-	for _, i := range idx {
-		if uint32(i) >= uint32(n) {
-			panic(fmt.Sprintf("kernel: MaxKeys8 index %d of %d entries", i, n))
-		}
-	}
-	if len(idx) == 0 {
+	if len(g.idx) == 0 {
 		return
 	}
-	cur.maxKeys8(top, keys, idx)
+	cur.maxKeys8(top, keys, g.idx)
 }
 
 // maxKeys8Go is the portable MaxKeys8 (its arguments checked).

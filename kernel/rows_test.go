@@ -101,9 +101,13 @@ func TestMaxKeys8(t *testing.T) {
 	}
 	want := make([]uint64, 8*groups)
 	maxKeys8Go(want, keys, idx)
+	g, err := NewGroups(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	forEachImpl(t, func(name string) {
 		got := make([]uint64, 8*groups+1)
-		MaxKeys8(got, keys, idx)
+		MaxKeys8(got, keys, g)
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%s: top[%d] = %#x, want %#x", name, i, got[i], want[i])
@@ -121,15 +125,18 @@ func TestMaxKeys8(t *testing.T) {
 	if want[3] != m {
 		t.Fatalf("reference lane 3 = %#x, want %#x", want[3], m)
 	}
-	for _, bad := range []int32{entries, -1} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("index %d of %d entries accepted", bad, entries)
-				}
-			}()
-			idx[5] = bad
-			MaxKeys8(want, keys, idx)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("an index past %d entries accepted", entries-8)
+			}
 		}()
+		MaxKeys8(want, keys[:8*(entries-8)], g)
+	}()
+	if _, err := NewGroups([]int32{1, 2, 3}); err == nil {
+		t.Error("3 indices made groups")
+	}
+	if _, err := NewGroups([]int32{0, 1, 2, 3, 4, 5, 6, -1}); err == nil {
+		t.Error("a negative index accepted")
 	}
 }

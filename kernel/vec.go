@@ -27,6 +27,16 @@ func AxpBy(a float32, x []float32, b float32, y []float32) {
 // Scal computes x *= a.
 func Scal(a float32, x []float32) { vecRun(&vecTask{op: vecScal, a: a, x: x}) }
 
+// Copy copies x into y (len(y) ≥ len(x)) on the default pool: a copy of a
+// layer's hundreds of megabytes takes every core's share of the memory's
+// bandwidth, where copy takes one core's.
+func Copy(y, x []float32) {
+	if len(y) < len(x) {
+		panic("kernel: Copy into a shorter slice")
+	}
+	vecRun(&vecTask{op: vecCopy, x: x, y: y})
+}
+
 // Dot returns Σ x[i]·y[i], accumulated in float64 over a fixed number of
 // chunks that depends only on len(x), so the value is reproducible bit for bit.
 func Dot(x, y []float32) float64 {
@@ -47,6 +57,7 @@ const (
 	vecScal
 	vecDot
 	vecUpdate
+	vecCopy
 )
 
 // vecChunks is the fixed number of chunks a long vector is cut into; dot
@@ -118,5 +129,7 @@ func (t *vecTask) Part(i, n int) {
 		t.partial[i] = (s0 + s1) + (s2 + s3)
 	case vecUpdate:
 		t.upd.apply(t.y[lo:hi], x, t.off+lo)
+	case vecCopy:
+		copy(t.y[lo:hi], x)
 	}
 }

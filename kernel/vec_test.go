@@ -3,6 +3,7 @@ package kernel
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
@@ -22,6 +23,12 @@ func testVectorOps(t *testing.T, impl string) {
 		}
 		if got := Dot(x, y); math.Abs(got-dot) > 1e-9*float64(n+1) {
 			t.Fatalf("n=%d: Dot %v, want %v", n, got, dot)
+		}
+		c := make([]float32, n+1)
+		c[n] = 7
+		Copy(c, x)
+		if !slices.Equal(c[:n], x) || c[n] != 7 {
+			t.Fatalf("n=%d: Copy wrote %v", n, c)
 		}
 		want := make([]float32, n)
 		for i := range want {

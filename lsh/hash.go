@@ -84,9 +84,10 @@ func (s *SRP) Hash(codes []uint32, v []float32) {
 // DWTA is densified winner-take-all hashing.
 type DWTA struct {
 	dim, k, l int
-	bins      []int32 // K·L bins of binSize coordinates
-	seedA     uint32  // the densification's universal hash: an odd multiplier
-	shift     uint    // 32 − ⌊log₂(K·L)⌋
+	bins      []int32       // K·L bins of binSize coordinates
+	groups    kernel.Groups // bins, checked for kernel.MaxKeys8
+	seedA     uint32        // the densification's universal hash: an odd multiplier
+	shift     uint          // 32 − ⌊log₂(K·L)⌋
 }
 
 const (
@@ -121,6 +122,11 @@ func NewDWTA(dim, k, l int, seed uint64) (*DWTA, error) {
 		take := min(dim/binSize*binSize, n*binSize-at)
 		at += copy(d.bins[at:at+take], perm[:take])
 	}
+	g, err := kernel.NewGroups(d.bins)
+	if err != nil {
+		return nil, err
+	}
+	d.groups = g
 	d.seedA = uint32(r.Uint64()) | 1
 	d.shift = uint(32 - (bits.Len(uint(n)) - 1))
 	return d, nil
@@ -289,7 +295,7 @@ func (d *DWTA) hash8(codes []uint32, w []float32, sc *rows8) {
 			keys[8*i+r] = binKey(x)
 		}
 	}
-	kernel.MaxKeys8(top, keys, d.bins)
+	kernel.MaxKeys8(top, keys, d.groups)
 	for r := range 8 {
 		for b := range vals {
 			t := top[8*b+r]

@@ -472,7 +472,7 @@ func (x *sampledWorker) tables(p []float32) {
 		x.spare.SetPool(buildPool())
 		x.spare.SetFamily(fam)
 		x.spareDraws = draws
-		copy(x.snapshot, w)
+		kernel.Copy(x.snapshot, w)
 		x.done = make(chan struct{})
 		spare, snap, done, in := x.spare, x.snapshot, x.done, x.layer.In
 		go func() {
