@@ -10,6 +10,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/hugepage"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -126,7 +127,7 @@ func newExecutor(cfg Config, w Workload, world comm.Comm, maxBatch int) (*execut
 			d.prep = cfg.Prep
 		}
 		if !cfg.TimingOnly {
-			d.p, d.g = slices.Clone(init), make([]float32, n)
+			d.p, d.g = hugepage.Clone(init), hugepage.Floats(n)
 			d.opt, _ = optim.New(cfg.Optimizer, n)
 		}
 		x.devs = append(x.devs, d)

@@ -345,3 +345,27 @@ func TestBF16ConversionsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMicroKernel times the GEMM micro-kernels alone, on panels in
+// cache (kc 256, 64 B panels), the float32 one and its bf16 variant: the
+// compute ceiling the products' packing and memory traffic come on top of.
+func BenchmarkMicroKernel(b *testing.B) {
+	for _, g := range impls {
+		for _, im := range []*impl{g, g.twin} {
+			if im == nil || im.blas {
+				continue
+			}
+			const kc, panels = 256, 64
+			a, bp := make([]float32, im.mr*kc), make([]float32, im.nr*kc*panels)
+			c := make([]float32, im.mr*im.nr)
+			b.Run(im.name, func(b *testing.B) {
+				for b.Loop() {
+					for j := range panels {
+						im.micro(kc, a, bp[j*im.nr*kc:], c, im.nr)
+					}
+				}
+				b.ReportMetric(2*float64(im.mr*im.nr*kc*panels)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

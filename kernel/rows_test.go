@@ -3,6 +3,8 @@ package kernel
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/internal/hugepage"
 )
 
 // The row kernels against their references with every implementation,
@@ -59,84 +61,32 @@ func TestRowKernels(t *testing.T) {
 //	./kernel.test -test.run NONE -test.bench UpdateRows
 func BenchmarkUpdateRows(b *testing.B) {
 	const layer, width, touched = 670_091, 129, 200_000
-	p, g := make([]float32, layer*width), make([]float32, layer*width)
-	u := &Update{Rule: AdamRule, LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
-		M: make([]float32, layer*width), V: make([]float32, layer*width)}
-	for _, v := range [][]float32{p, g, u.M, u.V} {
-		for i := range v {
-			v[i] = 1 // fault every page in before timing
-		}
-	}
 	rows := make([]int32, 0, touched)
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, k := range r.Perm(layer)[:touched] {
 		rows = append(rows, int32(k))
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		ApplyUpdateRows(p, g, u, 0, rows, width)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/update")
-	b.ReportMetric(28*float64(touched*width)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-}
-
-// MaxKeys8 against the portable loop, on every implementation, and its
-// check of the indices.
-func TestMaxKeys8(t *testing.T) {
-	r := rand.New(rand.NewPCG(61, 62))
-	const entries, groups = 37, 50
-	keys := make([]uint64, 8*entries)
-	for i := range keys {
-		keys[i] = r.Uint64() &^ 7
-		if r.IntN(4) == 0 {
-			keys[i] = 0
+	// The vectors as plain slices, and as a run allocates them (huge pages
+	// advised, internal/hugepage).
+	for _, pages := range []string{"plain", "huge"} {
+		alloc := func(n int) []float32 { return make([]float32, n) }
+		if pages == "huge" {
+			alloc = hugepage.Floats
 		}
-		if r.IntN(8) == 0 {
-			keys[i] = keys[max(i-8, 0)] // ties with another entry's lane
-		}
-	}
-	idx := make([]int32, 8*groups)
-	for i := range idx {
-		idx[i] = int32(r.IntN(entries))
-	}
-	want := make([]uint64, 8*groups)
-	maxKeys8Go(want, keys, idx)
-	g, err := NewGroups(idx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	forEachImpl(t, func(name string) {
-		got := make([]uint64, 8*groups+1)
-		MaxKeys8(got, keys, g)
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("%s: top[%d] = %#x, want %#x", name, i, got[i], want[i])
+		p, g := alloc(layer*width), alloc(layer*width)
+		u := &Update{Rule: AdamRule, LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, C2: 1,
+			M: alloc(layer * width), V: alloc(layer * width)}
+		for _, v := range [][]float32{p, g, u.M, u.V} {
+			for i := range v {
+				v[i] = 1 // fault every page in before timing
 			}
 		}
-		if got[8*groups] != 0 {
-			t.Fatalf("%s: wrote past the groups", name)
-		}
-	})
-	// A spot check of the definition: lane 3 of group 0.
-	var m uint64
-	for j := range 8 {
-		m = max(m, keys[8*int(idx[j])+3]|uint64(7-j))
-	}
-	if want[3] != m {
-		t.Fatalf("reference lane 3 = %#x, want %#x", want[3], m)
-	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Errorf("an index past %d entries accepted", entries-8)
+		b.Run(pages, func(b *testing.B) {
+			for b.Loop() {
+				ApplyUpdateRows(p, g, u, 0, rows, width)
 			}
-		}()
-		MaxKeys8(want, keys[:8*(entries-8)], g)
-	}()
-	if _, err := NewGroups([]int32{1, 2, 3}); err == nil {
-		t.Error("3 indices made groups")
-	}
-	if _, err := NewGroups([]int32{0, 1, 2, 3, 4, 5, 6, -1}); err == nil {
-		t.Error("a negative index accepted")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/update")
+			b.ReportMetric(28*float64(touched*width)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/internal/hugepage"
 	"github.com/hetsgd/hetsgd/kernel"
 )
 
@@ -77,10 +78,10 @@ func New(cfg Config, n int) (Optimizer, error) {
 		if !(mu > 0 && mu < 1) {
 			return nil, fmt.Errorf("optim: momentum %v must be in (0, 1)", cfg.Momentum)
 		}
-		return &Momentum{Mu: mu, WeightDecay: wd, buf: make([]float32, n)}, nil
+		return &Momentum{Mu: mu, WeightDecay: wd, buf: hugepage.Floats(n)}, nil
 	case "adam":
 		a := &Adam{Beta1: def(cfg.Beta1, 0.9), Beta2: def(cfg.Beta2, 0.999), Eps: def(cfg.Eps, 1e-8),
-			WeightDecay: wd, m: make([]float32, n), v: make([]float32, n)}
+			WeightDecay: wd, m: hugepage.Floats(n), v: hugepage.Floats(n)}
 		if !(a.Beta1 >= 0 && a.Beta1 < 1 && a.Beta2 >= 0 && a.Beta2 < 1 && a.Eps > 0) {
 			return nil, fmt.Errorf("optim: Adam needs 0 ≤ β1, β2 < 1 and ε > 0, got %v, %v, %v", a.Beta1, a.Beta2, a.Eps)
 		}
