@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/internal/hugepage"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/lsh"
 	"github.com/hetsgd/hetsgd/model"
@@ -50,7 +51,7 @@ func BenchmarkStep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
+					p, g := hugepage.Floats(m.NumParams()), hugepage.Floats(m.NumParams())
 					m.Init(p, 1)
 					o, _ := optim.New(optim.Config{Name: opt}, len(p))
 					if sampled && mode != "slide" {

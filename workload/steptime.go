@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/hugepage"
 	"github.com/hetsgd/hetsgd/internal/timing"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/lsh"
@@ -112,7 +113,7 @@ func TimeStep(ctx context.Context, s StepShape, w io.Writer) (StepTiming, error)
 	if err := gemmRates(ctx, &res); err != nil {
 		return StepTiming{}, err
 	}
-	p, g := make([]float32, n), make([]float32, n)
+	p, g := hugepage.Floats(n), hugepage.Floats(n) // as a run allocates them
 	m.Init(p, 1)
 	x, y := RandomBatch(rand.New(rand.NewPCG(3, 4)), s.Batch, inputs, labels, nnz)
 	if s.Output != "lsh" {
