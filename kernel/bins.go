@@ -61,3 +61,34 @@ func maxKeys8Go(top, keys []uint64, idx []int32) {
 		copy(top[8*g:8*g+8], t[:])
 	}
 }
+
+// Codes8 packs DWTA's codes of eight rows from their bins' winners, top
+// as MaxKeys8 leaves it for K·L bins (k·l groups): lane r of
+// codes[8t:8t+8] holds table t's K bin values 7 − (top & 7), 3 bits each,
+// the first the most significant. It returns the rows (bit r) with a bin
+// no key won (top < 8): their codes need the family's densification.
+func Codes8(codes, top []uint64, k, l int) uint8 {
+	if k < 1 || l < 1 || k > 21 || len(codes) < 8*l || len(top) < 8*k*l {
+		panic(fmt.Sprintf("kernel: Codes8 of %d tables of %d bins into %d codes from %d tops", l, k, len(codes)/8, len(top)/8))
+	}
+	return cur.codes8(codes, top, k, l)
+}
+
+// codes8Go is the portable Codes8 (its arguments checked).
+func codes8Go(codes, top []uint64, k, l int) uint8 {
+	var empty uint8
+	for t := range l {
+		var c [8]uint64
+		for j := range k {
+			x := top[8*(t*k+j) : 8*(t*k+j)+8]
+			for r := range c {
+				if x[r] < 8 {
+					empty |= 1 << r
+				}
+				c[r] = c[r]<<3 | (^x[r] & 7)
+			}
+		}
+		copy(codes[8*t:8*t+8], c[:])
+	}
+	return empty
+}

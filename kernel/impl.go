@@ -31,6 +31,7 @@ type impl struct {
 	addMax     func(x, b []float32) float32              // x += b; max(x), len(x) ≥ 1
 	scaleAcc   func(dst, src, acc []float32, f float32)  // dst = f·src; acc += dst
 	maxKeys8   func(top, keys []uint64, idx []int32)     // see MaxKeys8 (checked)
+	codes8     func(codes, top []uint64, k, l int) uint8 // see Codes8 (checked)
 	// scaleAccPanels is scaleAcc writing dst as nr-wide runs stride apart
 	// (zero-padding the last run): one row of a packed B operand.
 	scaleAccPanels func(dst, src, acc []float32, f float32, stride int)
@@ -62,7 +63,7 @@ func (im *impl) tile(g *gemmArgs, i0, i1, j0, j1 int, s *gemmScratch) {
 // plain loops.
 var goImpl = &impl{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024,
 	micro: micro4x4, microStore: micro4x4Store, expShift: expShiftGo, axpy: axpyGo, scal: scalGo, adam: adamGo, momentum: momentumGo, dot2: dot2Go,
-	max: maxGo, copyNT: copyGo, addMax: addMaxGo, scaleAcc: scaleAccGo, maxKeys8: maxKeys8Go}
+	max: maxGo, copyNT: copyGo, addMax: addMaxGo, scaleAcc: scaleAccGo, maxKeys8: maxKeys8Go, codes8: codes8Go}
 
 func init() {
 	goImpl.scaleAccPanels = goImpl.scaleAccPanelsGo

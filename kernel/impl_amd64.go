@@ -22,7 +22,7 @@ func simdImpls() []*impl {
 		im := &impl{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 144, nc: 2048,
 			micro: microAVX512, microStore: microStoreAVX512, expShift: expShiftAVX512, axpy: axpyAVX512s, scal: scalAVX512s,
 			adam: adamAVX512s, momentum: momentumAVX512s, dot2: dot2AVX512s, max: maxAVX512s, copyNT: copyNTAVX512s,
-			addMax: addMaxAVX512s, scaleAcc: scaleAccAVX512s, maxKeys8: maxKeys8AVX512s}
+			addMax: addMaxAVX512s, scaleAcc: scaleAccAVX512s, maxKeys8: maxKeys8AVX512s, codes8: codes8AVX512s}
 		if cpu.X86.HasAVX512BF16 {
 			im.twin = bf16AVX512(im)
 		}
@@ -32,7 +32,7 @@ func simdImpls() []*impl {
 		list = append(list, &impl{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 96, nc: 2048,
 			micro: microAVX2, microStore: microStoreAVX2, expShift: expShiftAVX2, axpy: axpyAVX2s, scal: scalAVX2s,
 			adam: adamAVX2s, momentum: momentumAVX2s, dot2: dot2AVX2s, max: maxAVX2s, copyNT: copyNTAVX2s,
-			addMax: addMaxAVX2s, scaleAcc: scaleAccAVX2s, maxKeys8: maxKeys8Go})
+			addMax: addMaxAVX2s, scaleAcc: scaleAccAVX2s, maxKeys8: maxKeys8Go, codes8: codes8Go})
 	}
 	return list
 }
@@ -313,6 +313,10 @@ func scaleAccAVX2s(dst, src, acc []float32, f float32) {
 
 func maxKeys8AVX512s(top, keys []uint64, idx []int32) {
 	maxKeys8AVX512(&top[0], &keys[0], &idx[0], len(idx)/8)
+}
+
+func codes8AVX512s(codes, top []uint64, k, l int) uint8 {
+	return codes8AVX512(&codes[0], &top[0], k, l)
 }
 
 // scaleAccPanelsSIMD runs the full nr-wide runs (two vectors) in assembly.

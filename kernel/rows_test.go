@@ -90,3 +90,108 @@ func BenchmarkUpdateRows(b *testing.B) {
 		})
 	}
 }
+
+// Codes8 against the portable loop on every implementation, empty bins
+// (tops below 8) flagged by row.
+func TestCodes8(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 64))
+	for _, kl := range [][2]int{{1, 1}, {6, 50}, {10, 3}, {3, 7}} {
+		k, l := kl[0], kl[1]
+		top := make([]uint64, 8*k*l)
+		for i := range top {
+			top[i] = r.Uint64()>>4 | 8
+			if r.IntN(200) == 0 {
+				top[i] = uint64(r.IntN(8)) // no winner
+			}
+		}
+		top[2], top[3] = 8, 7 // the edge: 8 has a winner, 7 none
+		want := make([]uint64, 8*l)
+		wantEmpty := codes8Go(want, top, k, l)
+		if wantEmpty&(1<<3) == 0 {
+			t.Fatalf("reference empty rows %08b: row 3 not flagged", wantEmpty)
+		}
+		// The definition, on lane 5 of table 0.
+		var c uint64
+		for j := range k {
+			c = c<<3 | uint64(7-int(top[8*j+5]&7))
+		}
+		if want[5] != c {
+			t.Fatalf("reference lane 5 = %#x, want %#x", want[5], c)
+		}
+		forEachImpl(t, func(name string) {
+			got := make([]uint64, 8*l+1)
+			if e := Codes8(got, top, k, l); e != wantEmpty {
+				t.Fatalf("%s K %d L %d: empty rows %08b, want %08b", name, k, l, e, wantEmpty)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s K %d L %d: codes[%d] = %#x, want %#x", name, k, l, i, got[i], want[i])
+				}
+			}
+			if got[8*l] != 0 {
+				t.Fatalf("%s: wrote past the tables", name)
+			}
+		})
+	}
+}
+
+// MaxKeys8 against the portable loop, on every implementation, and its
+// check of the indices.
+func TestMaxKeys8(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	const entries, groups = 37, 50
+	keys := make([]uint64, 8*entries)
+	for i := range keys {
+		keys[i] = r.Uint64() &^ 7
+		if r.IntN(4) == 0 {
+			keys[i] = 0
+		}
+		if r.IntN(8) == 0 {
+			keys[i] = keys[max(i-8, 0)] // ties with another entry's lane
+		}
+	}
+	idx := make([]int32, 8*groups)
+	for i := range idx {
+		idx[i] = int32(r.IntN(entries))
+	}
+	want := make([]uint64, 8*groups)
+	maxKeys8Go(want, keys, idx)
+	g, err := NewGroups(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forEachImpl(t, func(name string) {
+		got := make([]uint64, 8*groups+1)
+		MaxKeys8(got, keys, g)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: top[%d] = %#x, want %#x", name, i, got[i], want[i])
+			}
+		}
+		if got[8*groups] != 0 {
+			t.Fatalf("%s: wrote past the groups", name)
+		}
+	})
+	// A spot check of the definition: lane 3 of group 0.
+	var m uint64
+	for j := range 8 {
+		m = max(m, keys[8*int(idx[j])+3]|uint64(7-j))
+	}
+	if want[3] != m {
+		t.Fatalf("reference lane 3 = %#x, want %#x", want[3], m)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("an index past %d entries accepted", entries-8)
+			}
+		}()
+		MaxKeys8(want, keys[:8*(entries-8)], g)
+	}()
+	if _, err := NewGroups([]int32{1, 2, 3}); err == nil {
+		t.Error("3 indices made groups")
+	}
+	if _, err := NewGroups([]int32{0, 1, 2, 3, 4, 5, 6, -1}); err == nil {
+		t.Error("a negative index accepted")
+	}
+}

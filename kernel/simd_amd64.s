@@ -1238,3 +1238,37 @@ group:
 	JNZ       group
 	VZEROUPPER
 	RET
+
+// func codes8AVX512(codes *uint64, top *uint64, k int, l int) uint8
+// Requires: AVX, AVX512F
+TEXT ·codes8AVX512(SB), NOSPLIT, $0-33
+	MOVQ         codes+0(FP), AX
+	MOVQ         top+8(FP), CX
+	MOVQ         k+16(FP), DX
+	MOVQ         l+24(FP), BX
+	MOVQ         $0x0000000000000007, SI
+	VPBROADCASTQ SI, Z0
+	KXORW        K1, K1, K1
+
+table:
+	VPXORQ Z1, Z1, Z1
+	MOVQ   DX, SI
+
+bin:
+	VMOVDQU64 (CX), Z2
+	VPCMPUQ   $0x02, Z0, Z2, K2
+	KORW      K2, K1, K1
+	VPSLLQ    $0x03, Z1, Z1
+	VPANDNQ   Z0, Z2, Z2
+	VPORQ     Z2, Z1, Z1
+	ADDQ      $0x40, CX
+	DECQ      SI
+	JNZ       bin
+	VMOVDQU64 Z1, (AX)
+	ADDQ      $0x40, AX
+	DECQ      BX
+	JNZ       table
+	KMOVW     K1, AX
+	MOVB      AL, ret+32(FP)
+	VZEROUPPER
+	RET

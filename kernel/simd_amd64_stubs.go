@@ -138,3 +138,8 @@ func scaleAccStridedAVX2(dst *float32, src *float32, acc *float32, chunks int, s
 //
 //go:noescape
 func maxKeys8AVX512(top *uint64, keys *uint64, idx *int32, groups int)
+
+// codes8AVX512 packs, for t < l, lane r of codes[8t:8t+8] from the k bin values 7−(top&7) of table t (3 bits each, the first the most significant) and returns the lanes with a bin whose top was below 8.
+//
+//go:noescape
+func codes8AVX512(codes *uint64, top *uint64, k int, l int) uint8

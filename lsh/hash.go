@@ -271,22 +271,23 @@ func checkShape(dim, k, l, bits int) error {
 }
 
 // rows8 is the scratch of DWTA.hash8: the keys of eight rows side by side
-// (coordinate i of row r at keys[8i+r]), each bin's eight winners, and one
-// row's bin values.
+// (coordinate i of row r at keys[8i+r]), each bin's eight winners, the
+// eight rows' codes side by side, and one row's bin values.
 type rows8 struct {
-	keys []uint64
-	top  []uint64
-	vals []int8
+	keys, top, codes []uint64
+	vals             []int8
 }
 
 // hash8 is Hash on eight rows at once, w holding them one after another
 // (row r at w[r·dim:]), their codes written to codes[r·L:]: the same codes,
 // with every bin's winner found for the eight rows in one pass of
-// kernel.MaxKeys8 (eight lanes of AVX-512) rather than eight.
+// kernel.MaxKeys8 and their codes packed by kernel.Codes8 (eight lanes of
+// AVX-512) rather than eight passes; a row with an empty bin (no non-zero
+// coordinate) is densified on its own.
 func (d *DWTA) hash8(codes []uint32, w []float32, sc *rows8) {
 	dim, nb := d.dim, d.k*d.l
 	if len(sc.keys) < 8*dim || len(sc.top) < 8*nb {
-		sc.keys, sc.top, sc.vals = make([]uint64, 8*dim), make([]uint64, 8*nb), make([]int8, nb)
+		sc.keys, sc.top, sc.codes, sc.vals = make([]uint64, 8*dim), make([]uint64, 8*nb), make([]uint64, 8*d.l), make([]int8, nb)
 	}
 	keys, top, vals := sc.keys[:8*dim], sc.top[:8*nb], sc.vals[:nb]
 	w = w[:8*dim]
@@ -296,7 +297,15 @@ func (d *DWTA) hash8(codes []uint32, w []float32, sc *rows8) {
 		}
 	}
 	kernel.MaxKeys8(top, keys, d.groups)
+	empty := kernel.Codes8(sc.codes, top, d.k, d.l)
 	for r := range 8 {
+		row := codes[r*d.l : (r+1)*d.l]
+		if empty&(1<<r) == 0 {
+			for t := range row {
+				row[t] = uint32(sc.codes[8*t+r])
+			}
+			continue
+		}
 		for b := range vals {
 			t := top[8*b+r]
 			if t < binSize {
@@ -305,7 +314,6 @@ func (d *DWTA) hash8(codes []uint32, w []float32, sc *rows8) {
 			}
 			vals[b] = int8(binSize - 1 - int(t&(binSize-1)))
 		}
-		row := codes[r*d.l : (r+1)*d.l]
 		for t := range row {
 			var c uint32
 			for j := range d.k {

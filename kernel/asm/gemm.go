@@ -56,6 +56,7 @@ func main() {
 	scaleAccStrided("scaleAccStridedAVX512", 16)
 	scaleAccStrided("scaleAccStridedAVX2", 8)
 	maxKeys8("maxKeys8AVX512")
+	codes8("codes8AVX512")
 	Generate()
 	writeBF16("../bf16_amd64.s")
 }
