@@ -116,18 +116,18 @@ func TestBF16MicroMatchesGo(t *testing.T) {
 	}
 }
 
-// checkBF16Gemm runs Gemm on the bf16 implementation in use and holds it to
+// checkBF16Gemm runs Gemm on every bf16 implementation and holds each to
 // both references: the float64 product of the bf16-rounded operands (to
 // float32 accumulation) and the float32 product (to tolBF16).
-func checkBF16Gemm(t *testing.T, name string, ta, tb bool, m, n, k int, alpha, beta float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, workers int) {
+func checkBF16Gemm(t *testing.T, ta, tb bool, m, n, k int, alpha, beta float32, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, workers int) {
 	t.Helper()
 	wantBF := append([]float32(nil), c...)
 	GemmBF16Ref(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, wantBF, ldc)
 	want32 := append([]float32(nil), c...)
 	GemmRef(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, want32, ldc)
-	got := append([]float32(nil), c...)
-	NewPool(workers).Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, got, ldc)
-	// Σ_p |alpha·op(A)[i,p]·op(B)[p,j]|, the scale of both tolerances.
+	// Σ_p |alpha·op(A)[i,p]·op(B)[p,j]| (+ |beta·C|), the scale of both
+	// tolerances.
+	scale := make([]float64, m*n)
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			var s float64
@@ -141,48 +141,55 @@ func checkBF16Gemm(t *testing.T, name string, ta, tb bool, m, n, k int, alpha, b
 				}
 				s += math.Abs(float64(alpha) * float64(av) * float64(bv))
 			}
-			o := i*ldc + j
 			if beta != 0 {
-				s += math.Abs(float64(beta) * float64(c[o]))
+				s += math.Abs(float64(beta) * float64(c[i*ldc+j]))
 			}
-			g := float64(got[o])
-			if d := math.Abs(g - float64(wantBF[o])); !(d <= 2e-7*float64(k+2)*s+1e-30) {
-				t.Fatalf("%s %dx%dx%d tA=%v tB=%v alpha,beta=%v,%v workers=%d: C[%d,%d] = %v, bf16 reference %v",
-					name, m, n, k, ta, tb, alpha, beta, workers, i, j, got[o], wantBF[o])
-			}
-			if d := math.Abs(g - float64(want32[o])); !(d <= tolBF16*s+1e-30) {
-				t.Fatalf("%s %dx%dx%d tA=%v tB=%v: C[%d,%d] = %v, float32 product %v: beyond the bf16 tolerance",
-					name, m, n, k, ta, tb, i, j, got[o], want32[o])
-			}
+			scale[i*n+j] = s
 		}
 	}
-}
-
-func TestGemmBF16MatchesReference(t *testing.T) {
 	forEachBF16(t, func(name string) {
-		r := rand.New(rand.NewPCG(53, 54))
-		for _, sz := range gemmLadder {
-			if race.Enabled && sz.m*sz.n*sz.k > 1<<20 {
-				continue
-			}
-			for _, ta := range []bool{false, true} {
-				for _, tb := range []bool{false, true} {
-					for _, ab := range [][2]float32{{1, 0}, {-0.5, 1}} {
-						m, n, k := sz.m, sz.n, sz.k
-						lda, ldb, ldc := k+1, n+2, n+3
-						if ta {
-							lda = m + 1
-						}
-						if tb {
-							ldb = k + 2
-						}
-						a, b, c := randSlice(r, max(m, k)*lda), randSlice(r, max(n, k)*ldb), randSlice(r, m*ldc)
-						checkBF16Gemm(t, name, ta, tb, m, n, k, ab[0], ab[1], a, lda, b, ldb, c, ldc, 1+(m+n+k)%3)
-					}
+		got := append([]float32(nil), c...)
+		NewPool(workers).Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, got, ldc)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				o, s := i*ldc+j, scale[i*n+j]
+				g := float64(got[o])
+				if d := math.Abs(g - float64(wantBF[o])); !(d <= 2e-7*float64(k+2)*s+1e-30) {
+					t.Fatalf("%s %dx%dx%d tA=%v tB=%v alpha,beta=%v,%v workers=%d: C[%d,%d] = %v, bf16 reference %v",
+						name, m, n, k, ta, tb, alpha, beta, workers, i, j, got[o], wantBF[o])
+				}
+				if d := math.Abs(g - float64(want32[o])); !(d <= tolBF16*s+1e-30) {
+					t.Fatalf("%s %dx%dx%d tA=%v tB=%v: C[%d,%d] = %v, float32 product %v: beyond the bf16 tolerance",
+						name, m, n, k, ta, tb, i, j, got[o], want32[o])
 				}
 			}
 		}
 	})
+}
+
+func TestGemmBF16MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 54))
+	for _, sz := range gemmLadder {
+		if race.Enabled && sz.m*sz.n*sz.k > 1<<20 {
+			continue
+		}
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, ab := range [][2]float32{{1, 0}, {-0.5, 1}} {
+					m, n, k := sz.m, sz.n, sz.k
+					lda, ldb, ldc := k+1, n+2, n+3
+					if ta {
+						lda = m + 1
+					}
+					if tb {
+						ldb = k + 2
+					}
+					a, b, c := randSlice(r, max(m, k)*lda), randSlice(r, max(n, k)*ldb), randSlice(r, m*ldc)
+					checkBF16Gemm(t, ta, tb, m, n, k, ab[0], ab[1], a, lda, b, ldb, c, ldc, 1+(m+n+k)%3)
+				}
+			}
+		}
+	}
 }
 
 func TestUsePrecision(t *testing.T) {
@@ -294,9 +301,7 @@ func FuzzGemmBF16(f *testing.F) {
 		r := rand.New(rand.NewPCG(seed, 57))
 		a, b, c := randSlice(r, max(m, k)*lda), randSlice(r, max(n, k)*ldb), randSlice(r, m*ldc)
 		beta := float32(layout>>2&1) * 0.5
-		forEachBF16(t, func(name string) {
-			checkBF16Gemm(t, name, ta, tb, m, n, k, 1.5, beta, a, lda, b, ldb, c, ldc, 1+int(pad%3))
-		})
+		checkBF16Gemm(t, ta, tb, m, n, k, 1.5, beta, a, lda, b, ldb, c, ldc, 1+int(pad%3))
 	})
 }
 
