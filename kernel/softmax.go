@@ -28,17 +28,7 @@ func SoftmaxXent(z []float32, n int, y *sparse.CSR, scale float32, grad bool) fl
 	}
 	t := softmaxTaskPool.get()
 	*t = softmaxTask{z: z, n: n, y: y, scale: scale, grad: grad}
-	if y.Rows*n < vecParallelMin {
-		for i := 0; i < vecChunks; i++ {
-			t.Part(i, vecChunks)
-		}
-	} else {
-		Default().Run(t, vecChunks)
-	}
-	var s float64
-	for _, p := range t.partial {
-		s += p
-	}
+	s := chunkedSum(t, y.Rows*n, &t.partial)
 	*t = softmaxTask{}
 	softmaxTaskPool.put(t)
 	return s

@@ -84,7 +84,18 @@ var vecTaskPool = newFreeList[vecTask](64)
 func vecRun(args *vecTask) float64 {
 	t := vecTaskPool.get()
 	*t = *args
-	if len(t.x) < vecParallelMin {
+	sum := chunkedSum(t, len(t.x), &t.partial)
+	*t = vecTask{}
+	vecTaskPool.put(t)
+	return sum
+}
+
+// chunkedSum runs t's vecChunks parts, on the caller alone when the work
+// (elements) is below vecParallelMin and on the default pool otherwise,
+// and returns the sum of the parts' partial results in chunk order: the
+// same bits whatever the threads.
+func chunkedSum(t Task, work int, partial *[vecChunks]float64) float64 {
+	if work < vecParallelMin {
 		for i := 0; i < vecChunks; i++ {
 			t.Part(i, vecChunks)
 		}
@@ -92,11 +103,9 @@ func vecRun(args *vecTask) float64 {
 		Default().Run(t, vecChunks)
 	}
 	var sum float64
-	for _, p := range t.partial {
+	for _, p := range partial {
 		sum += p
 	}
-	*t = vecTask{}
-	vecTaskPool.put(t)
 	return sum
 }
 
