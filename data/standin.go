@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/sparse"
@@ -720,20 +719,7 @@ func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64
 		labels, feats, vals = g.point(split, i, labels[:0], feats[:0], vals[:0])
 		sum.add(labels, len(feats))
 		sum.row(feats)
-		line = line[:0]
-		for j, l := range labels {
-			if j > 0 {
-				line = append(line, ',')
-			}
-			line = strconv.AppendInt(line, int64(l), 10)
-		}
-		for j, f := range feats {
-			line = append(line, ' ')
-			line = strconv.AppendInt(line, int64(f), 10)
-			line = append(line, ':')
-			line = strconv.AppendFloat(line, float64(vals[j]), 'g', 4, 32)
-		}
-		line = append(line, '\n')
+		line = appendXCLine(line[:0], labels, feats, vals, 1)
 		if _, err := bw.Write(line); err != nil {
 			return st, fmt.Errorf("data: writing a stand-in of %s: %w", s.Name, err)
 		}

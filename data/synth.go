@@ -383,21 +383,10 @@ func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64,
 		}
 		inv := float32(1 / math.Sqrt(norm))
 		slices.Sort(labels)
-		line = line[:0]
-		for j, l := range labels {
-			if j > 0 {
-				line = append(line, ',')
-			}
-			line = strconv.AppendInt(line, int64(l), 10)
+		for _, l := range labels {
 			freq[l]++
 		}
-		for j, f := range feats {
-			line = append(line, ' ')
-			line = strconv.AppendInt(line, int64(f), 10)
-			line = append(line, ':')
-			line = strconv.AppendFloat(line, float64(vals[j]*inv), 'g', 4, 32)
-		}
-		line = append(line, '\n')
+		line = appendXCLine(line[:0], labels, feats, vals, inv)
 		if _, err := bw.Write(line); err != nil {
 			return st, fmt.Errorf("data: writing synthetic data: %w", err)
 		}
@@ -480,4 +469,23 @@ func GenerateSets(p Profile, seed uint64) (train, test *Dataset, err error) {
 		return nil, nil, err
 	}
 	return train, test, nil
+}
+
+// appendXCLine appends one point as an XC line: its labels, comma
+// separated, then each feature as id:value, the value scale·vals[j] (as a
+// float32 product) with 4 significant digits, and a newline.
+func appendXCLine(line []byte, labels, feats []int32, vals []float32, scale float32) []byte {
+	for j, l := range labels {
+		if j > 0 {
+			line = append(line, ',')
+		}
+		line = strconv.AppendInt(line, int64(l), 10)
+	}
+	for j, f := range feats {
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, int64(f), 10)
+		line = append(line, ':')
+		line = strconv.AppendFloat(line, float64(vals[j]*scale), 'g', 4, 32)
+	}
+	return append(line, '\n')
 }
