@@ -18,25 +18,36 @@ func (s Scores) WriteText(w io.Writer, tables bool) error {
 	return err
 }
 
+// Fields are the scores as JSON names them, declared once for the run
+// log's eval record (runlog.Eval embeds them) and WriteJSON: a reader of
+// either reads both.
+type Fields struct {
+	P1    float64 `json:"p1"`
+	P3    float64 `json:"p3"`
+	P5    float64 `json:"p5"`
+	NDCG1 float64 `json:"ndcg1"`
+	NDCG3 float64 `json:"ndcg3"`
+	NDCG5 float64 `json:"ndcg5"`
+	Loss  float64 `json:"loss"`
+}
+
+// Fields returns the scores' named fields.
+func (s Scores) Fields() Fields {
+	return Fields{P1: s.P1, P3: s.P3, P5: s.P5, NDCG1: s.NDCG1, NDCG3: s.NDCG3, NDCG5: s.NDCG5, Loss: s.Loss}
+}
+
 // WriteJSON writes the scores as one JSON object on a line, each named as
-// the run log's eval record names it (p1 … ndcg5, loss, test_points): a
-// reader of either reads both. Scores ranked through tables (tables) add
-// the tables' recall and retrieved.
+// the run log's eval record names it (Fields, and test_points). Scores
+// ranked through tables (tables) add the tables' recall and retrieved.
 func (s Scores) WriteJSON(w io.Writer, tables bool) error {
 	r := struct {
-		P1    float64 `json:"p1"`
-		P3    float64 `json:"p3"`
-		P5    float64 `json:"p5"`
-		NDCG1 float64 `json:"ndcg1"`
-		NDCG3 float64 `json:"ndcg3"`
-		NDCG5 float64 `json:"ndcg5"`
-		Loss  float64 `json:"loss"`
-		Test  int     `json:"test_points"`
+		Fields
+		Test int `json:"test_points"`
 		// Pointers, so that a ranking through tables says its recall even
 		// when it is 0, and an exact one says none.
 		Recall    *float64 `json:"recall,omitempty"`
 		Retrieved *float64 `json:"retrieved,omitempty"`
-	}{P1: s.P1, P3: s.P3, P5: s.P5, NDCG1: s.NDCG1, NDCG3: s.NDCG3, NDCG5: s.NDCG5, Loss: s.Loss, Test: s.Points}
+	}{Fields: s.Fields(), Test: s.Points}
 	if tables {
 		r.Recall, r.Retrieved = &s.Recall, &s.Retrieved
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/runlog"
 )
 
@@ -74,7 +75,7 @@ func TestObserverNeverInterleaves(t *testing.T) {
 	var b bytes.Buffer
 	o := &Observer{Printer: printer{&b}, Bar: New(&b, 2, 0)}
 	o.Step(1, 100, 1, 0.5)
-	o.Eval(runlog.Eval{Epoch: 1, P1: 0.25})
+	o.Eval(runlog.Eval{Epoch: 1, Fields: metric.Fields{P1: 0.25}})
 	o.Warn(runlog.Warning{Text: "slow"})
 	o.Finish()
 	// Each drawing of the bar starts with "\r\033[K"; name them.

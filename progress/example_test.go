@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/progress"
 	"github.com/hetsgd/hetsgd/runlog"
 )
@@ -17,7 +18,7 @@ func ExampleBar() {
 	var b strings.Builder
 	bar := progress.New(&b, 4, 0) // on a terminal: progress.New(os.Stderr, ...)
 	bar.Step(0.5, 1000, 0.5, 0.69)
-	bar.Eval(runlog.Eval{Epoch: 0.5, P1: 0.4123})
+	bar.Eval(runlog.Eval{Epoch: 0.5, Fields: metric.Fields{P1: 0.4123}})
 	bar.Clear()
 	for _, line := range strings.Split(b.String(), "\r\033[K")[1:] {
 		fmt.Printf("|%s\n", line)

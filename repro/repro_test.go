@@ -13,6 +13,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/workload"
 
@@ -536,7 +537,7 @@ func TestFirstTo(t *testing.T) {
 	run := func(points ...float64) []*engine.Result {
 		r := &engine.Result{}
 		for i := 0; i < len(points); i += 2 {
-			r.Evals = append(r.Evals, runlog.Eval{TrainSeconds: points[i], P1: points[i+1]})
+			r.Evals = append(r.Evals, runlog.Eval{TrainSeconds: points[i], Fields: metric.Fields{P1: points[i+1]}})
 		}
 		return []*engine.Result{r}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -23,14 +24,14 @@ func TestReadRoundTrip(t *testing.T) {
 		Settings: Settings{{"strategy", "adaptive"}, {"devices", 4}, {"adaptive", Settings{{"beta", 8.0}}}}}
 	records := []any{
 		cfg,
-		Eval{Event: "eval", Epoch: 1, Samples: 100, P1: 0.4},
+		Eval{Event: "eval", Epoch: 1, Samples: 100, Fields: metric.Fields{P1: 0.4}},
 		Merge{Event: "merge", Time: 1, MergeRecord: &strategy.MergeRecord{BatchSizes: []int{1, 2}, Weights: []float64{0.5, 0.5}}},
 		map[string]any{"event": "later-kind", "x": 1},
 		Async{Event: "async", Time: 2, Commits: 3, MedianPi: &pi},
 		Fault{Event: "fault", Time: 3, Device: 1, Kind: "crash", Left: true, Live: 3},
 		Note{Event: "note", Text: "hi"},
 		Resume{Event: "resume", Samples: 100},
-		Eval{Event: "eval", Epoch: 2, Samples: 200, P1: 0.5},
+		Eval{Event: "eval", Epoch: 2, Samples: 200, Fields: metric.Fields{P1: 0.5}},
 		Done{Event: "done", BestP1: 0.5},
 	}
 	for _, r := range records {

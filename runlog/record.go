@@ -92,26 +92,19 @@ const TrainSecondsNote = "train_seconds counts training steps only (batch prepar
 
 // Eval is the "eval" record: the metrics of one evaluation.
 type Eval struct {
-	Event        string  `json:"event"` // "eval"
-	Epoch        float64 `json:"epoch"`
-	Samples      int64   `json:"samples"`
-	TrainSeconds float64 `json:"train_seconds"`
-	P1           float64 `json:"p1"`
-	P3           float64 `json:"p3"`
-	P5           float64 `json:"p5"`
-	NDCG1        float64 `json:"ndcg1"`
-	NDCG3        float64 `json:"ndcg3"`
-	NDCG5        float64 `json:"ndcg5"`
-	Loss         float64 `json:"loss"`
-	TrainLoss    float64 `json:"train_loss"`
-	TestPoints   int     `json:"test_points"`
+	Event         string  `json:"event"` // "eval"
+	Epoch         float64 `json:"epoch"`
+	Samples       int64   `json:"samples"`
+	TrainSeconds  float64 `json:"train_seconds"`
+	metric.Fields         // p1 … ndcg5, loss
+	TrainLoss     float64 `json:"train_loss"`
+	TestPoints    int     `json:"test_points"`
 }
 
 // NewEval fills an eval record from scores.
 func NewEval(epoch float64, samples int64, trainSeconds float64, s metric.Scores, trainLoss float64) Eval {
 	return Eval{Event: "eval", Epoch: epoch, Samples: samples, TrainSeconds: trainSeconds,
-		P1: s.P1, P3: s.P3, P5: s.P5, NDCG1: s.NDCG1, NDCG3: s.NDCG3, NDCG5: s.NDCG5,
-		Loss: s.Loss, TrainLoss: trainLoss, TestPoints: s.Points}
+		Fields: s.Fields(), TrainLoss: trainLoss, TestPoints: s.Points}
 }
 
 // Merge is the "merge" record: a strategy's merge of the replicas, with the

@@ -43,7 +43,7 @@ func TestLogNeverClobbers(t *testing.T) {
 }
 
 func TestBestAndTimeTo(t *testing.T) {
-	evals := []Eval{{P1: 0.3, TrainSeconds: 1}, {P1: 0.6, TrainSeconds: 2}, {P1: 0.6, TrainSeconds: 3}, {P1: 0.5, TrainSeconds: 4}}
+	evals := []Eval{{Fields: metric.Fields{P1: 0.3}, TrainSeconds: 1}, {Fields: metric.Fields{P1: 0.6}, TrainSeconds: 2}, {Fields: metric.Fields{P1: 0.6}, TrainSeconds: 3}, {Fields: metric.Fields{P1: 0.5}, TrainSeconds: 4}}
 	if b, _ := Best(evals); b.TrainSeconds != 2 {
 		t.Fatalf("Best picks %v, want the earliest 0.6", b)
 	}

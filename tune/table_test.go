@@ -10,6 +10,7 @@ import (
 	"github.com/hetsgd/hetsgd/comm"
 	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/tune"
@@ -23,7 +24,7 @@ func ExampleSummary_Write() {
 	r := func(s string, lr float64, diverged bool, p1s ...float64) tune.Result {
 		var e []runlog.Eval
 		for i, p := range p1s {
-			e = append(e, runlog.Eval{P1: p, TrainSeconds: float64(i + 1)})
+			e = append(e, runlog.Eval{Fields: metric.Fields{P1: p}, TrainSeconds: float64(i + 1)})
 		}
 		best, _ := runlog.Best(e)
 		return tune.Result{Strategy: s, LR: lr, Batch: 128, Seed: 1, Optimizer: "sgd", EffectiveLR: lr, BestP1: best.P1, Diverged: diverged, Evals: e}

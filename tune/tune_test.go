@@ -12,6 +12,7 @@ import (
 	"github.com/hetsgd/hetsgd/cost"
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/engine"
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/runlog"
 	_ "github.com/hetsgd/hetsgd/strategy/all"
@@ -22,7 +23,7 @@ import (
 func evals(p1s ...float64) []runlog.Eval {
 	var out []runlog.Eval
 	for i, p := range p1s {
-		out = append(out, runlog.Eval{P1: p, TrainSeconds: float64(i + 1)})
+		out = append(out, runlog.Eval{Fields: metric.Fields{P1: p}, TrainSeconds: float64(i + 1)})
 	}
 	return out
 }
