@@ -261,6 +261,23 @@ func RoundSteps(c Config, _ map[string]float64) float64 {
 // RoundStepsFormula describes RoundSteps in help texts.
 const RoundStepsFormula = "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training points"
 
+// RoundStepsOption declares a local-step strategy's steps between
+// synchronisations (elastic's k, DiLoCo's and async-local's h): derived by
+// RoundSteps unless given, at least 1.
+func RoundStepsOption(name, paper, usage string) Option {
+	return Option{Name: name, Derive: RoundSteps, Formula: RoundStepsFormula, Paper: paper, Range: Count(1, MaxCount), Usage: usage}
+}
+
+// OuterOptions declare an outer Nesterov optimizer's options (DiLoCo's
+// outer step, async-local's server): outer-lr, default 0.7, and
+// outer-momentum, default mu, with what the paper's value did (muPaper).
+func OuterOptions(lrUsage string, mu float64, muPaper, muUsage string) []Option {
+	return []Option{
+		{Name: "outer-lr", Default: 0.7, Range: Positive, Usage: lrUsage},
+		{Name: "outer-momentum", Default: mu, Range: Unit, Paper: muPaper, Usage: muUsage},
+	}
+}
+
 // Preset is a complete set of values from a paper, for "--paper".
 type Preset struct {
 	Source   string             // the paper and where in it

@@ -47,6 +47,7 @@ package asynclocal
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/strategy"
 )
@@ -58,19 +59,17 @@ func init() {
 		Evaluates:   strategy.Center,
 		Async:       true,
 		DeviceState: true,
-		Options: []strategy.Option{
-			{Name: "h", Derive: strategy.RoundSteps, Formula: strategy.RoundStepsFormula,
-				Paper: "the paper's H is 50 inner steps", Range: strategy.Count(1, strategy.MaxCount),
-				Usage: "local steps of the fastest device between its pushes"},
-			{Name: "outer-lr", Default: 0.7, Range: strategy.Positive, Usage: "the server's learning rate η"},
-			{Name: "outer-momentum", Default: 0, Range: strategy.Unit,
-				Paper: "the authors' example runs β 0.9, which trained worse or not to the grid's target on Bibtex and Delicious; 0 reached it first (BENCHMARKS.md §15)",
-				Usage: "the server's Nesterov momentum β"},
-			{Name: "delay", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Devices) },
-				Formula: "devices", Range: strategy.Count(1, strategy.MaxCount),
-				Usage: "N: the momentum moves once every N pushes (1: plain Nesterov at every push)"},
-			{Name: "dylu", Default: 1, Range: strategy.Count(0, 1), Usage: "1: local steps in proportion to each device's speed (dynamic local updates); 0: H for every device"},
-		},
+		Options: slices.Concat(
+			[]strategy.Option{strategy.RoundStepsOption("h", "the paper's H is 50 inner steps", "local steps of the fastest device between its pushes")},
+			strategy.OuterOptions("the server's learning rate η", 0,
+				"the authors' example runs β 0.9, which trained worse or not to the grid's target on Bibtex and Delicious; 0 reached it first (BENCHMARKS.md §15)",
+				"the server's Nesterov momentum β"),
+			[]strategy.Option{
+				{Name: "delay", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Devices) },
+					Formula: "devices", Range: strategy.Count(1, strategy.MaxCount),
+					Usage: "N: the momentum moves once every N pushes (1: plain Nesterov at every push)"},
+				{Name: "dylu", Default: 1, Range: strategy.Count(0, 1), Usage: "1: local steps in proportion to each device's speed (dynamic local updates); 0: H for every device"},
+			}),
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // elastic's (BENCHMARKS.md §8); see §15
 		Paper:    &strategy.Preset{Source: "Asynchronous Local-SGD, Liu et al. 2024, §5 (H 50; DN with c = 0; DyLU; β 0.9 of the authors' example)", Options: map[string]float64{"h": 50, "outer-momentum": 0.9}},
 		New:      New,

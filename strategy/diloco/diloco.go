@@ -29,6 +29,7 @@ package diloco
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -39,15 +40,12 @@ func init() {
 		Name:      "diloco",
 		Summary:   "DiLoCo: H inner steps per device, then an outer Nesterov step on the mean displacement",
 		Evaluates: strategy.Center,
-		Options: []strategy.Option{
-			{Name: "h", Derive: strategy.RoundSteps, Formula: strategy.RoundStepsFormula,
-				Paper: "the paper's H is 500 inner steps, in runs of 88,000", Range: strategy.Count(1, strategy.MaxCount),
-				Usage: "inner steps per device between outer steps (by default elastic's k: the same communication)"},
-			{Name: "outer-lr", Default: 0.7, Range: strategy.Positive, Usage: "outer learning rate η"},
-			{Name: "outer-momentum", Default: 0.5, Range: strategy.Unit,
-				Paper: "the paper's μ is 0.9, which reached the grid's target later or not at all on Bibtex and Delicious (BENCHMARKS.md §15)",
-				Usage: "outer Nesterov momentum μ"},
-		},
+		Options: slices.Concat(
+			[]strategy.Option{strategy.RoundStepsOption("h", "the paper's H is 500 inner steps, in runs of 88,000",
+				"inner steps per device between outer steps (by default elastic's k: the same communication)")},
+			strategy.OuterOptions("outer learning rate η", 0.5,
+				"the paper's μ is 0.9, which reached the grid's target later or not at all on Bibtex and Delicious (BENCHMARKS.md §15)",
+				"outer Nesterov momentum μ")),
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // elastic's (BENCHMARKS.md §8); see §15
 		Paper:    &strategy.Preset{Source: "DiLoCo, Douillard et al. 2023, §3 (outer η 0.7, μ 0.9, H 500; inner AdamW)", Options: map[string]float64{"h": 500, "outer-momentum": 0.9}},
 		New:      New,

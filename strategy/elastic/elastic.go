@@ -20,9 +20,8 @@ func init() {
 		Summary:   "K-step model averaging: K local steps per device, then average the replicas (Elastic SGD)",
 		Evaluates: strategy.Center,
 		Options: []strategy.Option{
-			{Name: "k", Derive: strategy.RoundSteps, Formula: strategy.RoundStepsFormula,
-				Paper: "the Adaptive SGD paper's mega-batch is 100 batches: k = ⌈100/devices⌉", Range: strategy.Count(1, strategy.MaxCount),
-				Usage: "local steps per device between merges (by default a mega-batch shared by the devices)"},
+			strategy.RoundStepsOption("k", "the Adaptive SGD paper's mega-batch is 100 batches: k = ⌈100/devices⌉",
+				"local steps per device between merges (by default a mega-batch shared by the devices)"),
 		},
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128, MaxLR: 0.0316}, // BENCHMARKS.md §8
 		New:      New,
