@@ -213,7 +213,7 @@ var Decls = []Decl{
 	{Name: "threads", MayChange: true, value: func(s *Settings) any { return &s.Threads },
 		Usage: "`threads` the run computes on: the kernels' workers and the Go runtime's processors, which a sampled layer's background table builds share (0: one per CPU)"},
 	{Name: "precision", MayChange: true, Default: kernel.FP32, value: func(s *Settings) any { return &s.Precision },
-		Usage: "precision of the dense layers' matrix products: fp32, or bf16 (operands rounded to bfloat16, float32 sums and float32 weights) on CPUs with AVX512-BF16, which stay fp32 elsewhere; the run log's kernel names the one that ran. The sampled layer (--output lsh) computes in fp32"},
+		Usage: "precision of the matrix products (the dense layers', evaluation's, and with --output lsh the batch's shared rows'): fp32, or bf16 (operands rounded to bfloat16, float32 sums and float32 weights) on CPUs with AVX512-BF16, which stay fp32 elsewhere; the run log's kernel names the one that ran. A sampled layer's own rows stay fp32"},
 	{Name: "log", Field: "runlog.AppendLog.path", NotSetting: true, MayChange: true, value: func(s *Settings) any { return &s.Log },
 		Usage: "write the run log as JSON Lines to `file`"},
 	{Name: "force", NotSetting: true, NotSaved: true, MayChange: true, value: func(s *Settings) any { return &s.Force },
