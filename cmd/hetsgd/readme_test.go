@@ -44,6 +44,7 @@ var readmeCommands = map[string]string{
 	"hetsgd train --strategy lsgd --topology 4x4 --time virtual --epochs 5":                                                                 readmeRun,
 	"hetsgd train --workload regression --strategy adacons --devices 8 --batch 64 --optimizer sgd --line-search --time virtual --epochs 25": readmeRun,
 	"hetsgd train --output lsh":                      readmeRun,
+	"hetsgd train --precision bf16":                  readmeRun,
 	"hetsgd strategies -v":                           readmeRun,
 	"hetsgd train --strategy gem --devices 4 --help": readmeRun,
 	"hetsgd train --strategy adaptive --devices 4 --adaptive.beta 4 --print-config > run.yaml": readmeRun,
