@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/hetsgd/hetsgd/setting"
-	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/workload"
 )
 
@@ -19,30 +18,30 @@ const MaxDevices = 1 << 16
 // engine's settings against them; hetsgd train checks every numeric flag
 // against them before any work, and prints them in its help. Strategy
 // options have theirs in their registration (strategy.Option.Range).
-var Ranges = map[string]strategy.Range{
-	"devices":          strategy.Count(1, MaxDevices),
-	"devices-per-rank": strategy.Count(1, MaxDevices),
-	"batch":            strategy.Count(1, strategy.MaxCount),
+var Ranges = map[string]setting.Range{
+	"devices":          setting.Count(1, MaxDevices),
+	"devices-per-rank": setting.Count(1, MaxDevices),
+	"batch":            setting.Count(1, setting.MaxCount),
 	"lr":               {Min: 0, MinOpen: true, Max: 1e6},
 	"momentum":         {Min: 0, Max: 1, MinOpen: true, MaxOpen: true},
-	"weight-decay":     strategy.Between(0, 1),
+	"weight-decay":     setting.Between(0, 1),
 	// Epochs × training points must stay an exact count of samples (2^53).
-	"epochs":           strategy.Between(0, 1e6),
-	"time-budget":      strategy.Between(0, 1e9),
+	"epochs":           setting.Between(0, 1e6),
+	"time-budget":      setting.Between(0, 1e9),
 	"eval-every":       {Min: 0, MinOpen: true, Max: 1e9}, // 1e9: in effect, only at the end
-	"checkpoint-every": strategy.Between(0, 1e9),          // 0: only at the end
-	"checkpoint-keep":  strategy.Count(1, 1<<20),
-	"patience":         strategy.Count(0, strategy.MaxCount),
-	"eval-points":      strategy.Count(0, strategy.MaxCount),
+	"checkpoint-every": setting.Between(0, 1e9),           // 0: only at the end
+	"checkpoint-keep":  setting.Count(1, 1<<20),
+	"patience":         setting.Count(0, setting.MaxCount),
+	"eval-points":      setting.Count(0, setting.MaxCount),
 	"speeds":           {Min: 0, MinOpen: true, Max: 1e6},
 	"noise":            {Min: 0, Max: 2, MaxOpen: true},
-	"prep":             strategy.Between(0, 1),
-	"net-latency":      strategy.Between(0, 1e3),
-	"inter-latency":    strategy.Between(0, 1e3),
+	"prep":             setting.Between(0, 1),
+	"net-latency":      setting.Between(0, 1e3),
+	"inter-latency":    setting.Between(0, 1e3),
 	"net-bandwidth":    {Min: 0, MinOpen: true, Max: 1e15},
 	"inter-bandwidth":  {Min: 0, MinOpen: true, Max: 1e15},
-	"groups":           strategy.Count(0, MaxDevices),
-	"threads":          strategy.Count(0, 4096),
+	"groups":           setting.Count(0, MaxDevices),
+	"threads":          setting.Count(0, 4096),
 }
 
 func init() {

@@ -1,6 +1,8 @@
-// Package setting holds the error a library package returns when a setting
-// of its configuration is refused, so that each front end can name the
-// setting as its users know it.
+// Package setting holds what the packages that take settings share: the
+// range of values a numeric setting accepts (Range, one statement of its
+// bounds for its check and its help), and the error a library package
+// returns when a setting of its configuration is refused, so that each
+// front end can name the setting as its users know it.
 //
 // A library is configured with Go structs (engine.Config, tune.Config);
 // a command-line tool is configured with flags, a service perhaps with

@@ -229,10 +229,6 @@ func (s Settings) RateFor(b, n int) (float64, string) {
 	return lr, strconv.FormatFloat(s.LR, 'g', -1, 64) + " × " + strings.Join(f, " × ")
 }
 
-// MaxCount bounds the options that count samples or steps (batch sizes,
-// local steps), so that they convert to int without wrapping round.
-const MaxCount = 1 << 30
-
 // MegaBatch is the default number of batches between the merges of the
 // model-averaging strategies (elastic, adaptive): the Adaptive SGD paper's
 // 100, but at most half an epoch of the training set, so that the centre
@@ -265,7 +261,7 @@ const RoundStepsFormula = "⌈min(100, ⌈N/(2·b)⌉)/devices⌉, N training po
 // synchronisations (elastic's k, DiLoCo's and async-local's h): derived by
 // RoundSteps unless given, at least 1.
 func RoundStepsOption(name, paper, usage string) Option {
-	return Option{Name: name, Derive: RoundSteps, Formula: RoundStepsFormula, Paper: paper, Range: Count(1, MaxCount), Usage: usage}
+	return Option{Name: name, Derive: RoundSteps, Formula: RoundStepsFormula, Paper: paper, Range: setting.Count(1, setting.MaxCount), Usage: usage}
 }
 
 // OuterOptions declare an outer Nesterov optimizer's options (DiLoCo's
@@ -273,8 +269,8 @@ func RoundStepsOption(name, paper, usage string) Option {
 // outer-momentum, default mu, with what the paper's value did (muPaper).
 func OuterOptions(lrUsage string, mu float64, muPaper, muUsage string) []Option {
 	return []Option{
-		{Name: "outer-lr", Default: 0.7, Range: Positive, Usage: lrUsage},
-		{Name: "outer-momentum", Default: mu, Range: Unit, Paper: muPaper, Usage: muUsage},
+		{Name: "outer-lr", Default: 0.7, Range: setting.Positive, Usage: lrUsage},
+		{Name: "outer-momentum", Default: mu, Range: setting.Unit, Paper: muPaper, Usage: muUsage},
 	}
 }
 
@@ -301,7 +297,7 @@ type Option struct {
 	// Range is the values the option accepts, checked by Resolve for given
 	// and derived values alike; every option declares one. Constraints
 	// between options (b_min ≤ b_max) stay with the constructor.
-	Range Range
+	Range setting.Range
 }
 
 // Info describes a registered strategy.
@@ -410,7 +406,7 @@ type Value struct {
 	Given   bool    // set by the caller, not a default
 	Paper   string  // where the default departs from the paper
 	Usage   string
-	Range   Range
+	Range   setting.Range
 }
 
 // paperOption returns the paper's value of option name, where the

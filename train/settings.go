@@ -14,6 +14,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/optim"
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 	_ "github.com/hetsgd/hetsgd/strategy/all" // a run may name every strategy
 	"github.com/hetsgd/hetsgd/workload"
@@ -348,7 +349,7 @@ func strategyNames() []string {
 // Range is the values the setting accepts, where it is numeric: stated
 // once, in engine.Ranges (which holds workload.Ranges), by the setting's
 // name, for the engine's Config.Validate to check the field against too.
-func (d Decl) Range() (strategy.Range, bool) {
+func (d Decl) Range() (setting.Range, bool) {
 	r, ok := engine.Ranges[d.Name]
 	return r, ok
 }
@@ -392,7 +393,7 @@ func Visited(fs *flag.FlagSet) map[string]bool {
 // CheckRanges checks every numeric flag given on fs that has a range in
 // ranges (engine.Ranges), value by value for lists, before any work. The
 // defaults are in range (tested), so only given flags are checked.
-func CheckRanges(fs *flag.FlagSet, ranges map[string]strategy.Range) error {
+func CheckRanges(fs *flag.FlagSet, ranges map[string]setting.Range) error {
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		r, ok := ranges[f.Name]
@@ -413,7 +414,7 @@ func CheckRanges(fs *flag.FlagSet, ranges map[string]strategy.Range) error {
 }
 
 // DocumentRanges adds each ranged flag's accepted values to its help text.
-func DocumentRanges(fs *flag.FlagSet, ranges map[string]strategy.Range) {
+func DocumentRanges(fs *flag.FlagSet, ranges map[string]setting.Range) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if r, ok := ranges[f.Name]; ok {
 			f.Usage += "; " + r.String()

@@ -12,7 +12,6 @@ import (
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/setting"
-	"github.com/hetsgd/hetsgd/strategy"
 )
 
 // Workload is what the devices train: a model over a flat parameter vector,
@@ -136,18 +135,18 @@ const DefaultDropout = 0.2
 // Ranges are the accepted values of the workloads' numeric settings, by
 // the name of the setting (its flag): engine.Ranges holds them with the
 // run's, for the tool's checks and help.
-var Ranges = map[string]strategy.Range{
-	"dim":     strategy.Count(1, 1<<24),
-	"hidden":  strategy.Count(1, 1<<20),
+var Ranges = map[string]setting.Range{
+	"dim":     setting.Count(1, 1<<24),
+	"hidden":  setting.Count(1, 1<<20),
 	"dropout": {Min: 0, Max: 1, MaxOpen: true},
 	// The sampled output layer (Sampling).
-	"lsh-k":        strategy.Count(1, 30),
-	"lsh-l":        strategy.Count(1, 1000),
-	"lsh-capacity": strategy.Count(1, strategy.MaxCount),
+	"lsh-k":        setting.Count(1, 30),
+	"lsh-l":        setting.Count(1, 1000),
+	"lsh-capacity": setting.Count(1, setting.MaxCount),
 	"lsh-active":   {Min: 0, MinOpen: true, Max: 1},
-	"lsh-rehash":   strategy.Count(1, strategy.MaxCount),
-	"lsh-rebuild":  strategy.Count(1, strategy.MaxCount),
-	"lsh-growth":   strategy.Between(0, 10),
+	"lsh-rehash":   setting.Count(1, setting.MaxCount),
+	"lsh-rebuild":  setting.Count(1, setting.MaxCount),
+	"lsh-growth":   setting.Between(0, 10),
 }
 
 // DefaultHidden returns the default hidden layer widths.

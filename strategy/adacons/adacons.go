@@ -58,6 +58,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -67,8 +68,8 @@ func init() {
 		Summary:   "AdaCons: synchronous aggregation weighted by consensus coefficients with sorted-coefficient momentum",
 		Evaluates: strategy.Replica0,
 		Options: []strategy.Option{
-			{Name: "beta", Default: 0.99, Range: strategy.Unit, Usage: "momentum β of the sorted coefficients"},
-			{Name: "eq13", Default: 0, Range: strategy.Count(0, 1),
+			{Name: "beta", Default: 0.99, Range: setting.Unit, Usage: "momentum β of the sorted coefficients"},
+			{Name: "eq13", Default: 0, Range: setting.Count(0, 1),
 				Paper: "eq. 13 prints λ = 1/Σ⟨g_i,ḡ⟩/‖g_i‖ over unit gradients (eq13 = 1); the default follows the paper's text, which eq. 13 contradicts: unbiased, averaging for equal gradients",
 				Usage: "1: the paper's eq. 13 as printed, ψ = λ·Σ(⟨g_i,ḡ⟩/‖g_i‖)·g_i/‖g_i‖, λ = 1/Σ⟨g_j,ḡ⟩/‖g_j‖ (0: weights ⟨g_i,ḡ⟩/‖g_i‖² summing to 1)"},
 		},

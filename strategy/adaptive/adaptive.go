@@ -81,6 +81,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -109,14 +110,14 @@ var paper = &strategy.Preset{Source: "Adaptive SGD, Ma et al., §5.1 and Alg. 2"
 
 func init() {
 	bmax := strategy.Option{Name: "bmax", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Batch) },
-		Formula: "batch", Range: strategy.Count(1, strategy.MaxCount), Usage: "largest batch size, also the initial one"}
+		Formula: "batch", Range: setting.Count(1, setting.MaxCount), Usage: "largest batch size, also the initial one"}
 	common := func(gamma float64) []strategy.Option {
 		return []strategy.Option{
 			{Name: "mega-batch", Derive: func(c strategy.Config, o map[string]float64) float64 {
 				return strategy.MegaBatch(c.DatasetSize, int(o["bmax"]))
 			}, Formula: strings.ReplaceAll(strategy.MegaBatchFormula, "2·b", "2·b_max"),
-				Paper: "the paper's mega-batch is 100 batches (paper)", Range: strategy.Range{Min: 0, Max: strategy.MaxCount, MinOpen: true}, Usage: "samples between merges, in batches of b_max"},
-			{Name: "pert-norm", Default: 0, Range: strategy.Count(0, 2),
+				Paper: "the paper's mega-batch is 100 batches (paper)", Range: setting.Range{Min: 0, Max: setting.MaxCount, MinOpen: true}, Usage: "samples between merges, in batches of b_max"},
+			{Name: "pert-norm", Default: 0, Range: setting.Count(0, 2),
 				Paper: "the paper's measure is ‖w‖₂/|w| (pert-norm = 0)",
 				Usage: "the regularization measure pert-thr bounds: 0: ‖w‖₂/|w|, as in the paper (about 1e-5 for these models, so below any threshold the paper tried); 1: ‖w‖₂/√|w|, the parameters' RMS; 2: ‖w‖₂ over the replicas' mean norm at the first merge"},
 			{Name: "pert-thr", Derive: func(_ strategy.Config, o map[string]float64) float64 {
@@ -124,13 +125,13 @@ func init() {
 					return 2
 				}
 				return 0.1
-			}, Formula: "0.1 (2 with pert-norm 2)", Range: strategy.NonNegative, Usage: "perturb the weights when every replica's regularization measure (pert-norm) is below this"},
-			{Name: "delta", Default: 0.1, Range: strategy.Unit, Usage: "perturbation factor δ"},
-			{Name: "renorm", Default: 1, Range: strategy.Count(0, 1),
+			}, Formula: "0.1 (2 with pert-norm 2)", Range: setting.NonNegative, Usage: "perturb the weights when every replica's regularization measure (pert-norm) is below this"},
+			{Name: "delta", Default: 0.1, Range: setting.Unit, Usage: "perturbation factor δ"},
+			{Name: "renorm", Default: 1, Range: setting.Count(0, 1),
 				Paper: "the paper's perturbed weights need not sum to 1 (renorm = 0)",
 				Usage: "1: rescale the perturbed weights to sum to 1, so that the perturbation moves weight between replicas and never scales the model"},
-			{Name: "gamma", Default: gamma, Paper: "the paper's γ is 0.9 (paper)", Range: strategy.Unit, Usage: "momentum γ of the global model"},
-			{Name: "restart", Default: 0, Range: strategy.Count(0, 1),
+			{Name: "gamma", Default: gamma, Paper: "the paper's γ is 0.9 (paper)", Range: setting.Unit, Usage: "momentum γ of the global model"},
+			{Name: "restart", Default: 0, Range: setting.Count(0, 1),
 				Usage: "1: a merge whose step goes against the global model's momentum, Σα_i⟨w_i − w̄, w̄ − w̄_prev⟩ < 0, drops the momentum (γ = 0 for that merge): the gradient restart of O'Donoghue and Candès, against the overshoot near convergence"},
 		}
 	}
@@ -142,18 +143,18 @@ func init() {
 		Paper:     paper,
 		Options: append([]strategy.Option{bmax,
 			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return math.Floor(o["bmax"] / 8) },
-				Formula: "b_max/8", Range: strategy.Count(1, strategy.MaxCount), Usage: "smallest batch size"},
+				Formula: "b_max/8", Range: setting.Count(1, setting.MaxCount), Usage: "smallest batch size"},
 			{Name: "beta", Derive: func(_ strategy.Config, o map[string]float64) float64 { return o["bmin"] / 2 },
-				Formula: "b_min/2", Range: strategy.NonNegative, Usage: "batch-size scaling factor β"},
+				Formula: "b_min/2", Range: setting.NonNegative, Usage: "batch-size scaling factor β"},
 			{Name: "binit", Derive: func(_ strategy.Config, o map[string]float64) float64 { return o["bmax"] },
-				Formula: "b_max", Range: strategy.Count(1, strategy.MaxCount), Usage: "initial batch size, in [b_min, b_max] (the paper's Fig. 10a varies it)"},
-			{Name: "clamp", Default: 0, Range: strategy.Count(0, 1),
+				Formula: "b_max", Range: setting.Count(1, setting.MaxCount), Usage: "initial batch size, in [b_min, b_max] (the paper's Fig. 10a varies it)"},
+			{Name: "clamp", Default: 0, Range: setting.Count(0, 1),
 				Usage: "1: an Alg. 1 step that would cross b_max or b_min stops at the bound (0: it is not taken, as in the paper)"},
-			{Name: "fit", Default: 0, Range: strategy.Count(0, 1),
+			{Name: "fit", Default: 0, Range: setting.Count(0, 1),
 				Usage: "1: Alg. 1 sets each batch size from the measured speeds instead of stepping by β: b_i ← b_max·v_i/max_j v_j, v_i = u_i·b_i the samples device i processed in the mega-batch (its speed, for time linear in the batch), clamped to [b_min, b_max] — one step to equal update counts, with no gain to overshoot"},
-			{Name: "smooth", Default: 0, Range: strategy.Range{Min: 0, Max: 1, MaxOpen: true},
+			{Name: "smooth", Default: 0, Range: setting.Range{Min: 0, Max: 1, MaxOpen: true},
 				Usage: "Alg. 1 reads the update counts (with fit 1, the speeds) smoothed over mega-batches, ũ ← s·ũ + (1−s)·u, against noisy batch timings (0: this mega-batch's, as in the paper)"},
-			{Name: "decay", Default: 0, Range: strategy.Between(0, 1e6),
+			{Name: "decay", Default: 0, Range: setting.Between(0, 1e6),
 				Usage: "learning-rate decay: every batch's rate is divided by 1 + decay·epoch, so that the steps shrink as the model nears its best (0: none, as in the paper)"},
 		}, common(defaultGamma)...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, false) },
@@ -168,10 +169,10 @@ func init() {
 		Paper:     paper,
 		Options: append([]strategy.Option{bmax,
 			{Name: "bmin", Derive: func(_ strategy.Config, o map[string]float64) float64 { return min(32, o["bmax"]) },
-				Formula: "min(32, b_max)", Range: strategy.Count(1, strategy.MaxCount), Usage: "smallest batch size (the authors' code: 32)"},
-			{Name: "step", Default: 32, Range: strategy.Count(1, strategy.MaxCount), Usage: "batch-size change per merge"},
-			{Name: "warmup", Default: 10, Range: strategy.Between(0, 1e6), Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
-			{Name: "decay", Default: 0.1, Range: strategy.NonNegative, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"},
+				Formula: "min(32, b_max)", Range: setting.Count(1, setting.MaxCount), Usage: "smallest batch size (the authors' code: 32)"},
+			{Name: "step", Default: 32, Range: setting.Count(1, setting.MaxCount), Usage: "batch-size change per merge"},
+			{Name: "warmup", Default: 10, Range: setting.Between(0, 1e6), Usage: "warm-up epochs at b_min with a linear learning-rate ramp"},
+			{Name: "decay", Default: 0.1, Range: setting.NonNegative, Usage: "learning-rate decay after warm-up: 1/(1 + decay·(epoch − warmup))"},
 		}, common(codeGamma)...),
 		New:      func(cfg strategy.Config) (strategy.Strategy, error) { return New(cfg, true) },
 		Check:    func(cfg strategy.Config) error { return check(cfg, true) },
@@ -227,8 +228,8 @@ func check(cfg strategy.Config, code bool) error {
 	switch {
 	case bmin > bmax:
 		return fmt.Errorf("adaptive: bmin %v: need at most b_max=%d", bmin, int(bmax))
-	case mega*bmax > strategy.MaxCount:
-		return fmt.Errorf("adaptive: mega-batch %v: at most %d samples in all (b_max=%d)", mega, strategy.MaxCount, int(bmax))
+	case mega*bmax > setting.MaxCount:
+		return fmt.Errorf("adaptive: mega-batch %v: at most %d samples in all (b_max=%d)", mega, setting.MaxCount, int(bmax))
 	case code && cfg.DatasetSize < 1:
 		return fmt.Errorf("adaptive-code: needs the training set size for its epoch-based rules")
 	case code:

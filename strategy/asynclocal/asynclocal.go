@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -66,9 +67,9 @@ func init() {
 				"the server's Nesterov momentum β"),
 			[]strategy.Option{
 				{Name: "delay", Derive: func(c strategy.Config, _ map[string]float64) float64 { return float64(c.Devices) },
-					Formula: "devices", Range: strategy.Count(1, strategy.MaxCount),
+					Formula: "devices", Range: setting.Count(1, setting.MaxCount),
 					Usage: "N: the momentum moves once every N pushes (1: plain Nesterov at every push)"},
-				{Name: "dylu", Default: 1, Range: strategy.Count(0, 1), Usage: "1: local steps in proportion to each device's speed (dynamic local updates); 0: H for every device"},
+				{Name: "dylu", Default: 1, Range: setting.Count(0, 1), Usage: "1: local steps in proportion to each device's speed (dynamic local updates); 0: H for every device"},
 			}),
 		Defaults: strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128}, // elastic's (BENCHMARKS.md §8); see §15
 		Paper:    &strategy.Preset{Source: "Asynchronous Local-SGD, Liu et al. 2024, §5 (H 50; DN with c = 0; DyLU; β 0.9 of the authors' example)", Options: map[string]float64{"h": 50, "outer-momentum": 0.9}},

@@ -41,6 +41,7 @@ package crossbow
 import (
 	"fmt"
 
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -51,11 +52,11 @@ func init() {
 		Evaluates: strategy.Center,
 		Defaults:  strategy.Settings{Optimizer: "adam", LR: 0.01, Batch: 128, MaxLR: 0.0316}, // BENCHMARKS.md §8
 		Options: []strategy.Option{
-			{Name: "tau", Default: 1, Range: strategy.Count(1, strategy.MaxCount), Usage: "local steps between synchronisations (τ)"},
+			{Name: "tau", Default: 1, Range: setting.Count(1, setting.MaxCount), Usage: "local steps between synchronisations (τ)"},
 			{Name: "a", Derive: func(c strategy.Config, _ map[string]float64) float64 { return 1 / float64(c.Devices) },
-				Formula: "1/devices", Range: strategy.Fraction, Usage: "averaging coefficient"},
-			{Name: "gamma", Default: 0.9, Range: strategy.Unit, Usage: "momentum of the centre model's update"},
-			{Name: "correct-after", Default: 0, Range: strategy.Count(0, 1),
+				Formula: "1/devices", Range: setting.Fraction, Usage: "averaging coefficient"},
+			{Name: "gamma", Default: 0.9, Range: setting.Unit, Usage: "momentum of the centre model's update"},
+			{Name: "correct-after", Default: 0, Range: setting.Count(0, 1),
 				Usage: "1: take the τ-th local step first and measure the correction w_j − z after it (0: the paper's order, gradient and correction from the same iterate)"},
 		},
 		New: New,

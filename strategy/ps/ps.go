@@ -25,6 +25,7 @@ package ps
 import (
 	"fmt"
 
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
@@ -38,10 +39,10 @@ func init() {
 		{"downpour", "asynchronous parameter server, updates committed as they are (DOWNPOUR)", DownpourOp, nil, downpourDefaults},
 		{"staleness", "asynchronous parameter server, updates scaled by 1/(staleness+1)", StalenessOp, nil, stalenessDefaults},
 		{"gem", "Gradient Energy Matching: asynchronous updates rescaled per parameter to match momentum SGD's energy", GEMOp, []strategy.Option{
-			{Name: "mu", Default: 0.9, Range: strategy.Unit, Usage: "momentum μ of the target dynamics"},
-			{Name: "kappa", Default: 1, Range: strategy.Positive, Usage: "energy scale κ"},
-			{Name: "eps", Default: 1e-12, Range: strategy.Positive, Paper: "the paper's Algorithm 1 prints 1e-16; ε matters only where |Δ| ≲ ε, commits below float32's resolution of θ either way (Bibtex: best P@1 0.6068 vs 0.6060, BENCHMARKS.md §8)", Usage: "ε of the denominator"},
-			{Name: "clip", Default: 5, Range: strategy.Positive, Usage: "upper clamp of the scaling factors π (the authors' code)"},
+			{Name: "mu", Default: 0.9, Range: setting.Unit, Usage: "momentum μ of the target dynamics"},
+			{Name: "kappa", Default: 1, Range: setting.Positive, Usage: "energy scale κ"},
+			{Name: "eps", Default: 1e-12, Range: setting.Positive, Paper: "the paper's Algorithm 1 prints 1e-16; ε matters only where |Δ| ≲ ε, commits below float32's resolution of θ either way (Bibtex: best P@1 0.6068 vs 0.6060, BENCHMARKS.md §8)", Usage: "ε of the denominator"},
+			{Name: "clip", Default: 5, Range: setting.Positive, Usage: "upper clamp of the scaling factors π (the authors' code)"},
 		}, gemDefaults},
 	} {
 		strategy.Register(strategy.Info{

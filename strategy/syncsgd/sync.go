@@ -37,14 +37,15 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
 )
 
 var options = []strategy.Option{
-	{Name: "warmup", Default: 0, Range: strategy.Between(0, 1e6), Usage: "epochs of linear learning-rate warm-up"},
-	{Name: "warmup-start", Default: 0.1, Range: strategy.Fraction, Usage: "fraction of lr the warm-up starts from"},
-	{Name: "decay-every", Default: 0, Range: strategy.Between(0, 1e6), Usage: "epochs between step decays of the learning rate (0: no decay; Layered SGD's paper: 30)"},
-	{Name: "decay-factor", Default: 0.1, Range: strategy.Fraction, Usage: "factor of each step decay"},
+	{Name: "warmup", Default: 0, Range: setting.Between(0, 1e6), Usage: "epochs of linear learning-rate warm-up"},
+	{Name: "warmup-start", Default: 0.1, Range: setting.Fraction, Usage: "fraction of lr the warm-up starts from"},
+	{Name: "decay-every", Default: 0, Range: setting.Between(0, 1e6), Usage: "epochs between step decays of the learning rate (0: no decay; Layered SGD's paper: 30)"},
+	{Name: "decay-factor", Default: 0.1, Range: setting.Fraction, Usage: "factor of each step decay"},
 }
 
 // defaults are the settings every synchronous strategy is best run with

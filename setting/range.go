@@ -1,4 +1,4 @@
-package strategy
+package setting
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 
 // Range is the values a numeric setting accepts: the one statement of its
 // bounds, from which both its check (Check) and its help text (String)
-// come. Options declare one each (Option.Range); the engine's settings have
-// theirs in engine.Ranges.
+// come. A strategy's options declare one each (strategy.Option.Range); the
+// engine's settings have theirs in engine.Ranges.
 type Range struct {
 	Min, Max         float64 // ±Inf for no bound
 	MinOpen, MaxOpen bool    // the bound itself is excluded
@@ -17,6 +17,10 @@ type Range struct {
 	// small enough to convert to int without wrapping round.
 	Whole bool
 }
+
+// MaxCount bounds the settings that count samples or steps (batch sizes,
+// local steps), so that they convert to int without wrapping round.
+const MaxCount = 1 << 30
 
 // Between returns the closed range [lo, hi].
 func Between(lo, hi float64) Range { return Range{Min: lo, Max: hi} }
