@@ -282,7 +282,6 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if rss := maxRSS(); rss > 0 {
 		fmt.Fprintf(stdout, "peak memory %.2f GiB (max RSS)\n", float64(rss)/(1<<30))
 	}
-	best, ok := runlog.Best(res.Evals)
 	if done.Layered != nil {
 		fmt.Fprintf(stdout, "layered all-reduce on rank 0, per step: reduce in the node %.3f ms, next batch prepared during the nodes' all-reduce %.3f ms, then waiting for it %.3f ms, broadcast %.3f ms\n",
 			done.Layered.ReduceMS, done.Layered.OverlapMS, done.Layered.WaitMS, done.Layered.BroadcastMS)
@@ -290,28 +289,7 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if err := log.Write(done); err != nil {
 		return err
 	}
-	diverging := ""
-	if res.Diverging {
-		diverging = "; the run was diverging (see the warning)"
-	}
-	if res.Stalled {
-		diverging += "; the run stalled: its loss did not fall (see the warning)"
-	}
-	if res.StoppedEarly {
-		diverging += fmt.Sprintf("; stopped early: no better one in %d evaluations (--patience)", f.Patience)
-	}
-	if ok {
-		if isXML {
-			fmt.Fprintf(stdout, "best P@1 %.4f at %.2f train seconds (epoch %.2f)%s\n", best.P1, best.TrainSeconds, best.Epoch, diverging)
-		} else {
-			last := res.Evals[len(res.Evals)-1]
-			fmt.Fprintf(stdout, "loss %.6g after %.2f train seconds (epoch %.2f)\n", last.Loss, last.TrainSeconds, last.Epoch)
-		}
-	} else if cfg.TimingOnly {
-		fmt.Fprintf(stdout, "%d samples in %.4g virtual seconds: %.6g samples/s\n", res.Samples, res.TrainSeconds, float64(res.Samples)/res.TrainSeconds)
-	} else {
-		fmt.Fprintf(stdout, "no evaluation before the interruption (%.2f train seconds)\n", res.TrainSeconds)
-	}
+	fmt.Fprintln(stdout, Outcome(res, isXML, cfg.TimingOnly, f.Patience))
 	if interrupted {
 		return fmt.Errorf("%w after %d samples", ErrInterrupted, res.Samples)
 	}
@@ -326,6 +304,35 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 		<-ctx.Done()
 	}
 	return nil
+}
+
+// Outcome is the line a finished run's account ends with, on stdout: the
+// best P@1 and when it was reached (for a regression, the last loss), with
+// what marked the run (diverging, stalled, stopped early by patience); a
+// timing-only run's samples/s; or that no evaluation came before an
+// interruption.
+func Outcome(res *engine.Result, isXML, timingOnly bool, patience int) string {
+	marks := ""
+	if res.Diverging {
+		marks = "; the run was diverging (see the warning)"
+	}
+	if res.Stalled {
+		marks += "; the run stalled: its loss did not fall (see the warning)"
+	}
+	if res.StoppedEarly {
+		marks += fmt.Sprintf("; stopped early: no better one in %d evaluations (--patience)", patience)
+	}
+	best, ok := runlog.Best(res.Evals)
+	switch {
+	case ok && isXML:
+		return fmt.Sprintf("best P@1 %.4f at %.2f train seconds (epoch %.2f)%s", best.P1, best.TrainSeconds, best.Epoch, marks)
+	case ok:
+		last := res.Evals[len(res.Evals)-1]
+		return fmt.Sprintf("loss %.6g after %.2f train seconds (epoch %.2f)", last.Loss, last.TrainSeconds, last.Epoch)
+	case timingOnly:
+		return fmt.Sprintf("%d samples in %.4g virtual seconds: %.6g samples/s", res.Samples, res.TrainSeconds, float64(res.Samples)/res.TrainSeconds)
+	}
+	return fmt.Sprintf("no evaluation before the interruption (%.2f train seconds)", res.TrainSeconds)
 }
 
 // evalPrinter prints one line per evaluation on stdout (the loss alone for
