@@ -494,11 +494,12 @@ func (t *sampledPass) rows(part, parts int) {
 	if t.whole {
 		clear(t.gw[int(lo)*in : int(hi)*in])
 		clear(t.gb[lo:hi])
+	} else if t.prev {
+		// KeepZeros: g is zero outside the last pass's rows, so clearing
+		// those zeroes all of it, this batch's rows included.
+		t.clearRows(s.prev, lo, hi)
 	} else {
-		t.clearRows(s.union, lo, hi)
-		if t.prev {
-			t.clearRows(s.prev, lo, hi)
-		}
+		t.clearRows(s.union, lo, hi) // a Step's: g is unspecified outside its rows
 	}
 	for i := range s.ws.rows {
 		own, z := s.Own(i), s.zOwn[s.start[i]:s.end[i]]
