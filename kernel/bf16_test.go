@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
@@ -202,7 +203,7 @@ func TestUsePrecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		has := impls[slicesIndex(name)].twin != nil
+		has := impls[slices.IndexFunc(impls, func(g *impl) bool { return g.name == name })].twin != nil
 		if bf != has || (Precision() == BF16) != has {
 			t.Fatalf("%s: UsePrecision(bf16) = %v, Precision %s; has a bf16 variant: %v", name, bf, Precision(), has)
 		}
@@ -216,15 +217,6 @@ func TestUsePrecision(t *testing.T) {
 	if _, err := UsePrecision("fp8"); err == nil {
 		t.Fatal("UsePrecision(fp8) accepted")
 	}
-}
-
-func slicesIndex(name string) int {
-	for i, g := range impls {
-		if g.name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // A bf16 output layer against the float32 one: the same loss and

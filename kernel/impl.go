@@ -138,10 +138,7 @@ func Use(name string) error {
 // are now bf16; Impl names the implementation that computes them. Like
 // Use, it must not race with running kernels.
 func UsePrecision(p string) (bool, error) {
-	base := cur
-	if base.bf16 {
-		base = base.twin
-	}
+	base := cur.fp32()
 	switch p {
 	case FP32:
 		cur = base
@@ -172,14 +169,18 @@ func Precision() string {
 // portable "go" implementation's variant, in Go, is for tests and counts
 // as one.
 func BF16Impl() string {
-	base := cur
-	if !base.bf16 {
-		base = base.twin
+	if bf := cur.fp32().twin; bf != nil {
+		return bf.name
 	}
-	if base == nil {
-		return ""
+	return ""
+}
+
+// fp32 returns im's float32 original when im is a bf16 variant, else im.
+func (im *impl) fp32() *impl {
+	if im.bf16 {
+		return im.twin
 	}
-	return base.name
+	return im
 }
 
 // The portable vector loops.

@@ -271,60 +271,40 @@ func checkShape(dim, k, l, bits int) error {
 }
 
 // rows8 is the scratch of DWTA.hash8: the keys of eight rows side by side
-// (coordinate i of row r at keys[8i+r]), each bin's eight winners, the
-// eight rows' codes side by side, and one row's bin values.
+// (coordinate i of row r at keys[8i+r]), each bin's eight winners, and the
+// eight rows' codes side by side.
 type rows8 struct {
 	keys, top, codes []uint64
-	vals             []int8
 }
 
 // hash8 is Hash on eight rows at once, w holding them one after another
 // (row r at w[r·dim:]), their codes written to codes[r·L:]: the same codes,
 // with every bin's winner found for the eight rows in one pass of
 // kernel.MaxKeys8 and their codes packed by kernel.Codes8 (eight lanes of
-// AVX-512) rather than eight passes; a row with an empty bin (no non-zero
-// coordinate) is densified on its own.
+// AVX-512) rather than eight passes. A row with an empty bin (no non-zero
+// coordinate), which needs densifying, is hashed again on its own by Hash.
 func (d *DWTA) hash8(codes []uint32, w []float32, sc *rows8) {
-	dim, nb := d.dim, d.k*d.l
-	if len(sc.keys) < 8*dim || len(sc.top) < 8*nb {
-		sc.keys, sc.top, sc.codes, sc.vals = make([]uint64, 8*dim), make([]uint64, 8*nb), make([]uint64, 8*d.l), make([]int8, nb)
+	dim := d.dim
+	if len(sc.keys) < 8*dim || len(sc.top) < 8*d.k*d.l || len(sc.codes) < 8*d.l {
+		sc.keys, sc.top, sc.codes = make([]uint64, 8*dim), make([]uint64, 8*d.k*d.l), make([]uint64, 8*d.l)
 	}
-	keys, top, vals := sc.keys[:8*dim], sc.top[:8*nb], sc.vals[:nb]
+	keys := sc.keys[:8*dim]
 	w = w[:8*dim]
 	for r := range 8 {
 		for i, x := range w[r*dim : (r+1)*dim] {
 			keys[8*i+r] = binKey(x)
 		}
 	}
-	kernel.MaxKeys8(top, keys, d.groups)
-	empty := kernel.Codes8(sc.codes, top, d.k, d.l)
+	kernel.MaxKeys8(sc.top, keys, d.groups)
+	empty := kernel.Codes8(sc.codes, sc.top, d.k, d.l)
 	for r := range 8 {
 		row := codes[r*d.l : (r+1)*d.l]
-		if empty&(1<<r) == 0 {
-			for t := range row {
-				row[t] = uint32(sc.codes[8*t+r])
-			}
+		if empty&(1<<r) != 0 {
+			d.Hash(row, w[r*dim:(r+1)*dim])
 			continue
 		}
-		for b := range vals {
-			t := top[8*b+r]
-			if t < binSize {
-				vals[b] = -1 // every coordinate zero: no winner
-				continue
-			}
-			vals[b] = int8(binSize - 1 - int(t&(binSize-1)))
-		}
 		for t := range row {
-			var c uint32
-			for j := range d.k {
-				b := t*d.k + j
-				x := vals[b]
-				if x < 0 {
-					x = d.probe(b, func(donor int) int8 { return vals[donor] })
-				}
-				c = c<<binBits | uint32(x)
-			}
-			row[t] = c
+			row[t] = uint32(sc.codes[8*t+r])
 		}
 	}
 }
