@@ -6,7 +6,8 @@
 #     table gives the median round's samples/s, and every round's ratio;
 #   - EPOCHS_DENSE (default 0.1) of an epoch with the dense layer;
 #   - the dense and the sampled training step at the Amazon-670K shape
-#     (hetsgd step --output both, Adam);
+#     (hetsgd step --output both, Adam), the dense one at fp32 and bf16
+#     (--precision both; bf16 where the CPU has AVX512-BF16);
 # then PyTorch (the peer script, --device cpu) on the most threads, fp32
 # and bf16, for PEER_STEPS (default 20) batches. Usage:
 #
@@ -58,7 +59,7 @@ done
 for t in "${ladder[@]}"; do
   "$h" train --data "$out/amz60k" --epochs "${EPOCHS_DENSE:-0.1}" --eval-points 1000 --threads "$t" \
     --progress off --log "$out/dense-t$t.jsonl" --force >"$out/dense-t$t.txt" 2>&1
-  GOMAXPROCS=$t "$h" step --like amazon-670k --optimizer adam --steps 3 --output both >"$out/step-t$t.txt" 2>&1
+  GOMAXPROCS=$t "$h" step --like amazon-670k --optimizer adam --steps 3 --output both --precision both >"$out/step-t$t.txt" 2>&1
 done
 most=${ladder[-1]}
 export OPENBLAS_NUM_THREADS=1
@@ -78,7 +79,7 @@ def run(name):
     return secs, samples, evals[-1]["p1"] if evals else float("nan")
 def step_ms(t, kind="fused"):
     last = open(f"{out}/step-t{t}.txt").read().strip().splitlines()[-1]
-    return json.loads(last)["step_ms"][kind]
+    return json.loads(last)["step_ms"].get(kind, float("nan"))  # no fused-bf16 without AVX512-BF16
 rows = []
 speed = {t: [] for t in ladder}  # the sampled layer's samples/s, a round each
 for t in ladder:
@@ -89,11 +90,11 @@ for t in ladder:
     ls, ln, lp = run(f"lsh-t{t}-r{rounds}")
     ln = statistics.median(speed[t]) * ls  # the median round's samples/s
     ds, dn, dp = run(f"dense-t{t}")
-    rows.append((t, ls, ln / ls, lp, ds, dn / ds, dp, step_ms(t), step_ms(t, "sampled")))
+    rows.append((t, ls, ln / ls, lp, ds, dn / ds, dp, step_ms(t), step_ms(t, "sampled"), step_ms(t, "fused-bf16")))
 base = rows[0]
-print(f"{'threads':>7} {'lsh s':>8} {'lsh samples/s':>14} {'x':>5} {'P@1':>6} {'dense s':>8} {'dense samples/s':>16} {'x':>5} {'step ms':>8} {'x':>5} {'lsh step ms':>11} {'x':>5}")
+print(f"{'threads':>7} {'lsh s':>8} {'lsh samples/s':>14} {'x':>5} {'P@1':>6} {'dense s':>8} {'dense samples/s':>16} {'x':>5} {'step ms':>8} {'x':>5} {'bf16 step ms':>12} {'x':>5} {'lsh step ms':>11} {'x':>5}")
 for r in rows:
-    print(f"{r[0]:>7} {r[1]:>8.2f} {r[2]:>14.0f} {r[2]/base[2]:>5.2f} {r[3]:>6.4f} {r[4]:>8.2f} {r[5]:>16.0f} {r[5]/base[5]:>5.2f} {r[7]:>8.0f} {base[7]/r[7]:>5.2f} {r[8]:>11.1f} {base[8]/r[8]:>5.2f}")
+    print(f"{r[0]:>7} {r[1]:>8.2f} {r[2]:>14.0f} {r[2]/base[2]:>5.2f} {r[3]:>6.4f} {r[4]:>8.2f} {r[5]:>16.0f} {r[5]/base[5]:>5.2f} {r[7]:>8.0f} {base[7]/r[7]:>5.2f} {r[9]:>12.0f} {base[9]/r[9]:>5.2f} {r[8]:>11.1f} {base[8]/r[8]:>5.2f}")
 if rounds > 1:
     for t in ladder[1:]:
         ratios = [a / b for a, b in zip(speed[t], speed[ladder[0]])]
