@@ -87,6 +87,9 @@ func (x *executor) layeredTiming() (LayeredTiming, bool) { return x.lay, x.lay.S
 // hasCentreState reports whether the ops keep a vector beside the centre.
 func (x *executor) hasCentreState() bool { return x.cstate != nil }
 
+// hasPending reports whether the ops keep sums of reductions in flight.
+func (x *executor) hasPending() bool { return x.pending != nil }
+
 // writeCentre writes the vectors every rank holds alike: the centre, the
 // centre before the last Advance, and the ops' vector beside it.
 func (x *executor) writeCentre(w *checkpoint.Writer) {
@@ -94,6 +97,9 @@ func (x *executor) writeCentre(w *checkpoint.Writer) {
 	w.Float32s("prev", x.prev)
 	if x.cstate != nil {
 		w.Float32s("dprev", x.cstate)
+	}
+	if x.pending != nil {
+		w.Float32s("pending", x.pending)
 	}
 }
 
@@ -192,7 +198,13 @@ func (x *executor) restoreCentre(rd *checkpoint.Reader, st *engineState) error {
 	}
 	if st.HasDPrev {
 		x.cstate = make([]float32, len(x.center))
-		return rd.FiniteFloat32s("dprev", x.cstate)
+		if err := rd.FiniteFloat32s("dprev", x.cstate); err != nil {
+			return err
+		}
+	}
+	if st.HasPending {
+		x.pending = make([]float32, len(x.center))
+		return rd.FiniteFloat32s("pending", x.pending)
 	}
 	return nil
 }

@@ -75,6 +75,7 @@ type (
 		Slots                                                []slotState
 		Devices                                              []deviceState
 		HasDPrev                                             bool
+		HasPending                                           bool // the ops' reductions in flight (Host.Pending), complete
 		LogOffset                                            int64
 		LogCRC                                               uint32 // of the log's bytes before LogOffset
 		LogHasCRC                                            bool
@@ -133,6 +134,7 @@ type (
 	}
 	virtualState struct {
 		T, ServerFree float64
+		NetFree       float64 // when the ops' all-reduces in flight are through (0: none since the start)
 		Seq           int64
 		Pending       int
 		Queue         []vstate  // the heap's array as it is
@@ -325,7 +327,7 @@ func (r *run) state(pending *strategy.Event, books []deviceState) (*engineState,
 		Changed: r.changed, Moved: r.moved, HasMoved: true, LossSum: r.lossSum, LossRows: r.lossRows,
 		Async: asyncState{Commits: r.async.commits, SinceTau: r.async.sinceTau, SinceCommits: r.async.sinceCommits,
 			SinceMax: r.async.sinceMax, Pis: r.async.pis},
-		Silent: r.members.silent, Gone: r.members.goneList(), HasDPrev: r.job.hasCentreState(), LogOffset: r.log.Offset(),
+		Silent: r.members.silent, Gone: r.members.goneList(), HasDPrev: r.job.hasCentreState(), HasPending: r.job.hasPending(), LogOffset: r.log.Offset(),
 		LogCRC: r.log.Position().CRC, LogHasCRC: true,
 		Merges: r.res.Merges, AsyncRecs: r.res.Async, Taus: r.res.Taus, LossWatch: r.lossWatch, Notes: r.res.Notes, Steps: r.res.Steps,
 		Faults: r.res.Faults, Now: r.clk.now()}
@@ -345,7 +347,7 @@ func (r *run) state(pending *strategy.Event, books []deviceState) (*engineState,
 	st.Devices = books
 	switch c := r.clk.(type) {
 	case *virtualClock:
-		vs := &virtualState{T: c.t, ServerFree: c.serverFree, Seq: c.seq, Pending: c.pending, Ready: c.ready}
+		vs := &virtualState{T: c.t, ServerFree: c.serverFree, NetFree: c.netFree, Seq: c.seq, Pending: c.pending, Ready: c.ready}
 		for _, e := range c.q {
 			vs.Queue = append(vs.Queue, vstate{T: e.t, Seq: e.seq, Ev: e.ev, Fault: e.fault, GiveUp: e.giveUp})
 		}
@@ -461,7 +463,7 @@ func (r *run) restore(rd *checkpoint.Reader) error {
 		if vs == nil {
 			return setting.Errorf("engine", "engine: checkpoint %s is of a real-clock run: resume it with {Config.Clock} real", rd.Path())
 		}
-		c.t, c.serverFree, c.seq, c.pending = vs.T, vs.ServerFree, vs.Seq, vs.Pending
+		c.t, c.serverFree, c.netFree, c.seq, c.pending = vs.T, vs.ServerFree, vs.NetFree, vs.Seq, vs.Pending
 		if len(vs.Ready) == len(c.ready) {
 			copy(c.ready, vs.Ready)
 		}

@@ -34,6 +34,14 @@
 // executors write and read back themselves. Who is in the run is one
 // membership record, which the driver and the executor share.
 //
+// An op may start an all-reduce and return (strategy.Host.IAllReduce, as
+// c10d's async_op): the devices compute while it is in flight, a later
+// action of the op waits for it, and its Cost says so (Started, Awaits),
+// for the virtual clock to carry it on the network concurrently with the
+// batches. Across ranks a goroutine progresses each request; a checkpoint
+// first completes every one in flight and saves the sums the ops keep in
+// Host.Pending.
+//
 // In one process (Config.World nil) a single executor holds every device
 // and the collectives are in-memory sums. Across processes (Config.World an
 // MPI world, or comm.Mem in tests) every rank holds Devices/World.Size()

@@ -45,6 +45,8 @@ type executor struct {
 	prev       []float32 // the centre before the last Advance
 	scratch    []float32
 	cstate     []float32 // the ops' vector beside the centre (Host.CenterState), allocated at its first use
+	pending    []float32 // the ops' vector for reductions in flight (Host.Pending), allocated at its first use
+	inflight   works     // the ops' collectives in flight
 	ops        map[string]strategy.Op
 	reps       []strategy.Replica // Replicas' list
 	act        strategy.Action    // the action an op carries out (a field: passed to an interface, a local would escape)
@@ -523,6 +525,9 @@ func (x *executor) makeNodes() error {
 // close frees the communicators the executor made (every rank calls it at
 // the end of a run).
 func (x *executor) close() {
+	// A collective in flight at the end completes before its vector and
+	// the transport go (an error of it has nothing left to spoil).
+	_ = x.settle()
 	for _, d := range x.devs {
 		if c, ok := d.worker.(Closer); ok {
 			c.Close() // a background build joins the run's end

@@ -178,6 +178,11 @@ func (j job) close() { j.x.close() }
 // other ranks' (working: the devices whose goroutines are computing a
 // batch).
 func (j job) books(working []bool) ([]deviceState, error) {
+	// The checkpoint saves what the collectives in flight sum: they
+	// complete first.
+	if err := j.x.settle(); err != nil {
+		return nil, err
+	}
 	var remote map[int]deviceState
 	if j.cl != nil {
 		var err error
@@ -231,6 +236,10 @@ func (j job) writeVectors(w *checkpoint.Writer, books []deviceState) error {
 // hasCentreState reports whether the ops keep a vector beside the centre
 // (a checkpoint says so, to read it back).
 func (j job) hasCentreState() bool { return j.x.hasCentreState() }
+
+// hasPending reports whether the ops keep sums of reductions in flight (a
+// checkpoint says so, to read them back).
+func (j job) hasPending() bool { return j.x.hasPending() }
 
 // restore puts this rank's devices and centre in the state of checkpoint
 // rd (every rank reads it).

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 
 	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/workload"
@@ -81,6 +82,7 @@ type virtualClock struct {
 	seq        int64
 	q          vqueue
 	serverFree float64   // when the parameter server's link frees up
+	netFree    float64   // when the network is through with the ops' all-reduces in flight (Cost.Started)
 	ready      []float64 // when each device's last commit's messages reach it (Cost.Transfers)
 	// pending counts the queued events that are work or news; strikes of
 	// faults are not, so a run whose work is done ends without waiting for
@@ -183,14 +185,39 @@ func (v *virtualClock) cost(a *strategy.Action) float64 {
 		panic(err) // the action was carried out with it just before
 	}
 	c := op.Cost(a)
-	var cost float64
-	if c.AllReduces > 0 {
-		cost = c.AllReduces * net.AllReduceCost(net.AllReduce, r.bytes, n)
+	// The all-reduces an op left in flight hold the network until
+	// v.netFree: an action that awaits them, or uses the network, starts
+	// once they are through.
+	var wait float64
+	if c.Awaits || c.AllReduces > 0 || c.Gather > 0 {
+		wait = max(0, v.netFree-v.t)
 	}
+	cost := v.allReduces(c.AllReduces)
 	if c.Gather > 0 {
 		cost += net.AllGatherCost(c.Gather, n)
 	}
-	return cost + c.Passes*r.cfg.Cost.Update(r.shape)
+	cost += c.Passes * r.cfg.Cost.Update(r.shape)
+	if c.Started > 0 {
+		// Started once the action is done, carried while the devices
+		// compute.
+		v.netFree = max(v.netFree, v.t+wait+cost) + v.allReduces(c.Started)
+	}
+	return wait + cost
+}
+
+// allReduces is the network model's time for k all-reduces of the model:
+// whole ones, then one of the fraction of the model's bytes left.
+func (v *virtualClock) allReduces(k float64) float64 {
+	if k <= 0 {
+		return 0
+	}
+	net, n, bytes := v.r.cfg.Net, v.r.cfg.Devices, v.r.bytes
+	whole := math.Floor(k)
+	cost := whole * net.AllReduceCost(net.AllReduce, bytes, n)
+	if part := k - whole; part > 0 {
+		cost += net.AllReduceCost(net.AllReduce, int(math.Ceil(part*float64(bytes))), n)
+	}
+	return cost
 }
 
 func (v *virtualClock) next(ctx context.Context) (strategy.Event, bool, error) {

@@ -39,11 +39,21 @@ type Op interface {
 // update of a replica does (passes run on every device in parallel), and,
 // for a commit, model-sized messages between the worker and θ's rank,
 // queued on that rank's link before the worker's next batch.
+//
+// An op that overlaps its communication with the devices' computing
+// (Host.IAllReduce) says so with Started and Awaits: the all-reduces it
+// starts and leaves in flight are carried by the network while the
+// devices go on with their batches, and a later action of the op that
+// Awaits them first waits for what is left of them. A fraction of an
+// all-reduce is one all-reduce of that fraction of the model's bytes (a
+// fragment of it, or the model quantized).
 type Cost struct {
 	AllReduces float64
 	Gather     int
 	Passes     float64
 	Transfers  float64
+	Started    float64
+	Awaits     bool
 }
 
 // GradientUser is an op that uses the gradients the devices computed in
@@ -144,12 +154,31 @@ type Host interface {
 	// centre for the op, zero at its first use, saved in checkpoints and
 	// kept when a run resumes on another number of devices.
 	CenterState() []float32
-	// AllReduce sums v over the ranks, in place.
+	// AllReduce sums v over the ranks, in place: IAllReduce's Work, waited
+	// for.
 	AllReduce(v []float32) error
+	// IAllReduce starts summing v over the ranks, in place, and returns at
+	// once, as c10d's all_reduce with async_op does: the op goes on, the
+	// devices may compute, and v belongs to the reduction until its Work
+	// completes. The engine completes every Work in flight before it takes
+	// a checkpoint; an op that keeps a sum in flight across actions keeps
+	// it in Pending, which the checkpoint saves, so that a resumed op (with
+	// no Work) finds the sum there.
+	IAllReduce(v []float32) (Work, error)
+	// Pending is a model-sized vector the engine keeps beside the centre
+	// for an op's reductions in flight, zero at its first use, saved in
+	// checkpoints once every Work in flight is complete.
+	Pending() []float32
 	// WeightedAllReduce sets out to Σ w[i]·vecs[i] summed over the ranks.
 	WeightedAllReduce(out []float32, w []float32, vecs [][]float32) error
 	// Seed is the run's seed, for an op's own random choices.
 	Seed() uint64
+}
+
+// Work is a collective in flight (Host.IAllReduce).
+type Work interface {
+	// Wait returns once the collective has completed, with its error.
+	Wait() error
 }
 
 // Replica is one device as an op sees it.
@@ -214,7 +243,7 @@ func OpNames() []string {
 }
 
 // MaxParams is how many parameters an action carries for its op.
-const MaxParams = 6
+const MaxParams = 8
 
 // G formats a number as transcripts show one.
 func G(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
@@ -227,3 +256,10 @@ func Gs(v []float64) string {
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
+
+// Done is a Work already complete: a collective over one rank.
+var Done Work = done{}
+
+type done struct{}
+
+func (done) Wait() error { return nil }

@@ -10,11 +10,11 @@ var _ strategy.Host = (*Host)(nil)
 type Host struct {
 	Reps []*Replica
 	// C, P and S are the centre, the previous centre and the scratch
-	// vector (S is allocated when nil); CS the centre's op state
-	// (allocated at its first use).
-	C, P, S, CS []float32
-	RunSeed     uint64
-	list        []strategy.Replica
+	// vector (S is allocated when nil); CS the centre's op state and Pend
+	// the vector for reductions in flight (allocated at their first use).
+	C, P, S, CS, Pend []float32
+	RunSeed           uint64
+	list              []strategy.Replica
 }
 
 // Replica is a device of a Host. Its optimizer is plain SGD.
@@ -72,6 +72,16 @@ func (h *Host) CenterState() []float32 {
 }
 
 func (h *Host) AllReduce([]float32) error { return nil }
+
+// IAllReduce over one rank is done at once.
+func (h *Host) IAllReduce([]float32) (strategy.Work, error) { return strategy.Done, nil }
+
+func (h *Host) Pending() []float32 {
+	if h.Pend == nil {
+		h.Pend = make([]float32, len(h.C))
+	}
+	return h.Pend
+}
 
 func (h *Host) WeightedAllReduce(out []float32, w []float32, vecs [][]float32) error {
 	clear(out)
