@@ -17,14 +17,15 @@ import (
 )
 
 // SIGINT or SIGTERM to mpirun saves the job as it stands, rank 0 gathering
-// every rank's devices, for a strategy with local steps (elastic) and one
-// with a parameter server (gem): the checkpoint resumes under mpirun and in
-// one process.
+// every rank's devices, for a strategy with local steps (elastic), one
+// with a parameter server (gem) and one with a fragment's all-reduce in
+// flight across ranks between its barriers (streaming-diloco): the
+// checkpoint resumes under mpirun and in one process.
 func TestMPIStopSavesTheRun(t *testing.T) {
 	for i, c := range []struct {
 		strategy string
 		sig      syscall.Signal
-	}{{"elastic", syscall.SIGINT}, {"gem", syscall.SIGTERM}} {
+	}{{"elastic", syscall.SIGINT}, {"gem", syscall.SIGTERM}, {"streaming-diloco", syscall.SIGINT}} {
 		t.Run(c.strategy, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // catches a hang only
 			defer cancel()

@@ -12,5 +12,6 @@ import (
 	_ "github.com/hetsgd/hetsgd/strategy/diloco"
 	_ "github.com/hetsgd/hetsgd/strategy/elastic"
 	_ "github.com/hetsgd/hetsgd/strategy/ps"
+	_ "github.com/hetsgd/hetsgd/strategy/streaming"
 	_ "github.com/hetsgd/hetsgd/strategy/syncsgd"
 )

@@ -12,7 +12,8 @@ import (
 // variants are options that change a strategy's rules and are off by
 // default: the suite runs them too.
 var variants = map[string][]map[string]float64{
-	"adaptive": {{"clamp": 1}, {"smooth": 0.5}, {"clamp": 1, "smooth": 0.9, "renorm": 0}, {"fit": 1}, {"fit": 1, "smooth": 0.5, "pert-norm": 2}, {"pert-norm": 1, "pert-thr": 0.5}},
+	"streaming-diloco": {{"tau": 0}, {"bits": 4}, {"fragments": 1, "tau": 0, "alpha": 0}},
+	"adaptive":         {{"clamp": 1}, {"smooth": 0.5}, {"clamp": 1, "smooth": 0.9, "renorm": 0}, {"fit": 1}, {"fit": 1, "smooth": 0.5, "pert-norm": 2}, {"pert-norm": 1, "pert-thr": 0.5}},
 }
 
 // Every registered strategy keeps the contract of package strategy.
