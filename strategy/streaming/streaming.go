@@ -93,17 +93,24 @@ func init() {
 	strategy.RegisterOp(OuterOp, func() strategy.Op { return &outer{frag: -1} })
 }
 
-// check refuses the options that contradict each other.
+// check refuses what no run accepts, before the data is loaded (Info.Check).
 func check(cfg strategy.Config) error {
-	h, p, tau, bits := int(cfg.Opt("h")), int(cfg.Opt("fragments")), int(cfg.Opt("tau")), cfg.Opt("bits")
+	if bits := cfg.Opt("bits"); bits != 0 && bits != 4 {
+		return fmt.Errorf("%s: bits %v: 0 (float32) or 4 (E3M0)", Name, bits)
+	}
+	return nil
+}
+
+// checkSchedule refuses fragments and an overlap that do not fit h, which
+// New checks once the training set is known: h's default depends on its
+// size, which Info.Check does not know.
+func checkSchedule(cfg strategy.Config) error {
+	h, p, tau := int(cfg.Opt("h")), int(cfg.Opt("fragments")), int(cfg.Opt("tau"))
 	if p > h {
 		return fmt.Errorf("%s: %d fragments synced within h = %d steps: at most h fragments", Name, p, h)
 	}
 	if tau > h/p {
-		return fmt.Errorf("%s: tau %d: at most ⌊h/fragments⌋ = %d, so that a fragment's sum arrives before the next fragment starts", Name, tau, h/p)
-	}
-	if bits != 0 && bits != 4 {
-		return fmt.Errorf("%s: bits %v: 0 (float32) or 4 (E3M0)", Name, bits)
+		return fmt.Errorf("%s: tau %d: at most ⌊h/fragments⌋ = ⌊%d/%d⌋ = %d, so that a fragment's sum arrives before the next fragment starts", Name, tau, h, p, h/p)
 	}
 	return nil
 }
@@ -126,7 +133,7 @@ type Streaming struct {
 
 // New returns Streaming DiLoCo.
 func New(cfg strategy.Config) (strategy.Strategy, error) {
-	if err := check(cfg); err != nil {
+	if err := checkSchedule(cfg); err != nil {
 		return nil, err
 	}
 	s := &Streaming{n: cfg.Devices, b: cfg.Batch, h: int(cfg.Opt("h")), frags: int(cfg.Opt("fragments")), tau: int(cfg.Opt("tau")),
