@@ -71,7 +71,7 @@ func Record(cfg Config, w Workload) (runlog.Config, error) {
 // lazyNote is the config record's update_note for a run whose sampled
 // layer updates lazily: where the rule holds (executor.allReduce,
 // device.Step) and where it cannot.
-const lazyNote = "the sampled layer's lazy rule holds for the devices' optimizer steps: a local step, an all-reduce of gradients (the rows any device's batch touched) and an op's step on a device's own gradient update only the rows their batches touched; a centre's own update — a merge, an outer optimizer's step (diloco, async-local), a parameter server's commit — covers the whole vector, and one with a momentum moves rows no batch touched"
+const lazyNote = "the sampled layer's lazy rule holds for the devices' optimizer steps: a local step, an all-reduce of gradients (the rows any device's batch touched) and an op's step on a device's own gradient update only the rows their batches touched; a centre's own update — a merge, an outer optimizer's step, a parameter server's commit — covers the whole vector, and one with a momentum moves rows no batch touched"
 
 // updateNote says where the workers' lazy rule (LazyApplier) holds in a run
 // of cfg on w ("" when its output layer is dense or updates every weight):

@@ -119,3 +119,19 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// The engine validates a run's options before its data is loaded, on a set
+// of one point (h's default is then 1): an overlap that the real h allows
+// must pass there, and New refuses it only where h is too short.
+func TestScheduleCheckedWithTheData(t *testing.T) {
+	opts := map[string]float64{"tau": 2}
+	if _, _, err := strategy.Validate(streaming.Name, strategy.Config{Devices: 4, Batch: 128, LR: 0.01, DatasetSize: 1, Options: opts}); err != nil {
+		t.Fatalf("validated on one point: %v", err)
+	}
+	if _, _, err := strategy.New(streaming.Name, strategy.Config{Devices: 4, Batch: 128, LR: 0.01, DatasetSize: 4880, Options: opts}); err != nil {
+		t.Fatalf("h 5 on Bibtex's size: %v", err)
+	}
+	if _, _, err := strategy.New(streaming.Name, strategy.Config{Devices: 4, Batch: 128, LR: 0.01, DatasetSize: 1000, Options: opts}); err == nil {
+		t.Fatal("h 1: tau 2 accepted")
+	}
+}
