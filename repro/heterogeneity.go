@@ -101,11 +101,11 @@ func scenarioList() string {
 // SGD on 4 and 16 devices.
 var HeterogeneityParts = []string{"spreads", "protocols", "devices", "local"}
 
-// localStrategies are the section "local"'s: DiLoCo and asynchronous
-// Local-SGD (whose dynamic local updates scale each device's work to its
-// speed, as Adaptive SGD scales its batch) against the model-averaging and
-// synchronous baselines.
-var localStrategies = []string{"adaptive", "elastic", "sync", "diloco", "async-local"}
+// localStrategies are the section "local"'s: DiLoCo, Streaming DiLoCo and
+// asynchronous Local-SGD (whose dynamic local updates scale each device's
+// work to its speed, as Adaptive SGD scales its batch) against the
+// model-averaging and synchronous baselines.
+var localStrategies = []string{"adaptive", "elastic", "sync", "diloco", "streaming-diloco", "async-local"}
 
 func (s *heteroStudy) run(ctx context.Context) error {
 	s.rep.Printf("## %s\n\n%s\n\n", s.set.Name, s.set.Note)
@@ -534,12 +534,12 @@ func (s *heteroStudy) local(ctx context.Context) error {
 			}
 		}
 		s.rep.Printf("### Local-SGD strategies, %d devices at the paper's spread\n\n"+
-			"DiLoCo and asynchronous Local-SGD at their defaults against Adaptive SGD, elastic and sync, speeds %v, "+
+			"DiLoCo, Streaming DiLoCo and asynchronous Local-SGD at their defaults against Adaptive SGD, elastic and sync, speeds %v, "+
 			"each for sync's time for %g epochs, seeds %v.\n\n", n, sp, s.epochs, s.seeds)
 		t, series := compareTableOf(localStrategies, runs, s.set.Train.Len())
 		s.rep.Table(t)
 		ab, _ := runlog.Best(meanCurve(runs["adaptive"]))
-		for _, strat := range []string{"diloco", "async-local"} {
+		for _, strat := range []string{"diloco", "streaming-diloco", "async-local"} {
 			b, _ := runlog.Best(meanCurve(runs[strat]))
 			verdict := "level with"
 			switch {

@@ -285,7 +285,7 @@ func TestHeterogeneityStudyQuick(t *testing.T) {
 	})
 	checkReport(t, md, []string{"# Heterogeneous devices: every strategy at its defaults", "### paper: [1 0.9 0.8 0.68]",
 		"### wide: [1 0.5 0.25 0.1]", "### slowdown:", "Adaptive's best P@1 is the highest of the four", "### Protocols", "### 1 to 16 devices",
-		"### Local-SGD strategies, 4 devices at the paper's spread", "- diloco: best mean P@1", "- async-local: best mean P@1"},
+		"### Local-SGD strategies, 4 devices at the paper's spread", "- diloco: best mean P@1", "- streaming-diloco: best mean P@1", "- async-local: best mean P@1"},
 		// A strategy that never reaches elastic's best, or one device's,
 		// has no time to it.
 		func(h string, _ map[string]string) bool {
@@ -293,9 +293,9 @@ func TestHeterogeneityStudyQuick(t *testing.T) {
 		})
 	// Per seed: sync on the paper and wide spreads, three others on each,
 	// and four in the slowdown; the protocol's 4 Adam runs; 1 + 2 device runs;
-	// the five Local-SGD section's strategies on 4 devices.
+	// the six Local-SGD section's strategies on 4 devices.
 	checkOutputs(t, dir, []string{"hetero-bibtex-paper-time", "hetero-bibtex-wide-batch", "hetero-bibtex-slowdown-updates", "hetero-bibtex-devices", "hetero-bibtex-local-4-time"},
-		2+3+3+4+4+3+5, func(string) bool { return false })
+		2+3+3+4+4+3+6, func(string) bool { return false })
 	// The slowdown's runs slow device 0 at half the paper spread's budget.
 	b, err := os.ReadFile(filepath.Join(dir, "runs", "hetero-bibtex-slowdown-adaptive-s-1.jsonl"))
 	if err != nil || !strings.Contains(string(b), `"event":"fault"`) {
