@@ -51,19 +51,11 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if !root {
 		stdout = io.Discard
 	}
-	given := Given(fs, f) // as given: EngineConfig fills in defaults
-	cfg, err := f.EngineConfig(fs, world, stderr)
+	p, err := Plan(f, fs, from, world, stderr)
 	if err != nil {
 		return err
 	}
-	if from != nil {
-		cfg.Resume = from.Reader()
-		if err := cfg.Validate(); err != nil {
-			return err
-		}
-	}
-	info, _ := strategy.Lookup(cfg.Strategy) // EngineConfig looked it up
-	settings := f.Effective(fs, info, cfg)
+	given, cfg, info, settings, format := p.Given, p.Config, p.Strategy, p.Settings, p.Format
 	if f.PrintConfig {
 		if !root {
 			return nil
@@ -71,13 +63,6 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 		return settings.WriteYAML(stdout, fmt.Sprintf("Settings of a hetsgd train run (hetsgd %s); hetsgd train --config FILE runs it again.\n"+
 			"Flags given with --config override these. Outputs (--log, --checkpoint) are not settings: give them as flags.\n"+
 			"Options derived from other settings are left out, to be derived again; --help shows their values.", front.Version))
-	}
-	format, err := data.ParseFormat(f.Format)
-	if err != nil {
-		return err
-	}
-	if f.Precision != kernel.FP32 && f.Precision != kernel.BF16 {
-		return fmt.Errorf("--precision %q: want %s or %s", f.Precision, kernel.FP32, kernel.BF16)
 	}
 	showProgress, err := front.Progress()
 	if err != nil {
@@ -249,6 +234,79 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if !root {
 		return err
 	}
+	if err := Report(front, log, res, err, Ran{Config: cfg, Strategy: info, Points: w.Size(), XML: isXML, Patience: f.Patience, Wall: time.Since(start)}); err != nil {
+		return err
+	}
+	if dash != nil {
+		if err := log.Sync(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "hetsgd train: the run is over; the dashboard stays at %s until Ctrl-C\n", dash.URL)
+		<-ctx.Done()
+	}
+	return nil
+}
+
+// Planned is what Plan makes of a run's settings before any input is
+// read: the engine's configuration with the strategy's defaults filled
+// in (and the checkpoint it resumes), the strategy, the settings as the
+// run records them, those given, and the data's format.
+type Planned struct {
+	Config   engine.Config
+	Strategy strategy.Info
+	Settings runlog.Settings
+	Given    [][2]string
+	Format   data.Format
+}
+
+// Plan is Run's first step: it checks f's settings (fs: the flags they
+// were parsed from; from: the checkpoint resumed, or nil) on this rank of
+// world and turns them into the run's configuration, reading no input and
+// writing no output (warnings go to stderr).
+func Plan(f *Settings, fs *flag.FlagSet, from *Resumed, world comm.Comm, stderr io.Writer) (*Planned, error) {
+	given := Given(fs, f) // as given: EngineConfig fills in defaults
+	cfg, err := f.EngineConfig(fs, world, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if from != nil {
+		cfg.Resume = from.Reader()
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	info, _ := strategy.Lookup(cfg.Strategy) // EngineConfig looked it up
+	format, err := data.ParseFormat(f.Format)
+	if err != nil {
+		return nil, err
+	}
+	if f.Precision != kernel.FP32 && f.Precision != kernel.BF16 {
+		return nil, fmt.Errorf("--precision %q: want %s or %s", f.Precision, kernel.FP32, kernel.BF16)
+	}
+	return &Planned{Config: cfg, Strategy: info, Settings: f.Effective(fs, info, cfg), Given: given, Format: format}, nil
+}
+
+// Ran is what Report needs to know of the run that ended: its
+// configuration and strategy, its training points, whether its workload is
+// a classifier's (XML) whose precision it prints, its patience, and the
+// wall time it ran.
+type Ran struct {
+	Config   engine.Config
+	Strategy strategy.Info
+	Points   int
+	XML      bool
+	Patience int
+	Wall     time.Duration
+}
+
+// Report is Run's last step on rank 0: it writes the run's done record
+// into log (nil: none) from res and the engine's error runErr, prints the
+// outcome on front's writers, and returns the error the run ends with: an
+// engine's, ErrInterrupted for a stop by a signal, or the run's having
+// ended before any update reached the model it evaluates.
+func Report(front Front, log *runlog.Log, res *engine.Result, runErr error, ran Ran) error {
+	stdout, stderr := front.Stdout, front.Stderr
+	cfg, info, err := ran.Config, ran.Strategy, runErr
 	interrupted := errors.Is(err, context.Canceled)
 	if interrupted && res != nil && res.StopCheckpoint != "" {
 		fmt.Fprintf(stderr, "hetsgd train: saved the stopped run in %s: hetsgd train --resume %s goes on from it\n",
@@ -271,13 +329,13 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	var untrained error
 	if res.Untrained && !interrupted {
 		untrained = fmt.Errorf("the run ended after %d samples (%.4g epochs), before any update reached the model %s evaluates (%s): its P@1 is the untrained model's; train for longer (--epochs, --time-budget)",
-			res.Samples, float64(res.Samples)/float64(w.Size()), cfg.Strategy, CentreWhy(info))
+			res.Samples, float64(res.Samples)/float64(ran.Points), cfg.Strategy, CentreWhy(info))
 		done.Error = untrained.Error()
 	}
 	if cfg.Clock == engine.Real {
 		// Under the virtual clock the log holds nothing that varies from run
 		// to run; the peak memory goes to stdout only.
-		done.WallSeconds, done.MaxRSSBytes = time.Since(start).Seconds(), maxRSS()
+		done.WallSeconds, done.MaxRSSBytes = ran.Wall.Seconds(), maxRSS()
 	}
 	if rss := maxRSS(); rss > 0 {
 		fmt.Fprintf(stdout, "peak memory %.2f GiB (max RSS)\n", float64(rss)/(1<<30))
@@ -289,21 +347,11 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	if err := log.Write(done); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, Outcome(res, isXML, cfg.TimingOnly, f.Patience))
+	fmt.Fprintln(stdout, Outcome(res, ran.XML, cfg.TimingOnly, ran.Patience))
 	if interrupted {
 		return fmt.Errorf("%w after %d samples", ErrInterrupted, res.Samples)
 	}
-	if untrained != nil {
-		return untrained
-	}
-	if dash != nil {
-		if err := log.Sync(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "hetsgd train: the run is over; the dashboard stays at %s until Ctrl-C\n", dash.URL)
-		<-ctx.Done()
-	}
-	return nil
+	return untrained
 }
 
 // Outcome is the line a finished run's account ends with, on stdout: the
