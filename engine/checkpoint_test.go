@@ -269,7 +269,7 @@ func TestResumeOnOtherDevices(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s on %d devices: %v", name, devices, err)
 			}
-			for _, d := range r.job.x.devs {
+			for _, d := range r.job.(execJob).x.devs {
 				if !equal(d.p, model) {
 					t.Fatalf("%s on %d devices: device %d does not start from the run's model", name, devices, d.id)
 				}
@@ -277,7 +277,7 @@ func TestResumeOnOtherDevices(t *testing.T) {
 			if r.done != st.Done || len(r.res.Evals) != len(first.Evals) {
 				t.Fatalf("%s on %d devices: %d samples and %d evaluations, the checkpoint's %d and %d", name, devices, r.done, len(r.res.Evals), st.Done, len(first.Evals))
 			}
-			r.job.x.close()
+			r.job.(execJob).x.close()
 			res, err := Run(context.Background(), again, w, nil, nil)
 			rd.Close()
 			if err != nil {

@@ -244,15 +244,15 @@ func TestDistributedRunsInSequence(t *testing.T) {
 					err = r.drive(context.Background())
 				}
 				if err == nil {
-					err = r.job.cl.stop()
+					err = r.job.(execJob).cl.stop()
 				}
 				if err != nil {
 					errs[0] = err
 					return
 				}
-				r.job.x.close()
+				r.job.(execJob).x.close()
 				select {
-				case <-r.job.cl.received:
+				case <-r.job.(execJob).cl.received:
 				default:
 					errs[0] = fmt.Errorf("run %d: the receiver of finished batches outlived its run", i)
 					return

@@ -155,9 +155,9 @@ func (p *Prepared) Run(ctx context.Context, log *runlog.Log, obs Observer) (*Res
 	// share ctx): each hurries its own devices at once, so that none holds
 	// the stop up with a slow-down or simulated decoding — on a rank other
 	// than 0 too, whose batches rank 0 waits for.
-	defer context.AfterFunc(ctx, r.job.x.hurryDevices)()
+	defer context.AfterFunc(ctx, r.job.hurry)()
 	if r.world.Rank() != 0 {
-		return nil, serve(r.job.x) // a rank other than 0 only serves its executor
+		return nil, r.job.serve() // a rank other than 0 only serves its executor
 	}
 	err := r.drive(ctx)
 	if err == nil {
@@ -212,6 +212,7 @@ type run struct {
 	acts, next []strategy.Action
 	works      []work
 	weights    []float64 // a layered all-reduce's weights, kept across the strategy's next Step
+	cmd        command   // the command the job carries out (a field: passed to an interface, a local would escape)
 	async      asyncStats
 	lossWatch  lossWatch
 	members    *membership // who is in the run: the executor's record, shared
@@ -328,13 +329,19 @@ func newRun(cfg Config, w Workload, log *runlog.Log, obs Observer) (*run, error)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * w.NumParams(), world: world,
-		slots: make([]slot, cfg.Devices), members: x.members, log: log, obs: obs,
-		res: &Result{Strategy: info}, budget: math.MaxInt64}
-	r.job = job{x: x}
+	j := execJob{x: x}
 	if world.Size() > 1 {
-		r.job.cl = newCluster(world, cfg.Devices)
+		j.cl = newCluster(world, cfg.Devices)
 	}
+	return assemble(cfg, w, log, obs, strat, info, world, j, x.members)
+}
+
+// assemble makes the run of strat on job j, whose devices' membership
+// record is members, and restores it from cfg.Resume when set.
+func assemble(cfg Config, w Workload, log *runlog.Log, obs Observer, strat strategy.Strategy, info strategy.Info, world comm.Comm, j job, members *membership) (*run, error) {
+	r := &run{cfg: cfg, info: info, strat: strat, w: w, shape: w.Shape(), bytes: 4 * w.NumParams(), world: world,
+		slots: make([]slot, cfg.Devices), members: members, log: log, obs: obs,
+		res: &Result{Strategy: info}, budget: math.MaxInt64, job: j}
 	if cfg.Epochs > 0 {
 		r.budget = int64(math.Ceil(cfg.Epochs * float64(w.Size())))
 	}
@@ -612,8 +619,8 @@ func (r *run) do(a *strategy.Action) error {
 		if !r.allIdle() {
 			panic(fmt.Sprintf("engine: %s queried %s while devices are busy", r.cfg.Strategy, a.Op))
 		}
-		c := opCommand(cmdQuery, a)
-		v, second, err := r.job.query(&c)
+		r.cmd = opCommand(cmdQuery, a)
+		v, second, err := r.job.query(&r.cmd)
 		if err != nil {
 			return err
 		}
@@ -665,11 +672,11 @@ func (r *run) do(a *strategy.Action) error {
 // collective runs a collective action on every rank, with next the batches
 // that start once it is done (prepared while it runs).
 func (r *run) collective(a *strategy.Action, next []work) error {
-	c := opCommand(cmdCollective, a)
+	r.cmd = opCommand(cmdCollective, a)
 	if a.Kind == strategy.AllReduce {
-		c.kind, c.layered = cmdAllReduce, a.Layered
+		r.cmd.kind, r.cmd.layered = cmdAllReduce, a.Layered
 	}
-	return r.job.collective(&c, next)
+	return r.job.collective(&r.cmd, next)
 }
 
 // overlaps reports whether a is a layered all-reduce whose following

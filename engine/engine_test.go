@@ -113,7 +113,7 @@ func TestOneDeviceIsPlainSGD(t *testing.T) {
 			r := start(t, cfg, xml(t, 0.2), nil)
 			steps := int(r.done) / cfg.Batch
 			want := reference(t, cfg, 0.2, train, cfg.Batch, steps)
-			for i, v := range r.job.x.devs[0].p {
+			for i, v := range r.job.(execJob).x.devs[0].p {
 				if math.Float32bits(v) != math.Float32bits(want[i]) {
 					t.Fatalf("%s (%s clock): after %d steps parameter %d = %v, plain SGD %v", info.Name, clock, steps, i, v, want[i])
 				}
@@ -133,7 +133,7 @@ func TestSyncEqualsUnionBatch(t *testing.T) {
 		steps := int(r.done) / 64
 		want := reference(t, cfg, 0, train, 64, steps)
 		var maxDiff, scale float64
-		for i, v := range r.job.x.devs[0].p {
+		for i, v := range r.job.(execJob).x.devs[0].p {
 			maxDiff = math.Max(maxDiff, math.Abs(float64(v-want[i])))
 			scale = math.Max(scale, math.Abs(float64(want[i])))
 		}
@@ -141,8 +141,8 @@ func TestSyncEqualsUnionBatch(t *testing.T) {
 			t.Fatalf("%s clock: sync on 4×16 differs from one device on 64 by %g (scale %g) after %d steps", clock, maxDiff, scale, steps)
 		}
 		for d := 1; d < 4; d++ {
-			for i := range r.job.x.devs[d].p {
-				if r.job.x.devs[d].p[i] != r.job.x.devs[0].p[i] {
+			for i := range r.job.(execJob).x.devs[d].p {
+				if r.job.(execJob).x.devs[d].p[i] != r.job.(execJob).x.devs[0].p[i] {
 					t.Fatalf("%s clock: replicas 0 and %d differ under sync", clock, d)
 				}
 			}
@@ -268,7 +268,7 @@ func TestVirtualHeterogeneityAndScaling(t *testing.T) {
 		}
 	}
 	// Only a merge changes the centre: the last record holds its norm.
-	if got, want := last.CenterNorm, kernel.Nrm2(r.job.x.center); got != want || !(want > 0) {
+	if got, want := last.CenterNorm, kernel.Nrm2(r.job.(execJob).x.center); got != want || !(want > 0) {
 		t.Fatalf("last merge record's centre norm %v, the centre's %v", got, want)
 	}
 }
@@ -433,8 +433,8 @@ func TestDeviceStepDoesNotAllocate(t *testing.T) {
 		a := strategy.Action{Kind: strategy.Dispatch, Batch: 32, LR: 0.1}
 		step := func() {
 			w, _ := r.begin(&a)
-			d := r.job.x.local(0)
-			r.job.x.load(d, w)
+			d := r.job.(execJob).x.local(0)
+			r.job.(execJob).x.load(d, w)
 			d.compute()
 			r.finish(0)
 		}
@@ -527,9 +527,9 @@ func TestLSGDEqualsSync(t *testing.T) {
 	if a.res.Steps != b.res.Steps || a.res.Steps == 0 {
 		t.Fatalf("steps: sync %d, lsgd %d", a.res.Steps, b.res.Steps)
 	}
-	for i := range a.job.x.devs[0].p {
-		if math.Abs(float64(a.job.x.devs[0].p[i]-b.job.x.devs[0].p[i])) > 1e-6 {
-			t.Fatalf("parameter %d: sync %v, lsgd %v", i, a.job.x.devs[0].p[i], b.job.x.devs[0].p[i])
+	for i := range a.job.(execJob).x.devs[0].p {
+		if math.Abs(float64(a.job.(execJob).x.devs[0].p[i]-b.job.(execJob).x.devs[0].p[i])) > 1e-6 {
+			t.Fatalf("parameter %d: sync %v, lsgd %v", i, a.job.(execJob).x.devs[0].p[i], b.job.(execJob).x.devs[0].p[i])
 		}
 	}
 	if !(b.clk.now() < a.clk.now()) {
@@ -561,7 +561,7 @@ func TestParameterServer(t *testing.T) {
 			t.Fatalf("median π %v missing or outside [0, 5]", a.MedianPi)
 		}
 	}
-	for _, v := range r.job.x.center {
+	for _, v := range r.job.(execJob).x.center {
 		if v != v || math.IsInf(float64(v), 0) {
 			t.Fatal("the centre model is not finite")
 		}
@@ -575,7 +575,7 @@ func TestTimingOnly(t *testing.T) {
 	cfg.Net = comm.Model{GroupSize: 4, Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}
 	cfg.TimingOnly, cfg.Batch, cfg.Epochs = true, 4, 3
 	r := start(t, cfg, nil, nil)
-	if r.job.x.devs[0].p != nil || r.job.x.center != nil {
+	if r.job.(execJob).x.devs[0].p != nil || r.job.(execJob).x.center != nil {
 		t.Fatal("timing only allocated replicas")
 	}
 	if r.res.Steps == 0 || !(r.clk.now() > 0) || len(r.res.Evals) != 0 {
@@ -695,8 +695,8 @@ func TestWorkloadReusedAcrossBatchSizes(t *testing.T) {
 					name, reused.done, reused.res.Evals, fresh.done, fresh.res.Evals)
 			}
 			models := func(r *run) [][]float32 {
-				m := [][]float32{r.job.x.center}
-				for _, d := range r.job.x.devs {
+				m := [][]float32{r.job.(execJob).x.center}
+				for _, d := range r.job.(execJob).x.devs {
 					m = append(m, d.p)
 				}
 				return m

@@ -39,7 +39,7 @@ func fidRun(t testing.TB, cfg Config, w Workload) *run {
 	if err := r.drive(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r.job.x.close()
+	r.job.(execJob).x.close()
 	return r
 }
 
@@ -197,10 +197,10 @@ func TestCrossbowMatchesReference(t *testing.T) {
 				r := fidRun(t, cfg, w)
 				rounds := int(r.done) / (3 * 8 * tau) // 480 samples: whole rounds
 				z, ps := crossbowReference(w, cfg, tau, rounds, after)
-				if d := testdata.MaxRelDiff(r.job.x.center, z); d > 1e-5 {
+				if d := testdata.MaxRelDiff(r.job.(execJob).x.center, z); d > 1e-5 {
 					t.Errorf("τ %d, correct-after %v, %s clock: centre differs from the reference by %.2g after %d rounds", tau, after, clock, d, rounds)
 				}
-				for j, dev := range r.job.x.devs {
+				for j, dev := range r.job.(execJob).x.devs {
 					if d := testdata.MaxRelDiff(dev.p, ps[j]); d > 1e-5 {
 						t.Errorf("τ %d, correct-after %v, %s clock: replica %d differs from the reference by %.2g", tau, after, clock, j, d)
 					}
@@ -211,7 +211,7 @@ func TestCrossbowMatchesReference(t *testing.T) {
 	// The two orders are different algorithms.
 	a := fidRun(t, fidConfig("crossbow", 3, nil), w)
 	b := fidRun(t, fidConfig("crossbow", 3, map[string]float64{"correct-after": 1}), w)
-	if testdata.MaxRelDiff(a.job.x.center, b.job.x.center) < 1e-3 {
+	if testdata.MaxRelDiff(a.job.(execJob).x.center, b.job.(execJob).x.center) < 1e-3 {
 		t.Fatalf("the two orders end at the same centre")
 	}
 }

@@ -207,7 +207,7 @@ func TestSyncIsLazy(t *testing.T) {
 		cfg.Epochs, cfg.EvalEvery = 1, 1
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
 		r := start(t, cfg, sampledBibtex(t, false), nil)
-		params[i] = r.job.x.devs[0].p
+		params[i] = r.job.(execJob).x.devs[0].p
 	}
 	for j := range params[0] {
 		if math.Float32bits(params[0][j]) != math.Float32bits(params[1][j]) {
@@ -222,7 +222,7 @@ func TestSyncIsLazy(t *testing.T) {
 		cfg.Optimizer, cfg.LR = optim.Config{Name: "adam"}, 0.01
 		w := sampledBibtex(t, false)
 		r := start(t, cfg, w, nil)
-		applied[n] = r.job.x.applied
+		applied[n] = r.job.(execJob).x.applied
 		if all := int64(w.NumParams()); applied[n] <= 0 || applied[n] >= all {
 			t.Fatalf("sync on %d devices: the last update changed %d of %d parameters", n, applied[n], all)
 		}
@@ -309,7 +309,7 @@ func TestLazyAllReduceDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := r.job.x
+	x := r.job.(execJob).x
 	step := func() {
 		for id := range 2 {
 			a := strategy.Action{Kind: strategy.Dispatch, Device: id, Batch: 32, LR: 0.01, Mode: strategy.Gradient}

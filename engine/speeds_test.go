@@ -18,7 +18,7 @@ func TestRealSpeedsAreRelativeToTheFastest(t *testing.T) {
 		// β = 0: batch sizes stay put, so batch counts show the speeds.
 		cfg.Options = map[string]float64{"mega-batch": 10, "delta": 0, "beta": 0}
 		r := start(t, cfg, w, nil)
-		if a, b := r.job.x.devs[0].stretch, r.job.x.devs[1].stretch; a != 1 || b != 4 {
+		if a, b := r.job.(execJob).x.devs[0].stretch, r.job.(execJob).x.devs[1].stretch; a != 1 || b != 4 {
 			t.Errorf("speeds %v: stretches %v and %v, want 1 and 4", speeds, a, b)
 		}
 		var fast, slow int
