@@ -20,14 +20,20 @@
 # Usage: bench/streaming.sh [SEEDS] [EPOCHS]   (defaults 3, 30)
 # Environment: BIN (default: hetsgd built from this checkout), DATA (the
 # folder holding bibtex/ and delicious/; default ../shared/data), SETS
-# (default "bibtex delicious").
+# (default "bibtex delicious"), RUNS (the runs beside sync, as listed
+# below), KEEP (a folder to keep the run logs in).
 set -euo pipefail
 seeds=${1:-3}
 epochs=${2:-30}
 root=$(cd "$(dirname "$0")/.." && pwd)
 data=${DATA:-$root/../shared/data}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP"
+  out=$(cd "$KEEP" && pwd)
+else
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
 bin=${BIN:-}
 if [ -z "$bin" ]; then
   (cd "$root" && go build -o "$out/hetsgd" ./cmd/hetsgd)
@@ -44,7 +50,7 @@ for set in ${SETS:-bibtex delicious}; do
       log=$out/$set-$net-sync-$seed.jsonl
       "$bin" train --data "$data/$set" --strategy sync "${common[@]}" "${nets[@]}" --epochs "$epochs" --seed "$seed" --log "$log" >/dev/null
       budget=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"done\"" in l][-1]["train_seconds"])' "$log")
-      for run in diloco streaming-diloco streaming-diloco:bits=4 streaming-diloco:tau=2 streaming-diloco:tau=0 elastic adaptive; do
+      for run in ${RUNS:-diloco streaming-diloco streaming-diloco:bits=4 streaming-diloco:tau=2 streaming-diloco:tau=0 elastic adaptive}; do
         strat=${run%%:*}
         opts=()
         if [ "$run" != "$strat" ]; then
@@ -82,7 +88,7 @@ def wire(run, params):
     if run.startswith("streaming-diloco"):
         b /= 2  # a fragment: the default two
         if "bits=4" in run:
-            b /= 8
+            b /= 8  # each device's codes, gathered by every other
     return f"{b/1e6:.3f} MB"
 
 for (set_, net), by in sorted(runs.items()):

@@ -38,9 +38,10 @@
 // c10d's async_op): the devices compute while it is in flight, a later
 // action of the op waits for it, and its Cost says so (Started, Awaits),
 // for the virtual clock to carry it on the network concurrently with the
-// batches. Across ranks a goroutine progresses each request; a checkpoint
-// first completes every one in flight and saves the sums the ops keep in
-// Host.Pending.
+// batches. Across ranks a goroutine progresses each request and the op
+// that waits for it finishes it; a checkpoint first completes rank 0's in
+// flight (which needs every rank's part) and saves the sums the ops keep
+// in Host.Pending.
 //
 // In one process (Config.World nil) a single executor holds every device
 // and the collectives are in-memory sums. Across processes (Config.World an

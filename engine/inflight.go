@@ -11,30 +11,47 @@ import (
 )
 
 // An op's collectives in flight (strategy.Host.IAllReduce). Across ranks
-// a request is progressed by a goroutine of its own, which tests it every
-// pollEvery until it completes: OpenMPI advances a non-blocking collective
-// only inside MPI_Test and MPI_Wait, and the devices compute on other
-// goroutines meanwhile (the transport is used from several goroutines at
-// once, as comm.Comm allows). Over one rank a reduction is done when it
-// starts.
+// a request is tested by a goroutine of its own while it is in flight:
+// OpenMPI advances a non-blocking collective only inside MPI_Test and
+// MPI_Wait, and the devices compute on other goroutines meanwhile (the
+// transport is used from several goroutines at once, as comm.Comm allows).
+// Go's timers sleep about a millisecond at least, so the goroutine tests
+// the request about once a millisecond, which costs next to nothing; the
+// op that waits for the sum takes the request over and finishes it with
+// MPI_Wait, at the transport's full speed. Over one rank a reduction is
+// done when it starts.
 //
 // The executor keeps every Work it handed out until it completes, so that
 // a checkpoint (settle) and the run's end find none in flight.
 
-// pollEvery is how often a request in flight is tested: 50 µs costs a
-// core a few per cent, and a model-sized all-reduce takes milliseconds.
+// pollEvery is the pause between two tests of a request in flight (in
+// effect about 1 ms: see above).
 const pollEvery = 50 * time.Microsecond
 
-// inflight is a collective in flight: a request and the goroutine that
-// progresses it.
+// inflight is a collective in flight: its request, tested by one goroutine
+// at a time (mu), the progress goroutine's or the waiter's.
 type inflight struct {
-	done chan struct{}
-	err  error
+	mu       sync.Mutex
+	req      comm.Request
+	finished bool
+	err      error
+	done     chan struct{}
 }
 
+// Wait finishes the collective on the caller's goroutine.
 func (f *inflight) Wait() error {
-	<-f.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.finished {
+		f.finish(f.req.Wait())
+	}
 	return f.err
+}
+
+// finish records the collective's end; f.mu is held.
+func (f *inflight) finish(err error) {
+	f.finished, f.err = true, err
+	close(f.done)
 }
 
 // completed reports whether the collective has completed.
@@ -47,15 +64,20 @@ func (f *inflight) completed() bool {
 	}
 }
 
-// progress tests req until it completes.
-func (f *inflight) progress(req comm.Request) {
-	defer close(f.done)
+// progress tests the request until it completes or a waiter took it over.
+func (f *inflight) progress() {
 	for {
-		ok, err := req.Test()
-		if ok || err != nil {
-			f.err = err
+		f.mu.Lock()
+		if f.finished {
+			f.mu.Unlock()
 			return
 		}
+		if ok, err := f.req.Test(); ok || err != nil {
+			f.finish(err)
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
 		time.Sleep(pollEvery)
 	}
 }
@@ -75,13 +97,13 @@ func (x *executor) IAllReduce(v []float32) (strategy.Work, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &inflight{done: make(chan struct{})}
+	f := &inflight{req: req, done: make(chan struct{})}
 	x.inflight.mu.Lock()
 	// Forget the completed ones, whose ops took their sums.
 	x.inflight.list = slices.DeleteFunc(x.inflight.list, (*inflight).completed)
 	x.inflight.list = append(x.inflight.list, f)
 	x.inflight.mu.Unlock()
-	go f.progress(req)
+	go f.progress()
 	return f, nil
 }
 

@@ -185,24 +185,34 @@ func (v *virtualClock) cost(a *strategy.Action) float64 {
 		panic(err) // the action was carried out with it just before
 	}
 	c := op.Cost(a)
-	// The all-reduces an op left in flight hold the network until
-	// v.netFree: an action that awaits them, or uses the network, starts
-	// once they are through.
+	// The collectives an op left in flight hold the network until
+	// v.netFree: an op's action that awaits them, or uses the network,
+	// starts once they are through. (Only ops leave any in flight, and the
+	// other actions never meet them.)
 	var wait float64
-	if c.Awaits || c.AllReduces > 0 || c.Gather > 0 {
+	if c.Awaits || c.AllReduces > 0 || c.Gather > 0 || c.GatherModel > 0 {
 		wait = max(0, v.netFree-v.t)
 	}
-	cost := v.allReduces(c.AllReduces)
+	cost := v.allReduces(c.AllReduces) + v.gathers(c.GatherModel)
 	if c.Gather > 0 {
 		cost += net.AllGatherCost(c.Gather, n)
 	}
 	cost += c.Passes * r.cfg.Cost.Update(r.shape)
-	if c.Started > 0 {
+	if c.Started > 0 || c.StartedGather > 0 {
 		// Started once the action is done, carried while the devices
 		// compute.
-		v.netFree = max(v.netFree, v.t+wait+cost) + v.allReduces(c.Started)
+		v.netFree = max(v.netFree, v.t+wait+cost) + v.allReduces(c.Started) + v.gathers(c.StartedGather)
 	}
 	return wait + cost
+}
+
+// gathers is the network model's time for an all-gather of the fraction k
+// of the model's bytes from every device.
+func (v *virtualClock) gathers(k float64) float64 {
+	if k <= 0 {
+		return 0
+	}
+	return v.r.cfg.Net.AllGatherCost(int(math.Ceil(k*float64(v.r.bytes))), v.r.cfg.Devices)
 }
 
 // allReduces is the network model's time for k all-reduces of the model:

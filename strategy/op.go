@@ -40,20 +40,26 @@ type Op interface {
 // for a commit, model-sized messages between the worker and θ's rank,
 // queued on that rank's link before the worker's next batch.
 //
+// GatherModel prices an all-gather of that fraction of the model's bytes
+// from every device (what devices that send compressed values whose sum
+// cannot stay compressed exchange: each receives every other's).
+//
 // An op that overlaps its communication with the devices' computing
-// (Host.IAllReduce) says so with Started and Awaits: the all-reduces it
-// starts and leaves in flight are carried by the network while the
-// devices go on with their batches, and a later action of the op that
-// Awaits them first waits for what is left of them. A fraction of an
-// all-reduce is one all-reduce of that fraction of the model's bytes (a
-// fragment of it, or the model quantized).
+// (Host.IAllReduce) says so with Started, StartedGather and Awaits: the
+// all-reduces and all-gathers it starts and leaves in flight are carried
+// by the network while the devices go on with their batches, and a later
+// action of the op that Awaits them first waits for what is left of them.
+// A fraction of an all-reduce is one all-reduce of that fraction of the
+// model's bytes (a fragment of it).
 type Cost struct {
-	AllReduces float64
-	Gather     int
-	Passes     float64
-	Transfers  float64
-	Started    float64
-	Awaits     bool
+	AllReduces    float64
+	Gather        int
+	GatherModel   float64
+	Passes        float64
+	Transfers     float64
+	Started       float64
+	StartedGather float64
+	Awaits        bool
 }
 
 // GradientUser is an op that uses the gradients the devices computed in
@@ -160,10 +166,11 @@ type Host interface {
 	// IAllReduce starts summing v over the ranks, in place, and returns at
 	// once, as c10d's all_reduce with async_op does: the op goes on, the
 	// devices may compute, and v belongs to the reduction until its Work
-	// completes. The engine completes every Work in flight before it takes
-	// a checkpoint; an op that keeps a sum in flight across actions keeps
-	// it in Pending, which the checkpoint saves, so that a resumed op (with
-	// no Work) finds the sum there.
+	// completes. Before a checkpoint the engine completes the Works in
+	// flight on the rank that writes it (each completes only once every
+	// rank's part is in); an op that keeps a sum in flight across actions
+	// keeps it in Pending, which the checkpoint saves, so that a resumed op
+	// (with no Work) finds the sum there.
 	IAllReduce(v []float32) (Work, error)
 	// Pending is a model-sized vector the engine keeps beside the centre
 	// for an op's reductions in flight, zero at its first use, saved in

@@ -312,6 +312,9 @@ func Report(front Front, log *runlog.Log, res *engine.Result, runErr error, ran 
 		fmt.Fprintf(stderr, "hetsgd train: saved the stopped run in %s: hetsgd train --resume %s goes on from it\n",
 			res.StopCheckpoint, filepath.Dir(res.StopCheckpoint))
 	}
+	if res == nil {
+		return err // stopped or failed before it trained: no done record
+	}
 	if err != nil && !interrupted {
 		if res != nil {
 			// The run trained: its log ends with a done record saying why

@@ -76,6 +76,7 @@ func TestReport(t *testing.T) {
 		{"done", &engine.Result{Evals: evals, Samples: 300}, nil, "", `"interrupted":false`, "best P@1 0.5000"},
 		{"failed", &engine.Result{Evals: evals}, failed, "disk full", `"error":"disk full"`, ""},
 		{"failed before training", nil, failed, "disk full", "", ""},
+		{"stopped before training", nil, context.Canceled, "context canceled", "", ""},
 		{"interrupted", &engine.Result{Evals: evals, Samples: 40}, context.Canceled, "interrupted after 40 samples", `"interrupted":true`, "best P@1"},
 		{"untrained", &engine.Result{Evals: evals, Samples: 40, Untrained: true}, nil, "before any update reached the model", "before any update reached", ""},
 	} {

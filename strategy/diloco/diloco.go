@@ -115,13 +115,19 @@ func (o *outer) Collect(h strategy.Host, a *strategy.Action) error {
 	// Δ = θ − mean, in place of the mean.
 	kernel.Scal(-1, delta)
 	kernel.Axpy(1, theta, delta)
-	v := h.CenterState()
-	kernel.Scal(mu, v)
-	kernel.Axpy(1, delta, v)
-	kernel.Axpy(-eta, delta, theta)
-	kernel.Axpy(-eta*mu, v, theta)
+	Nesterov(theta, delta, h.CenterState(), eta, mu)
 	for _, r := range h.Replicas() {
 		copy(r.Params(), theta)
 	}
 	return nil
+}
+
+// Nesterov is the outer step: with outer gradient delta, momentum v,
+// rate eta and momentum mu, v ← μ·v + Δ and θ ← θ − η·(Δ + μ·v), in place
+// (Streaming DiLoCo takes it on each fragment).
+func Nesterov(theta, delta, v []float32, eta, mu float32) {
+	kernel.Scal(mu, v)
+	kernel.Axpy(1, delta, v)
+	kernel.Axpy(-eta, delta, theta)
+	kernel.Axpy(-eta*mu, v, theta)
 }

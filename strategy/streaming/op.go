@@ -6,6 +6,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/strategy/diloco"
 )
 
 // OuterOp is Streaming DiLoCo's outer step, a Collective with the devices'
@@ -53,26 +54,33 @@ func (*outer) Format(a *strategy.Action) string {
 		strategy.Gs(a.Weights), strategy.G(a.Params[0]), strategy.G(a.Params[1]), strategy.G(a.Params[2]), strategy.G(a.Params[3]), fin, st, strategy.G(a.Params[6]), strategy.G(a.Params[7]))
 }
 
-// Cost: a fragment's all-reduce (a 1/P part of the model, an eighth of
-// that at 4 bits), started and left in flight, or waited for at once when
-// the same action finishes it; the sum's passes when quantized (each
-// device's Δ, its codes), and three to form Δ, v and θ, one more to mix.
+// Cost: a fragment's all-reduce (a 1/P part of the model), started and
+// left in flight, or waited for at once when the same action finishes it
+// (τ 0). Quantized, the devices' codes cannot be summed on the way and
+// stay 4 bits (a sum of codes is no code): every device gathers every
+// other's, an all-gather of an eighth of the fragment from each, which on
+// a ring costs (n − 1)/(2(n − 1)/n) = n/2 times an all-reduce of that
+// eighth; at 16 devices as much as the float32 all-reduce. The sum's
+// passes when quantized (each device's Δ, its codes), and three to form
+// Δ, v and θ, one more to mix.
 func (*outer) Cost(a *strategy.Action) strategy.Cost {
 	frags, fin, st := fragments(a)
 	frac := 1 / float64(frags)
-	wire := frac
-	if bits := a.Params[6]; bits > 0 {
-		wire *= bits / 32
-	}
+	bits := a.Params[6]
 	var c strategy.Cost
 	blocking := a.Params[7] == 0
 	if st >= 0 {
-		if blocking {
-			c.AllReduces = wire
-		} else {
-			c.Started = wire
+		switch {
+		case bits > 0 && blocking:
+			c.GatherModel = frac * bits / 32
+		case bits > 0:
+			c.StartedGather = frac * bits / 32
+		case blocking:
+			c.AllReduces = frac
+		default:
+			c.Started = frac
 		}
-		if a.Params[6] > 0 {
+		if bits > 0 {
 			c.Passes += 2 * frac
 		}
 	}
@@ -166,7 +174,11 @@ func (o *outer) start(h strategy.Host, a *strategy.Action, p, frags int) error {
 // finish takes fragment p's outer step with the sum its all-reduce
 // brought, and merges the synced fragment into every replica.
 func (o *outer) finish(h strategy.Host, a *strategy.Action, p, frags int) error {
-	if o.work != nil && o.frag == p {
+	if o.work != nil {
+		if o.frag != p {
+			// Its sum may still be on its way into Pending.
+			return fmt.Errorf("fragment %d merged while fragment %d's all-reduce is in flight", p, o.frag)
+		}
 		err := o.work.Wait()
 		o.work, o.frag = nil, -1
 		if err != nil {
@@ -182,11 +194,7 @@ func (o *outer) finish(h strategy.Host, a *strategy.Action, p, frags int) error 
 		kernel.Axpy(1, th, delta)
 	}
 	eta, mu, alpha := float32(a.Params[0]), float32(a.Params[1]), float32(a.Params[2])
-	v := h.CenterState()[lo:hi]
-	kernel.Scal(mu, v)
-	kernel.Axpy(1, delta, v)
-	kernel.Axpy(-eta, delta, th)
-	kernel.Axpy(-eta*mu, v, th)
+	diloco.Nesterov(th, delta, h.CenterState()[lo:hi], eta, mu)
 	for _, r := range h.Replicas() {
 		rp := r.Params()[lo:hi]
 		if alpha == 0 {

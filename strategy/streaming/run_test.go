@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hetsgd/hetsgd/checkpoint"
+	"github.com/hetsgd/hetsgd/comm"
+	"github.com/hetsgd/hetsgd/comm/commtest"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/engine/enginetest"
 	"github.com/hetsgd/hetsgd/internal/testdata"
@@ -84,6 +87,21 @@ func TestOverlapHidesTheNetwork(t *testing.T) {
 	if !(secs[1] < 0.9*secs[0]) {
 		t.Fatalf("τ = 1 took %.4g s, τ = 0 %.4g s: want the overlap to hide the network", secs[1], secs[0])
 	}
+	// On a network a hundred times slower the all-reduce dwarfs the steps
+	// it overlaps: the merge waits for it, and τ = 1 takes nearly τ = 0's
+	// time (0.994 of it).
+	cfg.Net.Intra.Bandwidth, cfg.Net.Inter.Bandwidth = 1e7, 1e7
+	for _, tau := range []float64{0, 1} {
+		cfg.Options = map[string]float64{"h": 4, "tau": tau}
+		res, err := engine.Run(context.Background(), cfg, w, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs[tau] = res.TrainSeconds
+	}
+	if !(secs[1] > 0.95*secs[0] && secs[1] < secs[0]) {
+		t.Fatalf("on a slow network τ = 1 took %.4g s, τ = 0 %.4g s: want the merge to wait for the network", secs[1], secs[0])
+	}
 }
 
 // With one inner step between syncs there is one fragment, in flight
@@ -103,5 +121,47 @@ func TestDistributedEqualsInProcess(t *testing.T) {
 	got := enginetest.OnRanks(t, cfg, w, 4)
 	if d := testdata.MaxRelDiff(got.Model, want.Model); d > 1e-4 || got.Samples != want.Samples || len(got.Merges) != len(want.Merges) {
 		t.Fatalf("4 ranks: relative difference %g, samples %d/%d, merges %d/%d", d, got.Samples, want.Samples, len(got.Merges), len(want.Merges))
+	}
+}
+
+// Across ranks (goroutines over comm.Mem) with a fragment's sum in flight
+// between every two barriers, checkpoints are taken (each waits for the
+// sum and saves it) and a run resumed from one on four ranks ends on the
+// uninterrupted run's model and samples.
+func TestDistributedResumeWithSumsInFlight(t *testing.T) {
+	w := enginetest.Bibtex(t)
+	cfg := enginetest.Config(streaming.Name, 4, engine.Real)
+	cfg.Options = map[string]float64{"h": 1}
+	cfg.Epochs = 0.5
+	dir := t.TempDir()
+	saving := cfg
+	saving.Checkpoint = engine.Checkpointing{Dir: dir, Every: 0.2, Keep: 100}
+	full := enginetest.OnRanks(t, saving, w, 4)
+	list, err := checkpoint.Dir(dir).List()
+	if err != nil || len(list) < 2 {
+		t.Fatalf("%d checkpoints (%v)", len(list), err)
+	}
+	var got *engine.Result
+	errs := commtest.OnMem(4, func(c comm.Comm) error {
+		rd, err := checkpoint.Open(list[0])
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		rc := cfg
+		rc.World, rc.Resume = c, rd
+		res, err := engine.Run(context.Background(), rc, w, nil, nil)
+		if c.Rank() == 0 {
+			got = res
+		}
+		return err
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	if d := testdata.MaxRelDiff(got.Model, full.Model); d > 1e-4 || got.Samples != full.Samples {
+		t.Fatalf("resumed from %s on 4 ranks: relative difference %g, samples %d/%d", list[0], d, got.Samples, full.Samples)
 	}
 }

@@ -39,10 +39,13 @@
 //     comparison at equal communication; P defaults to min(2, H).
 //   - --bits 4 quantizes every device's outer gradient to 4-bit floats
 //     before the sum (E3M0: a sign and a power of two from 2^−6 to 1 of the
-//     fragment's largest magnitude, or zero; rounded to the nearest power in
-//     the log domain), and the sum is kept in 32 bits, as the paper
-//     accumulates. The transport still carries float32: the virtual clock
-//     prices the quantized bytes (one eighth), and the real one does not
+//     fragment's largest magnitude, or zero below s·2^−6.5; rounded to the
+//     nearest power in the log domain), and the sum is kept in 32 bits, as
+//     the paper accumulates. A sum of codes is no code, so devices that
+//     send codes must gather each other's: the virtual clock prices an
+//     all-gather of an eighth of the fragment from every device, n/2 times
+//     an all-reduce of that eighth (no saving at 16 devices). The transport
+//     under mpirun still carries float32 sums: there the bits do not
 //     shrink.
 //
 // Barriers: every device steps to the next step at which a fragment starts
@@ -214,8 +217,8 @@ func (st *Streaming) barrier(out []strategy.Action) []strategy.Action {
 	}
 	st.waiting = false
 	fin := st.finishAt(st.next)
-	a := strategy.Action{Kind: strategy.Collective, Op: OuterOp, Weights: st.weights, Params: st.params}
-	a.Params[4], a.Params[5] = float64(fin), float64(st.startAt(st.next))
+	p := st.params
+	a := Outer(st.weights, p[0], p[1], p[2], st.frags, fin, st.startAt(st.next), p[6], st.tau)
 	if fin >= 0 {
 		// A fragment merged: the steps since the last record.
 		bs, lrs, updates := make([]int, st.n), make([]float64, st.n), make([]int, st.n)

@@ -12,6 +12,9 @@ import (
 func TestScripts(t *testing.T) { strategytest.Run(t, "testdata/streaming.txt") }
 
 func near(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
 	for i := range a {
 		if math.Abs(float64(a[i]-b[i])) > 1e-6 {
 			return false
@@ -74,6 +77,33 @@ func TestOneFragmentIsDiLoCo(t *testing.T) {
 	want := []float32{0.875, 1.75}
 	if !near(h.C, want) || !near(h.Reps[0].P, want) || !near(h.Reps[1].P, want) {
 		t.Fatalf("θ %v replicas %v %v, want %v", h.C, h.Reps[0].P, h.Reps[1].P, want)
+	}
+}
+
+// One fragment overlapping a whole round (τ = h): the action at the end
+// of a round merges the sum started a round before, then starts the next
+// one. θ = (1,1), one replica weighted 1: its sum is started at (0,1);
+// the replica then moves to (4,4). At the next barrier the merge takes
+// Δ = θ − (0,1) = (1,0): with η = 1 and μ = 0, θ = (0,1), and with α 0.5
+// the replica becomes (2, 2.5); then the next sum starts from it, which
+// Pending holds.
+func TestOneFragmentAWholeRound(t *testing.T) {
+	h := &strategytest.Host{C: []float32{1, 1}, Reps: []*strategytest.Replica{{Dev: 0, P: []float32{0, 1}}}}
+	op, _ := strategy.NewOp(streaming.OuterOp)
+	first := streaming.Outer([]float64{1}, 1, 0, 0.5, 1, -1, 0, 0, 3)
+	if err := op.(strategy.Collector).Collect(h, &first); err != nil {
+		t.Fatal(err)
+	}
+	h.Reps[0].P[0], h.Reps[0].P[1] = 4, 4
+	both := streaming.Outer([]float64{1}, 1, 0, 0.5, 1, 0, 0, 0, 3)
+	if err := op.Check(&both, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.(strategy.Collector).Collect(h, &both); err != nil {
+		t.Fatal(err)
+	}
+	if !near(h.C, []float32{0, 1}) || !near(h.Reps[0].P, []float32{2, 2.5}) || !near(h.Pend, []float32{2, 2.5}) {
+		t.Fatalf("θ %v, replica %v, sum in flight %v: want (0, 1), (2, 2.5), (2, 2.5)", h.C, h.Reps[0].P, h.Pend)
 	}
 }
 
