@@ -19,11 +19,27 @@ import (
 // onRanks runs cfg on a world of ranks processes — goroutines exchanging
 // through comm.Mem — and returns rank 0's result and every rank's error.
 func onRanks(t testing.TB, cfg Config, ranks int, w Workload) (*Result, []error) {
+	return onRanksEach(t, cfg, ranks, w, nil)
+}
+
+// onRanksEach is onRanks with each rank's config set up by each, when not
+// nil (its world already set), before the rank runs; done, when not nil,
+// runs after it.
+func onRanksEach(t testing.TB, cfg Config, ranks int, w Workload, each func(cfg *Config) (done func(), err error)) (*Result, []error) {
 	t.Helper()
 	var res *Result
 	errs := commtest.OnMem(ranks, func(c comm.Comm) error {
 		cfg := cfg
 		cfg.World = c
+		if each != nil {
+			done, err := each(&cfg)
+			if err != nil {
+				return err
+			}
+			if done != nil {
+				defer done()
+			}
+		}
 		out, err := Run(context.Background(), cfg, w, nil, nil)
 		if c.Rank() == 0 {
 			res = out

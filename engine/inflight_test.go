@@ -1,12 +1,10 @@
 package engine
 
 import (
-	"context"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/comm"
-	"github.com/hetsgd/hetsgd/comm/commtest"
 	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/optim"
 )
@@ -38,23 +36,14 @@ func TestCheckpointCompletesSumsInFlight(t *testing.T) {
 	cfg.Optimizer = optim.Config{Name: "adam"}
 	cfg.LR = 0.004
 	onRanks := func(cfg Config, resume string) *Result {
-		var res *Result
-		errs := commtest.OnMem(4, func(c comm.Comm) error {
-			rc := cfg
-			rc.World = waitOnly{c}
-			if resume != "" {
-				rd, err := checkpoint.Open(resume)
-				if err != nil {
-					return err
-				}
-				defer rd.Close()
-				rc.Resume = rd
+		res, errs := onRanksEach(t, cfg, 4, w, func(cfg *Config) (func(), error) {
+			cfg.World = waitOnly{cfg.World}
+			if resume == "" {
+				return nil, nil
 			}
-			r, err := Run(context.Background(), rc, w, nil, nil)
-			if c.Rank() == 0 {
-				res = r
-			}
-			return err
+			rd, err := checkpoint.Open(resume)
+			cfg.Resume = rd
+			return func() { rd.Close() }, err
 		})
 		for r, err := range errs {
 			if err != nil {

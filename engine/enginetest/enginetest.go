@@ -94,10 +94,25 @@ func ResumeIsTheSameRun(t *testing.T, cfg engine.Config, w engine.Workload) *eng
 // error.
 func OnRanks(t *testing.T, cfg engine.Config, w engine.Workload, ranks int) *engine.Result {
 	t.Helper()
+	return OnRanksFrom(t, cfg, w, ranks, "")
+}
+
+// OnRanksFrom is OnRanks resuming the checkpoint at path ("": none), which
+// every rank opens and reads, as ranks under mpirun do.
+func OnRanksFrom(t *testing.T, cfg engine.Config, w engine.Workload, ranks int, path string) *engine.Result {
+	t.Helper()
 	var got *engine.Result
 	errs := commtest.OnMem(ranks, func(c comm.Comm) error {
 		cfg := cfg
 		cfg.World = c
+		if path != "" {
+			rd, err := checkpoint.Open(path)
+			if err != nil {
+				return err
+			}
+			defer rd.Close()
+			cfg.Resume = rd
+		}
 		res, err := engine.Run(context.Background(), cfg, w, nil, nil)
 		if c.Rank() == 0 {
 			got = res

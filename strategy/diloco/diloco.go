@@ -87,7 +87,12 @@ func (*outer) Format(a *strategy.Action) string {
 // Cost: the mean's all-reduce, and a few passes to form Δ, v and θ.
 func (*outer) Cost(*strategy.Action) strategy.Cost { return strategy.Cost{AllReduces: 1, Passes: 3} }
 
-func (*outer) Check(a *strategy.Action, n int) error {
+func (*outer) Check(a *strategy.Action, n int) error { return CheckOuter(a, n) }
+
+// CheckOuter checks an outer step's action on n devices: the rate η in
+// Params[0] and momentum μ in Params[1] that Nesterov takes, and a weight
+// per device (Streaming DiLoCo's op checks its own the same way).
+func CheckOuter(a *strategy.Action, n int) error {
 	if eta, mu := a.Params[0], a.Params[1]; !(eta > 0) || math.IsInf(eta, 0) || !(mu >= 0 && mu < 1) {
 		return fmt.Errorf("outer rate %v and momentum %v, want a rate > 0 and momentum in [0, 1)", eta, mu)
 	}

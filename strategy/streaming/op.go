@@ -95,9 +95,11 @@ func (*outer) Cost(a *strategy.Action) strategy.Cost {
 }
 
 func (*outer) Check(a *strategy.Action, n int) error {
-	eta, mu, alpha := a.Params[0], a.Params[1], a.Params[2]
-	if !(eta > 0) || math.IsInf(eta, 0) || !(mu >= 0 && mu < 1) || !(alpha >= 0 && alpha < 1) {
-		return fmt.Errorf("outer rate %v, momentum %v and mixing %v: want a rate > 0, momentum and mixing in [0, 1)", eta, mu, alpha)
+	if err := diloco.CheckOuter(a, n); err != nil {
+		return err
+	}
+	if alpha := a.Params[2]; !(alpha >= 0 && alpha < 1) {
+		return fmt.Errorf("mixing %v: want it in [0, 1)", alpha)
 	}
 	frags, fin, st := fragments(a)
 	if float64(frags) != a.Params[3] || frags < 1 || fin < -1 || fin >= frags || st < -1 || st >= frags || fin == -1 && st == -1 {
@@ -108,9 +110,6 @@ func (*outer) Check(a *strategy.Action, n int) error {
 	}
 	if tau := a.Params[7]; !(tau >= 0) || tau != math.Trunc(tau) || tau == 0 && fin != st {
 		return fmt.Errorf("tau %v with finish %d and start %d: want whole steps, and with 0 one fragment that starts and finishes", tau, fin, st)
-	}
-	if len(a.Weights) != n {
-		return fmt.Errorf("%d weights for %d devices", len(a.Weights), n)
 	}
 	return nil
 }

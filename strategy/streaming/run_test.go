@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
-	"github.com/hetsgd/hetsgd/comm"
-	"github.com/hetsgd/hetsgd/comm/commtest"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/engine/enginetest"
 	"github.com/hetsgd/hetsgd/internal/testdata"
@@ -137,26 +135,7 @@ func TestDistributedResumeWithSumsInFlight(t *testing.T) {
 	if err != nil || len(list) < 2 {
 		t.Fatalf("%d checkpoints (%v)", len(list), err)
 	}
-	var got *engine.Result
-	errs := commtest.OnMem(4, func(c comm.Comm) error {
-		rd, err := checkpoint.Open(list[0])
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		rc := cfg
-		rc.World, rc.Resume = c, rd
-		res, err := engine.Run(context.Background(), rc, w, nil, nil)
-		if c.Rank() == 0 {
-			got = res
-		}
-		return err
-	})
-	for r, err := range errs {
-		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
-		}
-	}
+	got := enginetest.OnRanksFrom(t, cfg, w, 4, list[0])
 	if d := testdata.MaxRelDiff(got.Model, full.Model); d > 1e-4 || got.Samples != full.Samples {
 		t.Fatalf("resumed from %s on 4 ranks: relative difference %g, samples %d/%d", list[0], d, got.Samples, full.Samples)
 	}
