@@ -126,3 +126,29 @@ func (d *Dataset) Fingerprint() [32]byte {
 	h.Sum(sum[:0])
 	return sum
 }
+
+// Pick returns the given rows of d, in that order, as a set of that name
+// (its arrays its own).
+func (d *Dataset) Pick(rows []int32, name string) *Dataset {
+	b := NewBatch(d, len(rows))
+	b.Gather(d, rows)
+	return &Dataset{Name: name, X: b.X, Y: b.Y}
+}
+
+// Spaced returns d when n ≥ its points, otherwise n of its rows spread
+// evenly over it (spread) as a set of that name.
+func (d *Dataset) Spaced(n int, name string) *Dataset {
+	N := d.Len()
+	if n >= N {
+		return d
+	}
+	rows := make([]int32, n)
+	for k := range rows {
+		rows[k] = int32(spread(k, N, n))
+	}
+	return d.Pick(rows, name)
+}
+
+// spread returns the k-th of n rows spread evenly over N (n ≤ N): k·N/n,
+// rounded down, so that they are distinct and rise with k.
+func spread(k, N, n int) int { return int(int64(k) * int64(N) / int64(n)) }

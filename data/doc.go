@@ -1,5 +1,6 @@
 // Package data reads, generates, describes and batches the datasets hetsgd
-// trains on.
+// trains on. It trains nothing: the stand-in fit, which trains models on
+// samples, is package standin.
 //
 // Formats: the Extreme Classification Repository text format (ReadXC), plain
 // multi-label libSVM (ReadLibSVM; LibSVM numbers features from 1, LibSVM0
@@ -32,7 +33,7 @@
 // Generate imitates a Profile (a few published statistics) with labels
 // drawn independently from a power law. A StandIn imitates a real set
 // more closely, with the structure of extreme-classification data, and
-// FitStandIn fits one to a set; data gen --like FILE|DIR writes a stand-in
+// package standin fits one to a set; data gen --like FILE|DIR writes a stand-in
 // of any size. The model, point by point (each from its own seeded
 // stream, so a set streams out in O(points) and the same parameters and
 // seed give the same bytes):
@@ -89,35 +90,13 @@
 // counts them (nearDuplicateShare, by prefix filtering), and the report
 // sets the set's share beside the stand-in's.
 //
-// FitStandIn reads counts, quantiles, curves and anchors off the set (a
-// feature on at least 50 points, 90 % of them carrying one label, is that
-// label's anchor; the chance of a band of ranks is the mean share of its
-// labels' points that hold their anchor), and matches the two knobs the
-// data does not show by bisection on generated
-// samples: Concentration on the co-occurrence (the mean log lift of
-// co-occurring label pairs), Signal on the P@1 of a softmax regression
-// trained on a sample, its rows in a seeded random order as training
-// reads them (so the order of a file's rows does not matter), and scored
-// on the set's test split when there is one (a held-out fifth
-// otherwise). Topics hold about four times a point's labels; TopicShare
-// is 0.3.
-//
-// With FitOptions.Learn (data gen --like, unless --fit-speed=false) the
-// fit also measures how fast and how far the default model learns: its
-// P@1 after one epoch and its best of ten (train.LearningCurve), averaged
-// over training seeds, on the real set and on the stand-in's samples.
-// When the first epochs differ by more than 0.02 or the best by more than
-// 0.01, the fit tries the speed model: TopicShare matched on the first
-// epoch and, at each TopicShare, the best matched by one knob that lowers
-// Vague from 1 to 0 at Signal 0.1 and then raises Signal. It keeps that
-// model when it misses the two figures by less, counted in those
-// tolerances. On Delicious the
-// model without vague points learns the first epoch up to 0.06 more
-// slowly than the real set at some seeds, however its knobs are set,
-// and no measure of the data short of training tracked that speed.
-// BENCHMARKS.md compares a trained model on Bibtex and
-// Delicious with the same model on their stand-ins, and says what else
-// was tried.
+// MeasureStandIn reads counts, quantiles and curves off a set, and
+// Anchors its anchors (a feature on at least 50 points, 90 % of them
+// carrying one label, is that label's anchor; the chance of a band of
+// ranks is the mean share of its labels' points that hold their anchor).
+// Topics hold about four times a point's labels; TopicShare is 0.3. The
+// knobs the data does not show are fitted by training on a Generator's
+// samples, in package standin.
 //
 // PaperStandIn builds the stand-ins of the papers' large sets
 // (amazon-670k, delicious-200k), which cannot be fitted here, from their

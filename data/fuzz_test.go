@@ -138,9 +138,9 @@ func FuzzParseFloat(f *testing.F) {
 // StandIn that passes Check and writes back to the same StandIn.
 func FuzzReadStandIn(f *testing.F) {
 	var b bytes.Buffer
-	testStandIn().WriteJSON(&b)
+	HandMadeStandIn().WriteJSON(&b)
 	f.Add(b.Bytes())
-	anchored := testStandIn()
+	anchored := HandMadeStandIn()
 	anchored.Anchors = &Shares{At: []float64{0.01, 0.5}, Value: []float64{1, 0}}
 	b.Reset()
 	anchored.WriteJSON(&b)

@@ -135,7 +135,7 @@ func TestStandInReportSaysTheSetHasNearDuplicates(t *testing.T) {
 		real, stand float64
 		note        bool
 	}{{0.03, 0.02, false}, {0.1726, 0.0216, true}, {0, 0.05, false}} {
-		s := testStandIn()
+		s := HandMadeStandIn()
 		s.Real = &Summary{Points: 3000, NearDuplicates: c.real, NearDuplicatePoints: 3000}
 		train := GenStats{Summary: &Summary{NearDuplicates: c.stand, NearDuplicatePoints: 3000}}
 		var b strings.Builder

@@ -21,7 +21,7 @@ type paperSet struct {
 	// signal is set once per set, aiming the papers' network at the
 	// range published for it on the real set; not yet reached
 	// (BENCHMARKS.md §16 has the probes and where each set stands);
-	// prototypeSize and topicShare, when set, replace FitStandIn's rules
+	// prototypeSize and topicShare, when set, replace MeasureStandIn's rules
 	// (see delicious-200k below).
 	signal        float64
 	prototypeSize int
@@ -40,7 +40,7 @@ type paperSet struct {
 // share of its most frequent label is not published either; it is taken
 // from Delicious (the same bookmarking service's tags), whose most
 // frequent tag is on 40.2% of the training points, and the power law
-// through it and the mean has exponent 0.659. With FitStandIn's rules
+// through it and the mean has exponent 0.659. With MeasureStandIn's rules
 // (prototypes of 256 features, topic share 0.3) the papers' network sat
 // at the head label's share for 0.4 epochs at signals 0.35, 0.6 and 0.9:
 // 75 labels a point leave each label four of a point's features, too few
@@ -88,7 +88,7 @@ func PaperStandInNames() []string {
 // a point one plus a Poisson count, features a point log-normal (spread
 // 0.5); a power-law label curve (see paperSets for how its head is set)
 // and a power-law feature curve; unit-norm rows, as the sets' tf-idf rows
-// are; topics, prototypes and topic share by FitStandIn's rules (except
+// are; topics, prototypes and topic share by MeasureStandIn's rules (except
 // where paperSets says), concentration 0.9; and a signal strength set
 // once, aiming the papers' network (hidden 128) at the P@1 range
 // published for it on the real set. Amazon-670K's lands there (the dense

@@ -10,108 +10,32 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hetsgd/hetsgd/progress/stage/stagetest"
 )
-
-// stages records what a stage.Reporter is told: each stage with its
-// total and unit, and the work done reported in it.
-type stages struct {
-	names []string
-	total []float64
-	done  [][]float64
-}
-
-func (s *stages) Stage(name string, total float64, unit string) {
-	s.names = append(s.names, name+" ("+unit+")")
-	s.total = append(s.total, total)
-	s.done = append(s.done, nil)
-}
-
-func (s *stages) Update(done float64, _ string) {
-	if len(s.done) == 0 {
-		panic("an update before any stage")
-	}
-	s.done[len(s.done)-1] = append(s.done[len(s.done)-1], done)
-}
-
-// The fit tells its Reporter each of its stages in order, with the work of
-// each: the searches' steps and the speed fit's runs, done rising to the
-// stage's total. Here the stand-in's samples learn faster than the set
-// (the learner says so), so the speed model's search runs whole.
-func TestFitReportsItsStages(t *testing.T) {
-	s := testStandIn()
-	s.Train = 300
-	d := newStandInGen(s, 3).sample(s.Train)
-	d.Name = "the set"
-	learn := func(_ context.Context, train, _ *Dataset, epochs int, _ uint64) ([]float64, error) {
-		p := make([]float64, epochs)
-		for i := range p {
-			p[i] = 0.3
-			if strings.Contains(train.Name, "stand-in") {
-				p[i] = 0.6
-			}
-		}
-		return p, nil
-	}
-	var got stages
-	if _, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9, Learn: learn, Progress: &got}); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"measuring the set ()", "concentration search (steps)", "anchors ()", "regression on the set (runs)",
-		"prototype size (steps)", "signal search (steps)", "learning curves (runs)", "speed model search (runs)"}
-	if !slices.Equal(got.names, want) {
-		t.Fatalf("stages %q\nwant %q", got.names, want)
-	}
-	for i, name := range got.names {
-		done := got.done[i]
-		if !slices.IsSorted(done) {
-			t.Errorf("%s: done %v does not rise", name, done)
-		}
-		if got.total[i] > 0 && (len(done) == 0 || done[len(done)-1] != got.total[i]) {
-			t.Errorf("%s: done %v, want it to reach %v", name, done, got.total[i])
-		}
-	}
-}
-
-// A Check that refuses the measured stand-in ends the fit before its
-// searches, with the Check's error.
-func TestFitCheckEndsItEarly(t *testing.T) {
-	s := testStandIn()
-	s.Train = 100
-	d := newStandInGen(s, 3).sample(s.Train)
-	var got stages
-	refused := errors.New("no room")
-	var seen *StandIn
-	_, err := FitStandIn(context.Background(), d, FitOptions{Progress: &got, Check: func(s *StandIn) error { seen = s; return refused }})
-	if !errors.Is(err, refused) || seen == nil || seen.Train != 100 || seen.Features != s.Features {
-		t.Fatalf("fit: %v; the check saw %+v", err, seen)
-	}
-	if want := []string{"measuring the set ()"}; !slices.Equal(got.names, want) {
-		t.Errorf("stages %q, want %q", got.names, want)
-	}
-}
 
 // Generating a folder tells the Reporter of each split's points as they
 // are written, up to the split's size.
 func TestGenerateReportsPoints(t *testing.T) {
-	s := testStandIn()
+	s := HandMadeStandIn()
 	s.Train, s.Test = 2*genCheck+5, 10
-	var got stages
+	var got stagetest.Recorder
 	if _, _, err := s.GenerateDirWith(context.Background(), t.TempDir(), 1, GenOptions{Progress: &got}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"generating the training split (points)", "generating the test split (points)"}; !slices.Equal(got.names, want) {
-		t.Fatalf("stages %q, want %q", got.names, want)
+	if want := []string{"generating the training split (points)", "generating the test split (points)"}; !slices.Equal(got.Names, want) {
+		t.Fatalf("stages %q, want %q", got.Names, want)
 	}
-	if fmt.Sprint(got.total, got.done) != fmt.Sprintf("[%d 10] [[0 %d %d] [0]]", 2*genCheck+5, genCheck, 2*genCheck) {
-		t.Errorf("totals and work done: %v %v", got.total, got.done)
+	if fmt.Sprint(got.Total, got.Done) != fmt.Sprintf("[%d 10] [[0 %d %d] [0]]", 2*genCheck+5, genCheck, 2*genCheck) {
+		t.Errorf("totals and work done: %v %v", got.Total, got.Done)
 	}
-	var p stages
+	var p stagetest.Recorder
 	prof := Profiles[2].Scaled(0.05)
 	if _, _, err := GenerateDirWith(context.Background(), t.TempDir(), prof, 1, GenOptions{Progress: &p}); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.names) != 2 || p.total[0] != float64(prof.Train) || p.total[1] != float64(prof.Test) {
-		t.Errorf("a profile's stages %q, totals %v", p.names, p.total)
+	if len(p.Names) != 2 || p.Total[0] != float64(prof.Train) || p.Total[1] != float64(prof.Test) {
+		t.Errorf("a profile's stages %q, totals %v", p.Names, p.Total)
 	}
 }
 
@@ -119,7 +43,7 @@ func TestGenerateReportsPoints(t *testing.T) {
 // beyond the free space (or MaxGenBytes) are refused before any file or
 // folder is made, with the estimate and the space.
 func TestGenerateChecksTheSpace(t *testing.T) {
-	s := testStandIn()
+	s := HandMadeStandIn()
 	var train, test bytes.Buffer
 	if _, _, err := s.GenerateContext(context.Background(), 1, &train, &test); err != nil {
 		t.Fatal(err)
@@ -189,7 +113,7 @@ func TestMeanDigits(t *testing.T) {
 // counts beyond the dimensions, and real-set statistics outside what they
 // measure.
 func TestStandInFileOutOfSense(t *testing.T) {
-	good := testStandIn()
+	good := HandMadeStandIn()
 	good.Real = &Summary{Points: 3000, AvgLabels: 3.5, AvgFeatures: 30, TopLabelShare: 0.2, HeadShare: 0.4, CoOccurrence: 1.2, CoOccurrencePoints: 3000, ProxyP1: 0.5}
 	var b bytes.Buffer
 	if err := good.WriteJSON(&b); err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // StandIn holds the parameters of the stand-in generator: the statistics of
-// a real set that it reproduces (FitStandIn measures them) and the knobs of
+// a real set that it reproduces (MeasureStandIn measures them) and the knobs of
 // its model, which the package documentation describes. A StandIn is plain
 // data: it is saved and read back as JSON (WriteJSON, ReadStandIn), and the
 // same StandIn and seed always generate the same bytes.
@@ -55,7 +55,7 @@ type StandIn struct {
 	// Vague is the chance that a point is vague: all its features come
 	// from the feature curve, none from a prototype or an anchor. Vague
 	// points cap how well a model can do without slowing how fast it
-	// learns the rest (see FitStandIn); 0 in stand-ins fitted before it.
+	// learns the rest (see standin.Fit); 0 in stand-ins fitted before it.
 	Vague float64 `json:"vague,omitempty"`
 	// PrototypeSize is the number of features in each label's and each
 	// topic's prototype.
@@ -67,7 +67,7 @@ type StandIn struct {
 	// feature marks).
 	Anchors *Shares `json:"anchors,omitempty"`
 	// Calibration names how the label weights are calibrated to the label
-	// curve: CalibrateLogShare (what FitStandIn writes), or "" for the
+	// curve: CalibrateLogShare (what MeasureStandIn writes), or "" for the
 	// first rule, which stand-in files written before it and the papers'
 	// profiles keep so that they generate the bytes they always did.
 	Calibration string `json:"calibration,omitempty"`
@@ -81,7 +81,7 @@ type StandIn struct {
 	ProxyP1 float64 `json:"proxy_p1,omitempty"`
 	// Speed is the default model's P@1 after one epoch on the fit's
 	// samples of the stand-in (its mean over training seeds; see
-	// FitOptions.Learn), to set beside Real.Speed (0: not measured).
+	// standin.Options.Learn), to set beside Real.Speed (0: not measured).
 	Speed float64 `json:"speed,omitempty"`
 	// Late is the same for the best P@1 of lateEpochs epochs.
 	Late float64 `json:"late,omitempty"`
@@ -109,12 +109,12 @@ type Summary struct {
 	// for reports (the model draws every point on its own).
 	NearDuplicates      float64 `json:"near_duplicates,omitempty"`
 	NearDuplicatePoints int     `json:"near_duplicate_points,omitempty"`
-	// ProxyP1 is the P@1 of the softmax regression FitStandIn matches the
+	// ProxyP1 is the P@1 of the softmax regression standin.Fit matches the
 	// signal on, on the fit's sample (its mean over orders of the rows);
 	// 0 when not measured.
 	ProxyP1 float64 `json:"proxy_p1,omitempty"`
 	// Speed is the default model's P@1 after one epoch (its mean over
-	// training seeds), when the fit measured it (FitOptions.Learn).
+	// training seeds), when the fit measured it (standin.Options.Learn).
 	Speed float64 `json:"speed,omitempty"`
 	// Late is the mean best P@1 of lateEpochs epochs.
 	Late float64 `json:"late,omitempty"`
@@ -451,7 +451,7 @@ func newStandInGen(s *StandIn, seed uint64) *standInGen {
 		g.anchorOf = make([]int32, L)
 		for k := range L {
 			g.anchor[k] = s.Anchors.Eval((float64(k) + 0.5) / float64(L))
-			g.anchorOf[k] = g.featureIDs[D/2+int(mix(seed^streamAnchor, uint64(k))%uint64(D-D/2))]
+			g.anchorOf[k] = g.featureIDs[D/2+int(Mix(seed^streamAnchor, uint64(k))%uint64(D-D/2))]
 		}
 	}
 	g.labelStamp = make([]uint32, L)
@@ -626,7 +626,7 @@ func (g *standInGen) drawLabels(r *rand.Rand, labels []int32, k int) []int32 {
 // (kind 0) or topic (kind 1): a hash of the seed, the owner and the slot,
 // uniform over the features, so nothing is stored.
 func (g *standInGen) prototype(kind uint64, owner int32, slot int) int32 {
-	h := mix(g.seed^(kind+1)<<56^uint64(owner)<<20, uint64(slot))
+	h := Mix(g.seed^(kind+1)<<56^uint64(owner)<<20, uint64(slot))
 	return g.featureIDs[draw(g.featureCDF, float64(h>>11)/(1<<53))]
 }
 
@@ -634,7 +634,7 @@ func (g *standInGen) prototype(kind uint64, owner int32, slot int) int32 {
 // values, appended to the given slices.
 func (g *standInGen) point(split uint64, i int, labels, feats []int32, vals []float32) ([]int32, []int32, []float32) {
 	s := g.s
-	r := rand.New(rand.NewPCG(g.seed, mix(split+1, uint64(i))))
+	r := rand.New(rand.NewPCG(g.seed, Mix(split+1, uint64(i))))
 	labels = g.drawLabels(r, labels, drawQuantile(s.LabelsPerPoint, r.Float64()))
 	m := max(1, min(drawQuantile(s.FeaturesPerPoint, r.Float64()), s.Features))
 	first := len(feats)
@@ -750,9 +750,6 @@ func nearDuplicatePoints(s *StandIn) int {
 	return n
 }
 
-// sample generates n training points as a Dataset, for the fit.
-func (g *standInGen) sample(n int) *Dataset { return g.sampleSplit(n, 0) }
-
 // sampleSplit generates the first n points of a split (0 training, 1
 // test) as a Dataset.
 func (g *standInGen) sampleSplit(n int, split uint64) *Dataset {
@@ -768,6 +765,51 @@ func (g *standInGen) sampleSplit(n int, split uint64) *Dataset {
 		d.Y.Indptr = append(d.Y.Indptr, int64(len(d.Y.Indices)))
 	}
 	return d
+}
+
+// A Generator draws samples of stand-ins that share one layout: the
+// labels' and features' ids by frequency rank, the topics, the label
+// weights calibrated to the label curve, and the anchors, all of the
+// stand-in it was made for. The fit (package standin) compares samples of
+// stand-ins that differ only in the knobs that shape a point (Signal,
+// Vague, TopicShare, PrototypeSize) without building the layout again
+// for each.
+type Generator struct{ g *standInGen }
+
+// Generator returns a Generator of s's layout with the generator's seed.
+func (s *StandIn) Generator(seed uint64) *Generator {
+	return &Generator{newStandInGen(s, seed)}
+}
+
+// Sample returns the first n points of split 0 (training) or 1 (test) of
+// t as a Dataset: the points GenerateContext writes for t with g's seed.
+// t has g's layout (see Generator): Sample panics when its dimensions,
+// topics or concentration differ from those g was made with.
+func (g *Generator) Sample(t *StandIn, n int, split uint64) *Dataset {
+	s := g.g.s
+	if t.Labels != s.Labels || t.Features != s.Features || t.Topics != s.Topics || t.Concentration != s.Concentration {
+		panic(fmt.Sprintf("data: sampling a stand-in of %d labels, %d features, %d topics and concentration %g with the layout of one of %d, %d, %d and %g",
+			t.Labels, t.Features, t.Topics, t.Concentration, s.Labels, s.Features, s.Topics, s.Concentration))
+	}
+	g.g.s = t
+	defer func() { g.g.s = s }()
+	return g.g.sampleSplit(n, split)
+}
+
+// CoOccurrence returns the co-occurrence (see Summary) of the label sets
+// of n points drawn from g's layout, each from its own seeded stream:
+// what the stand-in's training split would show on n points, without
+// drawing their features.
+func (g *Generator) CoOccurrence(n int) float64 {
+	s := g.g.s
+	sum := newSummer(s.Labels, n)
+	var labels []int32
+	for i := range n {
+		r := rand.New(rand.NewPCG(g.g.seed, Mix(1, uint64(i))))
+		labels = g.g.drawLabels(r, labels[:0], drawQuantile(s.LabelsPerPoint, r.Float64()))
+		sum.add(labels, 0)
+	}
+	return sum.coOccurrence()
 }
 
 // GenerateContext writes the stand-in's training and test sets to trainW
@@ -858,7 +900,7 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 		rows = append(rows, row{"P@1, epoch 1 (fit)", fmt.Sprintf("%.4f", ref.Speed), fmt.Sprintf("%.4f", s.Speed)})
 	}
 	if s.Late > 0 && ref.Late > 0 {
-		rows = append(rows, row{fmt.Sprintf("best P@1, %d ep. (fit)", lateEpochs), fmt.Sprintf("%.4f", ref.Late), fmt.Sprintf("%.4f", s.Late)})
+		rows = append(rows, row{fmt.Sprintf("best P@1, %d ep. (fit)", LateEpochs), fmt.Sprintf("%.4f", ref.Late), fmt.Sprintf("%.4f", s.Late)})
 	}
 	if _, err := fmt.Fprintf(w, "%-22s %12s %12s\n", s.Name, "real", "stand-in"); err != nil {
 		return err
@@ -892,9 +934,9 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 	if s.Late > 0 && ref.Late > 0 {
 		// The trained model's own figures say more than the regression's,
 		// which the speed model does not match.
-		if math.Abs(s.Speed-ref.Speed) > speedTolerance || math.Abs(s.Late-ref.Late) > lateTolerance {
+		if math.Abs(s.Speed-ref.Speed) > SpeedTolerance || math.Abs(s.Late-ref.Late) > LateTolerance {
 			_, err := fmt.Fprintf(w, "note: the default model's P@1 after epoch 1 and its best of %d epochs are %.4f and %.4f on the stand-in's samples, %.4f and %.4f on the set: the fit came no closer\n",
-				lateEpochs, s.Speed, s.Late, ref.Speed, ref.Late)
+				LateEpochs, s.Speed, s.Late, ref.Speed, ref.Late)
 			return err
 		}
 		return nil
@@ -911,13 +953,31 @@ func WriteStandInReport(w io.Writer, s *StandIn, train, test GenStats) error {
 	return nil
 }
 
+// How fast and how far the default model learns, as the fit (package
+// standin) measures it with a learner and the report compares it.
+const (
+	// LateEpochs is the length of the runs whose best P@1 is the late
+	// target: Delicious's best of 20 epochs comes at epochs 7 to 12;
+	// Bibtex's at 11 to 17, 0.011 above its best of 10 (means over
+	// training seeds 1 to 5: 0.6363 and 0.6258).
+	LateEpochs = 10
+	// SpeedTolerance and LateTolerance are how far a stand-in's P@1 after
+	// epoch 1 and its best may lie from the real set's before the fit
+	// tries the speed model and the report says the fit came no closer:
+	// inside the validation's 0.03, so that a kept stand-in leaves room
+	// for one training seed's draw (about 1.3 and 3 standard errors of
+	// the differences of the means).
+	SpeedTolerance = 0.02
+	LateTolerance  = 0.01
+)
+
 // nearDuplicateMismatch is how much larger the set's share of
 // near-duplicates may be than the stand-in's before the report says so.
 const nearDuplicateMismatch = 0.02
 
 // proxyMismatch is how far the stand-in's regression P@1 may end from the
 // set's before the report says so: twice the spread of one order's P@1
-// (see targetOrders).
+// (the fit averages the set's over three orders, see package standin).
 const proxyMismatch = 0.02
 
 func valuesName(rowNorm float64) string {

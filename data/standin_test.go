@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,32 +17,8 @@ import (
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
-// testStandIn is a stand-in built by hand: 200 labels, 500 features, 1 to
-// 6 labels and 10 to 50 features a point, a Zipf-like label curve.
-func testStandIn() *StandIn {
-	s := &StandIn{
-		Name: "hand-made", Train: 3000, Test: 500, Features: 500, Labels: 200,
-		Topics: 14, Concentration: 0.6, Signal: 0.4, TopicShare: topicShare, PrototypeSize: 30,
-	}
-	s.LabelsPerPoint = make([]float64, quantileKnots)
-	s.FeaturesPerPoint = make([]float64, quantileKnots)
-	for i := range quantileKnots {
-		q := float64(i) / (quantileKnots - 1)
-		s.LabelsPerPoint[i] = math.Round(1 + 5*q)
-		s.FeaturesPerPoint[i] = math.Round(10 + 40*q)
-	}
-	for _, c := range []*Curve{&s.LabelCurve, &s.FeatureCurve} {
-		for k := range 20 {
-			q := (float64(k) + 0.5) / 20
-			c.At = append(c.At, q)
-			c.Value = append(c.Value, 0.2*math.Pow(q*20, -0.8))
-		}
-	}
-	return s
-}
-
 func TestStandInDeterministic(t *testing.T) {
-	s := testStandIn()
+	s := HandMadeStandIn()
 	var tr1, te1, tr2, te2, tr3, te3 bytes.Buffer
 	ctx := context.Background()
 	if _, _, err := s.GenerateContext(ctx, 5, &tr1, &te1); err != nil {
@@ -81,7 +56,7 @@ func TestStandInKnownAnswer(t *testing.T) {
 		{0, 5, "3d03da257733ac082c3c885af5789537237d9f11d289122d26d9819dba58d1a1"},
 		{2, 7, "734fb17dd2280210c45c1ca9e0d8bb2bed23f0cd603d180fcf94514e89bc09a1"},
 	} {
-		s := testStandIn().WithPoints(1000)
+		s := HandMadeStandIn().WithPoints(1000)
 		s.RowNorm = c.rowNorm
 		var train, test bytes.Buffer
 		if _, _, err := s.GenerateContext(context.Background(), c.seed, &train, &test); err != nil {
@@ -96,7 +71,7 @@ func TestStandInKnownAnswer(t *testing.T) {
 // What comes out has the statistics the parameters give: per-point counts,
 // and the head of the label curve.
 func TestStandInFollowsParameters(t *testing.T) {
-	s := testStandIn()
+	s := HandMadeStandIn()
 	train, _, err := s.GenerateContext(context.Background(), 1, new(bytes.Buffer), new(bytes.Buffer))
 	if err != nil {
 		t.Fatal(err)
@@ -125,54 +100,8 @@ func TestStandInFollowsParameters(t *testing.T) {
 	}
 }
 
-// Fitted to a set generated with known parameters, the fit finds them
-// again, and the set it generates has the same statistics.
-func TestFitStandInRecoversParameters(t *testing.T) {
-	if testing.Short() || race.Enabled {
-		t.Skip("a fit is single-threaded arithmetic (seconds, ten times that under the race detector): the ordinary stage runs it")
-	}
-	want := testStandIn()
-	d := newStandInGen(want, 3).sample(want.Train)
-	got, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Topics != want.Topics || got.PrototypeSize != want.PrototypeSize {
-		t.Errorf("%d topics and prototypes of %d, want %d and %d", got.Topics, got.PrototypeSize, want.Topics, want.PrototypeSize)
-	}
-	if math.Abs(got.Concentration-want.Concentration) > 0.1 {
-		t.Errorf("concentration %.3f, want %.3f", got.Concentration, want.Concentration)
-	}
-	if math.Abs(got.Signal-want.Signal) > 0.1 {
-		t.Errorf("signal %.3f, want %.3f", got.Signal, want.Signal)
-	}
-	if g, w := meanQuantile(got.LabelsPerPoint), meanQuantile(want.LabelsPerPoint); math.Abs(g-w)/w > 0.05 {
-		t.Errorf("labels a point %.3f, want %.3f", g, w)
-	}
-	train, _, err := got.GenerateContext(context.Background(), 1, new(bytes.Buffer), new(bytes.Buffer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, r := train.Summary, got.Real
-	for _, c := range []struct {
-		what      string
-		got, want float64
-		tol       float64
-	}{
-		{"labels a point", g.AvgLabels, r.AvgLabels, 0.05 * r.AvgLabels},
-		{"features a point", g.AvgFeatures, r.AvgFeatures, 0.05 * r.AvgFeatures},
-		{"head share", g.HeadShare, r.HeadShare, 0.03},
-		{"top label share", g.TopLabelShare, r.TopLabelShare, 0.03},
-		{"co-occurrence", g.CoOccurrence, r.CoOccurrence, 0.1},
-	} {
-		if math.Abs(c.got-c.want) > c.tol {
-			t.Errorf("%s: stand-in %.4f, fitted set %.4f", c.what, c.got, c.want)
-		}
-	}
-}
-
 func TestStandInJSONRoundTrip(t *testing.T) {
-	s := testStandIn()
+	s := HandMadeStandIn()
 	s.Real = &Summary{Points: 3, CoOccurrence: 0.5, AnchoredLabels: 0.1, AnchorRecall: 0.05}
 	s.Anchors = &Shares{At: []float64{0.1, 0.5}, Value: []float64{0.8, 0}}
 	var b bytes.Buffer
@@ -219,7 +148,7 @@ func TestStandInJSONRoundTrip(t *testing.T) {
 // A stand-in file written before anchors (no such key) reads as a
 // stand-in without them, which generates the bytes it always did.
 func TestStandInOldFile(t *testing.T) {
-	s := testStandIn().WithPoints(1000)
+	s := HandMadeStandIn().WithPoints(1000)
 	var b bytes.Buffer
 	if err := s.WriteJSON(&b); err != nil {
 		t.Fatal(err)
@@ -247,7 +176,7 @@ func TestStandInOldFile(t *testing.T) {
 // feature is rare elsewhere; anchorsOf reads that label's anchor back off
 // the set, and no other.
 func TestStandInAnchors(t *testing.T) {
-	s := testStandIn()
+	s := HandMadeStandIn()
 	// A long tail of rare features, as in text.
 	for k, q := range s.FeatureCurve.At {
 		s.FeatureCurve.Value[k] = 0.2 * math.Pow(q*20, -2)
@@ -256,7 +185,7 @@ func TestStandInAnchors(t *testing.T) {
 	// Rank 0 always, rank 1 most of the time, no other.
 	s.Anchors = &Shares{At: []float64{0.5 / L, 1.5 / L, 2.5 / L}, Value: []float64{1, 0.8, 0}}
 	g := newStandInGen(s, 4)
-	d := g.sample(s.Train)
+	d := g.sampleSplit(s.Train, 0)
 	for rank, want := range []float64{1, 0.8} {
 		id, f := g.labelIDs[rank], g.anchorOf[rank]
 		var with, holds, elsewhere, without int
@@ -287,7 +216,7 @@ func TestStandInAnchors(t *testing.T) {
 	}
 	// Read back: the two labels' anchors (at the ranks the sample gives
 	// the labels), and no other.
-	a, anchored, _ := anchorsOf(d)
+	a, anchored, _ := Anchors(d)
 	if a == nil {
 		t.Fatal("no anchors read back")
 	}
@@ -299,13 +228,13 @@ func TestStandInAnchors(t *testing.T) {
 	// as noise is exclusive to its label, on the few of its points that
 	// draw it.
 	s.Anchors = nil
-	if a, _, _ := anchorsOf(newStandInGen(s, 4).sample(s.Train)); a != nil && slices.Max(a.Value) > 0.3 {
+	if a, _, _ := Anchors(newStandInGen(s, 4).sampleSplit(s.Train, 0)); a != nil && slices.Max(a.Value) > 0.3 {
 		t.Fatalf("anchors read off a stand-in without: %v", a.Value)
 	}
 }
 
 func ExampleStandIn_GenerateContext() {
-	s := testStandIn().WithPoints(1000)
+	s := HandMadeStandIn().WithPoints(1000)
 	train, test, err := s.GenerateContext(context.Background(), 1, new(bytes.Buffer), new(bytes.Buffer))
 	if err != nil {
 		panic(err)
@@ -323,7 +252,7 @@ func TestCalibrationReachesAConcentratedHead(t *testing.T) {
 	if race.Enabled {
 		t.Skip("a million label draws a rule, slow under the race detector")
 	}
-	s := testStandIn()
+	s := HandMadeStandIn()
 	s.Labels, s.Topics, s.Concentration, s.Train = 1000, 13, 0.97, 20000
 	for i := range s.LabelsPerPoint {
 		s.LabelsPerPoint[i] = math.Round(9 + 16*float64(i)/(quantileKnots-1))
@@ -365,120 +294,14 @@ func TestCalibrationReachesAConcentratedHead(t *testing.T) {
 	}
 }
 
-// proxy is proxyP1 seeded with 1, failing t on an error.
-func proxy(t *testing.T, d, test *Dataset) float64 {
-	t.Helper()
-	v, err := proxyP1(context.Background(), d, test, proxyMaxLabels, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// The regression stops within pollRows rows of its context ending, and
-// so does the fit, whose regressions take seconds each on Delicious:
-// every command stops within a second of Ctrl-C.
-func TestProxyStopsWithItsContext(t *testing.T) {
-	s := testStandIn()
-	d := newStandInGen(s, 3).sample(2000)
-	// 1,600 training rows a pass: the third look is in the second pass.
-	ctx := &endsAfter{Context: context.Background(), looks: 3}
-	if _, err := proxyP1(ctx, d, nil, proxyMaxLabels, 1); !errors.Is(err, context.Canceled) || ctx.looks != -1 {
-		t.Errorf("regression whose context ends at its third look: %v after %d more looks, want %v after none", err, ctx.looks+1, context.Canceled)
-	}
-	// The fit's concentration takes 12 looks; the 20th is in its first
-	// regression.
-	ctx = &endsAfter{Context: context.Background(), looks: 20}
-	if _, err := FitStandIn(ctx, d, FitOptions{}); !errors.Is(err, context.Canceled) || ctx.looks != -1 {
-		t.Errorf("fit whose context ends at its 20th look: %v after %d more looks, want %v after none", err, ctx.looks+1, context.Canceled)
-	}
-}
-
-// endsAfter is a context that ends at the looks-th call of Err.
-type endsAfter struct {
-	context.Context
-	looks int
-}
-
-func (c *endsAfter) Err() error {
-	c.looks--
-	if c.looks < 0 {
-		return context.Canceled
-	}
-	return nil
-}
-
-// The regression the fit matches the signal on scores a test split when
-// given one: a test split drawn with less signal than the training split
-// scores lower than the training split's own held-out fifth, and labels or
-// features beyond the training split's count as absent.
-func TestProxyScoresTheTestSplit(t *testing.T) {
-	s := testStandIn()
-	s.Signal = 0.8
-	train := newStandInGen(s, 3).sample(2000)
-	heldOut := proxy(t, train, nil)
-	weak := *s
-	weak.Signal = 0
-	test := newStandInGen(&weak, 3).sample(1000)
-	if got := proxy(t, train, test); got >= heldOut-0.1 {
-		t.Errorf("P@1 on a test split without signal %.3f, on the held-out fifth %.3f: want it well below", got, heldOut)
-	}
-	if got := proxy(t, train, train); got < heldOut {
-		t.Errorf("P@1 on the training split itself %.3f, below the held-out fifth's %.3f", got, heldOut)
-	}
-	// A test split with one more label and feature, on every point.
-	wide := *test
-	wide.X, wide.Y = sparse.CSR{Rows: test.Len(), Cols: test.X.Cols + 1, Indptr: []int64{0}}, sparse.CSR{Rows: test.Len(), Cols: test.Y.Cols + 1, Indptr: []int64{0}}
-	for i := range test.Len() {
-		f, v := test.X.Row(i)
-		l, _ := test.Y.Row(i)
-		wide.X.Indices = append(append(wide.X.Indices, f...), int32(test.X.Cols))
-		wide.X.Values = append(append(wide.X.Values, v...), 1)
-		wide.Y.Indices = append(append(wide.Y.Indices, l...), int32(test.Y.Cols))
-		wide.X.Indptr = append(wide.X.Indptr, int64(len(wide.X.Indices)))
-		wide.Y.Indptr = append(wide.Y.Indptr, int64(len(wide.Y.Indices)))
-	}
-	if got, want := proxy(t, train, &wide), proxy(t, train, test); got != want {
-		t.Errorf("P@1 with a label and a feature beyond the training split's %.4f, without %.4f", got, want)
-	}
-}
-
-// pick returns the given rows of d, in that order.
-func pick(d *Dataset, rows []int32) *Dataset {
-	b := NewBatch(d, len(rows))
-	b.Gather(d, rows)
-	return &Dataset{Name: d.Name, X: b.X, Y: b.Y}
-}
-
-// The regression the fit matches the signal on reads its training rows in
-// a seeded random order, as training does, so a training split sorted by
-// label (each point by its largest label id) scores as it does unsorted.
-// Read in the file's order, the sorted split scores 0.75 here against
-// 0.88: plain SGD remembers the labels it saw last.
-func TestProxyIgnoresTheOrderOfTheRows(t *testing.T) {
-	s := testStandIn()
-	s.Signal = 0.8
-	all := newStandInGen(s, 3).sample(3000)
-	rows := identity(3000)
-	train, test := pick(all, rows[:2000]), pick(all, rows[2000:])
-	byLabel := identity(2000)
-	slices.SortStableFunc(byLabel, func(a, b int32) int { return cmp.Compare(lastLabel(train, a), lastLabel(train, b)) })
-	sorted := pick(train, byLabel)
-	got, want := proxy(t, sorted, test), proxy(t, train, test)
-	t.Logf("P@1 sorted by label %.4f, as drawn %.4f", got, want)
-	if math.Abs(got-want) > 0.04 {
-		t.Errorf("P@1 of the regression on a training split sorted by label %.4f, on the same rows as drawn %.4f", got, want)
-	}
-}
-
 // The co-occurrence of a set too large to count whole is counted on
 // points spread over it, so a set sorted by subject (each point by the
 // topic most of its labels come from) measures what it does unsorted: its
 // first 300 points would give a mean log lift of 0.75 against 1.69.
 func TestSummarizeSpreadsTheCoOccurrence(t *testing.T) {
-	s := testStandIn()
+	s := HandMadeStandIn()
 	g := newStandInGen(s, 3)
-	d := g.sample(3000)
+	d := g.sampleSplit(3000, 0)
 	topicOf := make([]int32, s.Labels) // by label id
 	for rank, id := range g.labelIDs {
 		topicOf[id] = g.topicOf[rank]
@@ -495,7 +318,7 @@ func TestSummarizeSpreadsTheCoOccurrence(t *testing.T) {
 	}
 	bySubject := identity(d.Len())
 	slices.SortStableFunc(bySubject, func(a, b int32) int { return cmp.Compare(subject[a], subject[b]) })
-	want, got := Summarize(d, 300), Summarize(pick(d, bySubject), 300)
+	want, got := Summarize(d, 300), Summarize(d.Pick(bySubject, d.Name), 300)
 	t.Logf("co-occurrence on %d points: %.3f sorted by subject, %.3f as drawn", got.CoOccurrencePoints, got.CoOccurrence, want.CoOccurrence)
 	if got.CoOccurrencePoints != 300 || want.CoOccurrencePoints != 300 {
 		t.Errorf("co-occurrence on %d and %d points, want 300", got.CoOccurrencePoints, want.CoOccurrencePoints)
@@ -531,49 +354,6 @@ func TestSummarizeSpreadsTheCoOccurrenceInThePairsRoom(t *testing.T) {
 	}
 }
 
-// lastLabel returns the largest label id of row i of d (−1 for none).
-func lastLabel(d *Dataset, i int32) int32 {
-	l, _ := d.Y.Row(int(i))
-	m := int32(-1)
-	for _, k := range l {
-		m = max(m, k)
-	}
-	return m
-}
-
-// The regression scores fewer labels on a set whose points have many
-// features, so that its sample keeps fitMinPoints points within
-// fitSampleEntries: 301 features a point (Delicious-200K) give 178 labels
-// and 5,010 points, where 1,024 labels gave 871.
-func TestProxyLabelsKeepTheSampleLarge(t *testing.T) {
-	set := func(n, labels, perPoint int) *Dataset {
-		d := &Dataset{X: sparse.CSR{Rows: n, Cols: 1000, Indptr: make([]int64, n+1)}, Y: sparse.CSR{Rows: n, Cols: labels, Indptr: make([]int64, n+1)}}
-		for i := range n {
-			d.X.Indptr[i+1] = int64((i + 1) * perPoint)
-		}
-		d.X.Indices = make([]int32, n*perPoint)
-		return d
-	}
-	for _, c := range []struct {
-		n, labels, perPoint int
-		want, points        int
-	}{
-		{4880, 159, 68, 159, 4880},      // Bibtex: every label, every point
-		{12920, 983, 19, 983, 12920},    // Delicious
-		{30000, 5000, 20, 1024, 13107},  // many labels, few features: the cap
-		{20000, 205443, 301, 178, 5010}, // Delicious-200K's dimensions
-		{300, 205443, 20000, 64, 209},   // features beyond reason: the floor
-	} {
-		d := set(c.n, c.labels, c.perPoint)
-		if got := proxyLabels(d); got != c.want {
-			t.Errorf("%d points of %d features, %d labels: the regression scores %d labels, want %d", c.n, c.perPoint, c.labels, got, c.want)
-		}
-		if got := sampleOf(d, proxyLabels(d)).Len(); got != c.points {
-			t.Errorf("%d points of %d features, %d labels: a sample of %d points, want %d", c.n, c.perPoint, c.labels, got, c.points)
-		}
-	}
-}
-
 // The report sets the stand-in's regression P@1 beside the set's, and
 // says so when the fit could not bring them within proxyMismatch.
 func TestStandInReportSaysWhenTheFitFellShort(t *testing.T) {
@@ -585,7 +365,7 @@ func TestStandInReportSaysWhenTheFitFellShort(t *testing.T) {
 		{0.55, "the stand-in is harder than the set"},
 		{0.71, "the stand-in is easier than the set"},
 	} {
-		s := testStandIn()
+		s := HandMadeStandIn()
 		s.Real = &Summary{Points: 3000, ProxyP1: 0.6298}
 		s.ProxyP1 = c.stand
 		var b strings.Builder
@@ -604,7 +384,7 @@ func TestStandInReportSaysWhenTheFitFellShort(t *testing.T) {
 		speed, late float64
 		note        bool
 	}{{0.55, 0.67, false}, {0.52, 0.67, true}, {0.55, 0.69, true}} {
-		s := testStandIn()
+		s := HandMadeStandIn()
 		s.Real = &Summary{Points: 3000, ProxyP1: 0.6298, Speed: 0.55, Late: 0.67}
 		s.ProxyP1, s.Speed, s.Late = 0.71, c.speed, c.late
 		var b strings.Builder
@@ -616,141 +396,6 @@ func TestStandInReportSaysWhenTheFitFellShort(t *testing.T) {
 			!strings.Contains(out, fmt.Sprintf("P@1, epoch 1 (fit)           0.5500       %.4f", c.speed)) {
 			t.Errorf("stand-in at %.2f and %.2f, set at 0.55 and 0.67: note %v wanted in\n%s", c.speed, c.late, c.note, out)
 		}
-	}
-}
-
-// A test split of more than fitSamplePoints points is scored on at most
-// that many, every step-th point with the step rounded up: here 20,001
-// points give a step of 2, and only the even points, which carry the label
-// the regression predicts, are scored (every point, as a step rounded
-// down would score them, gives 0.5).
-func TestProxyScoresAtMostTheSampleOfATestSplit(t *testing.T) {
-	var train, test strings.Builder
-	fmt.Fprintf(&train, "100 2 2\n")
-	for i := range 100 {
-		if i%10 == 0 {
-			train.WriteString("1 1:1\n")
-		} else {
-			train.WriteString("0 0:1\n")
-		}
-	}
-	n := fitSamplePoints + 1
-	fmt.Fprintf(&test, "%d 2 2\n", n)
-	for i := range n {
-		fmt.Fprintf(&test, "%d 0:1\n", i%2)
-	}
-	tr, err := ReadXC(strings.NewReader(train.String()), "train")
-	if err != nil {
-		t.Fatal(err)
-	}
-	te, err := ReadXC(strings.NewReader(test.String()), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := proxy(t, tr, te); got != 1 {
-		t.Errorf("P@1 %.4f on a test split of %d points, want 1: only its even points are scored", got, n)
-	}
-}
-
-// A vague point's features come from the feature curve alone: a set of
-// vague points teaches the regression nothing beyond the labels'
-// frequencies, one without them a great deal. (A stand-in without vague
-// points draws the bytes it did before they existed: the coin is not
-// tossed, and TestStandInKnownAnswer holds.)
-func TestVaguePoints(t *testing.T) {
-	s := testStandIn()
-	s.Signal = 1
-	clear := proxy(t, newStandInGen(s, 3).sample(2000), nil)
-	vague := *s
-	vague.Vague = 1
-	d := newStandInGen(&vague, 3).sample(2000)
-	blind := *d
-	blind.X = sparse.CSR{Rows: d.Len(), Cols: d.X.Cols, Indptr: make([]int64, d.Len()+1)}
-	all, prior := proxy(t, d, nil), proxy(t, &blind, nil)
-	if all > prior+0.03 || clear < prior+0.3 {
-		t.Errorf("P@1 on vague points %.3f, on clear points %.3f, from the labels' frequencies alone %.3f", all, clear, prior)
-	}
-	half := *s
-	half.Vague = 0.5
-	if got := proxy(t, newStandInGen(&half, 3).sample(2000), nil); !(got < clear-0.1 && got > all+0.1) {
-		t.Errorf("P@1 with half the points vague %.3f, between %.3f and %.3f wanted", got, all, clear)
-	}
-}
-
-// topLabels keeps the training split's most frequent labels, numbered by
-// rank, in both splits; fifths splits as the regression does.
-func TestTopLabelsAndFifths(t *testing.T) {
-	read := func(text string) *Dataset {
-		d, err := ReadXC(strings.NewReader(text), "t")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	train := read("5 2 4\n3 0:1\n1,3 1:1\n3 0:1\n1,2 1:1\n0,3 0:1\n")
-	test := read("2 2 4\n0,2 0:1\n1,3 1:1\n")
-	a, b := topLabels(train, test, 2)
-	// Label 3 is on 4 points, label 1 on 2: they become 0 and 1.
-	for _, c := range []struct {
-		d    *Dataset
-		want [][]int32
-	}{{a, [][]int32{{0}, {0, 1}, {0}, {1}, {0}}}, {b, [][]int32{{}, {0, 1}}}} {
-		if c.d.Labels() != 2 || c.d.X.Indices == nil {
-			t.Fatalf("%d labels, features %v", c.d.Labels(), c.d.X.Indices)
-		}
-		for i, w := range c.want {
-			if got, _ := c.d.Y.Row(i); !slices.Equal(got, w) {
-				t.Errorf("point %d: labels %v, want %v", i, got, w)
-			}
-		}
-	}
-	if x, y := topLabels(train, test, 4); x != train || y != test {
-		t.Error("a set with no more labels than kept was copied")
-	}
-	fit, held := fifths(train)
-	if fit.Len() != 4 || held.Len() != 1 {
-		t.Fatalf("fifths of 5 points: %d and %d", fit.Len(), held.Len())
-	}
-	if got, _ := held.Y.Row(0); !slices.Equal(got, []int32{3}) {
-		t.Errorf("the held-out fifth is not the first row: %v", got)
-	}
-}
-
-// A fit whose stand-in learns as fast as the set (here every set learns
-// alike) keeps the fit without the speed model, its curve recorded; the
-// learner sees the splits the fit promises.
-func TestFitKeepsAStandInThatLearnsAsFast(t *testing.T) {
-	if testing.Short() || race.Enabled {
-		t.Skip("a fit is single-threaded arithmetic (seconds, ten times that under the race detector): the ordinary stage runs it")
-	}
-	want := testStandIn()
-	d := newStandInGen(want, 3).sample(want.Train)
-	plain, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var calls int
-	learn := func(ctx context.Context, train, test *Dataset, epochs int, seed uint64) ([]float64, error) {
-		calls++
-		if train.Len() != 4*d.Len()/5 || test.Len() != d.Len()/5 || epochs != lateEpochs || seed < 1 || seed > realSeeds {
-			t.Errorf("learning on %d and %d points, %d epochs, seed %d", train.Len(), test.Len(), epochs, seed)
-		}
-		p := make([]float64, epochs)
-		for i := range p {
-			p[i] = 0.3 + 0.01*float64(i)
-		}
-		return p, nil
-	}
-	got, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9, Learn: learn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if calls != realSeeds+speedSeeds || got.Speed != 0.3 || got.Real.Speed != 0.3 || math.Abs(got.Late-0.39) > 1e-12 || math.Abs(got.Real.Late-0.39) > 1e-12 {
-		t.Errorf("%d runs; speed %v (real %v), best %v (real %v)", calls, got.Speed, got.Real.Speed, got.Late, got.Real.Late)
-	}
-	got.Speed, got.Late, got.Real.Speed, got.Real.Late = 0, 0, 0, 0
-	if !reflect.DeepEqual(got, plain) {
-		t.Errorf("the fit changed:\n%+v\nwant\n%+v", got, plain)
 	}
 }
 
@@ -808,44 +453,60 @@ func TestCurveOfGoodTuring(t *testing.T) {
 	}
 }
 
-// A stand-in fitted to a sample too small for its labels (most of them on
-// no point) keeps the sample's head and labels a point.
-func TestFitToASparseSampleKeepsTheHead(t *testing.T) {
-	if testing.Short() || race.Enabled {
-		t.Skip("a fit is single-threaded arithmetic (seconds, ten times that under the race detector): the ordinary stage runs it")
+// A Generator's samples are the points GenerateContext writes, for the
+// stand-in it was made for and for one that differs in the knobs that
+// shape a point; a stand-in of another layout is refused.
+func TestGeneratorSamplesWhatGenerateWrites(t *testing.T) {
+	s := HandMadeStandIn().WithPoints(300)
+	g := s.Generator(5)
+	t2 := *s
+	t2.Signal, t2.Vague, t2.TopicShare, t2.PrototypeSize = 0.9, 0.2, 0.5, 12
+	for _, c := range []*StandIn{s, &t2, s} {
+		var tr, te bytes.Buffer
+		if _, _, err := c.GenerateContext(context.Background(), 5, &tr, &te); err != nil {
+			t.Fatal(err)
+		}
+		for split, b := range []*bytes.Buffer{&tr, &te} {
+			want, err := ReadXC(b, "written")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := g.Sample(c, want.Len(), uint64(split))
+			if !reflect.DeepEqual(got.X, want.X) || !reflect.DeepEqual(got.Y, want.Y) {
+				t.Fatalf("signal %.2f, split %d: the sample differs from the written set", c.Signal, split)
+			}
+		}
 	}
-	s := testStandIn()
-	s.Labels, s.Topics, s.Train = 40000, 2000, 2000
-	s.LabelCurve = Curve{}
-	for _, q := range []float64{1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1} {
-		s.LabelCurve.At = append(s.LabelCurve.At, q)
-		s.LabelCurve.Value = append(s.LabelCurve.Value, 0.08*math.Pow(q/1e-5, -0.6))
-	}
-	d := newStandInGen(s, 3).sample(s.Train)
-	got, err := FitStandIn(context.Background(), d, FitOptions{Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	train, _, err := got.GenerateContext(context.Background(), 1, new(bytes.Buffer), new(bytes.Buffer))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, r := train.Summary, got.Real
-	t.Logf("labels on no point of the sample: %.3f; top label %.4f (sample %.4f), labels a point %.3f (%.3f)",
-		1-float64(usedLabels(d))/float64(s.Labels), g.TopLabelShare, r.TopLabelShare, g.AvgLabels, r.AvgLabels)
-	if math.Abs(g.TopLabelShare-r.TopLabelShare) > 0.15*r.TopLabelShare {
-		t.Errorf("top label on %.4f of the stand-in's points, %.4f of the sample's", g.TopLabelShare, r.TopLabelShare)
-	}
-	if math.Abs(g.AvgLabels-r.AvgLabels) > 0.05*r.AvgLabels {
-		t.Errorf("%.3f labels a point on the stand-in, %.3f on the sample", g.AvgLabels, r.AvgLabels)
-	}
+	other := *s
+	other.Topics++
+	defer func() {
+		if recover() == nil {
+			t.Error("a stand-in of other topics was sampled with the layout")
+		}
+	}()
+	g.Sample(&other, 10, 0)
 }
 
-// usedLabels counts the labels on at least one point of d.
-func usedLabels(d *Dataset) int {
-	seen := map[int32]bool{}
-	for _, l := range d.Y.Indices {
-		seen[l] = true
+// Pick takes rows in the order given, features and labels alike; Spaced
+// spreads its rows evenly and returns the set itself when it asks for all.
+func TestPickAndSpaced(t *testing.T) {
+	d, err := ReadXC(strings.NewReader("4 3 2\n0 0:1\n1 1:1\n0,1 2:1\n1 0:1 1:1\n"), "t")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return len(seen)
+	p := d.Pick([]int32{3, 0}, "p")
+	if f, v := p.X.Row(0); p.Name != "p" || p.Len() != 2 || !slices.Equal(f, []int32{0, 1}) || !slices.Equal(v, []float32{1, 1}) {
+		t.Errorf("picked %q of %d rows, first row %v %v", p.Name, p.Len(), f, v)
+	}
+	if l, _ := p.Y.Row(1); !slices.Equal(l, []int32{0}) {
+		t.Errorf("second picked row's labels %v, want [0]", l)
+	}
+	if d.Spaced(4, "s") != d || d.Spaced(9, "s") != d {
+		t.Error("Spaced of every row copied the set")
+	}
+	if s := d.Spaced(2, "s"); s.Len() != 2 {
+		t.Errorf("Spaced(2): %d rows", s.Len())
+	} else if l, _ := s.Y.Row(1); !slices.Equal(l, []int32{0, 1}) {
+		t.Errorf("Spaced(2)'s second row is not row 2: labels %v", l)
+	}
 }

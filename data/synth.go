@@ -303,8 +303,9 @@ func draw(cdf []float64, u float64) int32 {
 	return int32(min(sort.SearchFloat64s(cdf, u), len(cdf)-1))
 }
 
-// mix is a stateless 64-bit hash (splitmix64 finaliser) of two words.
-func mix(a, b uint64) uint64 {
+// Mix is a stateless 64-bit hash (splitmix64 finaliser) of two words: the
+// seed of a stream derived from a seed and a stream's number.
+func Mix(a, b uint64) uint64 {
 	z := a*0x9e3779b97f4a7c15 + b
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
@@ -341,7 +342,7 @@ func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64,
 			}
 			rep.Update(float64(i), "")
 		}
-		r := rand.New(rand.NewPCG(g.seed, mix(split+1, uint64(i))))
+		r := rand.New(rand.NewPCG(g.seed, Mix(split+1, uint64(i))))
 		// Labels: 1 + Poisson(avg − 1), distinct, from the power law.
 		k := min(g.p.Labels, 1+poisson(r, g.p.AvgLabels-1))
 		labels = labels[:0]
@@ -370,7 +371,7 @@ func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64,
 		for j := 0; j < fromProto; j++ {
 			l := labels[j%len(labels)]
 			slot := uint64(r.IntN(protoSize))
-			u := float64(mix(g.seed^uint64(l)<<20, slot)>>11) / (1 << 53)
+			u := float64(Mix(g.seed^uint64(l)<<20, slot)>>11) / (1 << 53)
 			f := g.protoIDs[draw(g.protoCDF, u)]
 			add(f, float32(1+r.Float64()))
 		}

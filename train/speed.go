@@ -17,7 +17,7 @@ import (
 // but the data and the seed (the default strategy on one device, the
 // default network, optimizer, learning rate and batch): how fast and how
 // far that model learns the set. data gen --like fits a stand-in's speed
-// on it (data.FitOptions.Learn). It stops with ctx's error when ctx ends.
+// on it (standin.Options.Learn). It stops with ctx's error when ctx ends.
 func LearningCurve(ctx context.Context, trainSet, testSet *data.Dataset, epochs int, seed uint64) ([]float64, error) {
 	var s Settings
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)

@@ -15,6 +15,7 @@ import (
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/setting"
+	"github.com/hetsgd/hetsgd/standin"
 	"github.com/hetsgd/hetsgd/train"
 )
 
@@ -164,7 +165,7 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("--like %s: neither a paper's set (%s), a profile (profile:NAME: %s) nor a file or folder: %w", *like, strings.Join(data.PaperStandInNames(), ", "), strings.Join(data.ProfileNames(), ", "), statErr)
 	} else {
 		var refused error // by the fit's Check, returned as it is
-		fit := data.FitOptions{Seed: *seed, Progress: line, Check: func(s *data.StandIn) error {
+		fit := standin.Options{Seed: *seed, Progress: line, Check: func(s *data.StandIn) error {
 			// The data's caches are known now; the sets' size too.
 			if refused = outs(); refused == nil && *out != "" {
 				refused = sizeErr(sized(s).CheckSpace(*out))
@@ -177,7 +178,7 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *speed {
 			fit.Learn = train.LearningCurve
 		}
-		if s, err = (data.Loader{Log: line, Context: ctx, Opened: in.Opened}).FitAny(*like, fit); err != nil {
+		if s, err = standin.FitPath(data.Loader{Log: line, Context: ctx, Opened: in.Opened}, *like, fit); err != nil {
 			if refused != nil {
 				return refused
 			}

@@ -1,21 +1,21 @@
-package data
+package standin
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
-// FitOptions tunes FitStandIn.
-type FitOptions struct {
+// Options tunes Fit.
+type Options struct {
 	// TestPoints is the size of the stand-in's test split (0: a quarter of
 	// the training points, at least 8).
 	TestPoints int
@@ -27,14 +27,13 @@ type FitOptions struct {
 	// Test, when set, is the real set's test split: the signal is then
 	// matched on the regression's P@1 on it rather than on a fifth of
 	// the training split, so that the stand-in carries any difference
-	// between the real set's splits (see FitStandIn).
-	Test *Dataset
+	// between the real set's splits (see Fit).
+	Test *data.Dataset
 	// Learn, when set, is the default model's learning curve on a set:
 	// its P@1 on test after each of epochs epochs on train, trained with
 	// seed (train.LearningCurve). The fit then matches how fast and how
-	// far a stand-in's model learns, besides the regression (see
-	// FitStandIn).
-	Learn func(ctx context.Context, train, test *Dataset, epochs int, seed uint64) ([]float64, error)
+	// far a stand-in's model learns, besides the regression (see Fit).
+	Learn func(ctx context.Context, train, test *data.Dataset, epochs int, seed uint64) ([]float64, error)
 	// Progress, when set, is told of the fit's stages as they go: the
 	// set's measures, the concentration's search, the anchors, the
 	// regression on the set, the prototypes' size, the signal's search
@@ -46,15 +45,11 @@ type FitOptions struct {
 	// not yet fitted): an error ends the fit. A caller that will write
 	// the stand-in's sets checks that they fit on the disk, rather than
 	// learn it after the fit.
-	Check func(*StandIn) error
+	Check func(*data.StandIn) error
 }
 
-// Constants of the model that the fit does not search (see the package
-// documentation for why).
+// Constants of the fit's samples and searches.
 const (
-	// topicShare is the chance that a feature not drawn from a label's
-	// prototype comes from a topic's.
-	topicShare = 0.3
 	// fitSamplePoints bounds the sample the signal is matched on, and
 	// fitSampleEntries the regression's work per pass (points × features
 	// × labels, the labels at most 1024): a second or so.
@@ -86,26 +81,16 @@ const (
 	// interval shrinks 2^searchSteps times, well below the statistics'
 	// sampling noise.
 	searchSteps = 12
-	// An anchor of a label is a feature on at least anchorMinPoints
-	// points, at least anchorPrecision of them carrying the label. Fewer
-	// points would count chance: a rare label's prototype holds rare
-	// features that, on a dozen points, all carry the label.
-	anchorMinPoints = 50
-	anchorPrecision = 0.9
 )
 
-// FitStandIn measures d and returns the parameters of a stand-in that
-// reproduces it: its dimensions and points, the distributions of labels and
-// features per point (quantiles), its label and feature frequency curves,
-// its row norms and its anchors (the features on at least anchorMinPoints
-// points of a sample of at most fitSamplePoints, at least anchorPrecision
-// of them carrying one label, are that label's anchors; the anchor chance
-// of a band of ranks is the mean share of its labels' points that hold
-// their anchor); then the parameters that cannot be read off the data, by
-// bisections on generated samples of the real set's size:
+// Fit measures d and returns the parameters of a stand-in that
+// reproduces it: what data.MeasureStandIn reads off it and its anchors
+// (data.Anchors, on a sample of at most fitSamplePoints points); then the
+// parameters that cannot be read off the data, by bisections on generated
+// samples of the real set's size:
 //
 //   - Concentration, matched on the co-occurrence (mean log lift of the
-//     label pairs that occur together, see Summary);
+//     label pairs that occur together, see data.Summary);
 //   - Signal, matched on the P@1 of a softmax regression trained by SGD
 //     for ten passes, in a seeded random order, on four fifths of a
 //     sample of at most fitSamplePoints points (the real set's P@1 the
@@ -123,10 +108,10 @@ const (
 //     prototypeShrink until it does not (Delicious, some seeds: 19
 //     features to 16).
 //   - With opt.Learn, how fast and how far the default model learns
-//     (fitSpeed): its P@1 after one epoch and its best of lateEpochs,
+//     (fitSpeed): its P@1 after one epoch and its best of data.LateEpochs,
 //     on the real set and on the stand-in. When the first epochs
-//     differ by more than speedTolerance or the best by more than
-//     lateTolerance, the speed model replaces the fit if it comes
+//     differ by more than data.SpeedTolerance or the best by more than
+//     data.LateTolerance, the speed model replaces the fit if it comes
 //     closer: TopicShare matched on the first epoch and, at each
 //     TopicShare, Vague and Signal (one knob, ease) on the best.
 //     The regression's P@1 does not follow a trained network's first
@@ -135,21 +120,8 @@ const (
 //     best once the topic share moves, so the network itself is trained:
 //     at each TopicShare 10 bisection steps of two 10-epoch runs.
 //
-// The number of topics and the prototype size follow from the set's
-// label count, labels per point and features per point (see the package
-// documentation). The fit reads d and never changes it.
-func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, error) {
-	N, D, L := d.Len(), d.Features(), d.Labels()
-	if N < 20 || D < 1 || L < 2 {
-		return nil, fmt.Errorf("data: fitting a stand-in to %s: %d points, %d features and %d labels; need at least 20, 1 and 2", d.Name, N, D, L)
-	}
-	// The generator holds a few words per label and feature: refuse
-	// dimensions that the data does not come near (a header's claim).
-	for _, m := range []*sparse.CSR{&d.X, &d.Y} {
-		if int64(m.Cols) > max(1<<24, 64*int64(len(m.Indices))) {
-			return nil, fmt.Errorf("data: fitting a stand-in to %s: %d columns for %d entries; the header's dimension is not that of the data", d.Name, m.Cols, len(m.Indices))
-		}
-	}
+// The fit reads d and never changes it.
+func Fit(ctx context.Context, d *data.Dataset, opt Options) (*data.StandIn, error) {
 	logf := func(format string, args ...any) {
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, format+"\n", args...)
@@ -157,29 +129,11 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	}
 	rep := stage.Or(opt.Progress)
 	rep.Stage("measuring the set", 0, "")
-	s := &StandIn{Name: d.Name, Train: N, Test: opt.TestPoints, Features: D, Labels: L, Calibration: CalibrateLogShare}
-	if s.Test <= 0 {
-		s.Test = max(8, N/4)
+	s, err := data.MeasureStandIn(d, opt.TestPoints)
+	if err != nil {
+		return nil, err
 	}
-	nl, nf := make([]int, N), make([]int, N)
-	for i := range N {
-		nl[i], nf[i] = d.Y.RowNNZ(i), d.X.RowNNZ(i)
-	}
-	s.LabelsPerPoint, s.FeaturesPerPoint = quantilesOf(nl), quantilesOf(nf)
-	s.LabelCurve = curveOf(sortedCounts(d.Y.Indices, L), N)
-	s.FeatureCurve = curveOf(sortedCounts(d.X.Indices, D), N)
-	s.RowNorm = rowNorm(d)
-	avgLabels, avgFeatures := meanOf(nl), meanOf(nf)
-	// Topics hold about four times a point's labels (at least 8), so that
-	// a point with a high concentration can still find its labels in one
-	// or two of them; prototypes hold about a point's features (8 to
-	// 256, at most a quarter of the features), so that a few labels
-	// account for a point's features.
-	s.Topics = max(1, int(math.Round(float64(L)/math.Max(8, 4*avgLabels))))
-	s.PrototypeSize = max(1, min(D/4, max(8, min(256, int(math.Round(avgFeatures))))))
-	s.TopicShare = topicShare
-	measured := Summarize(d, 0)
-	s.Real = &measured
+	measured := *s.Real
 	if opt.Check != nil {
 		if err := opt.Check(s); err != nil {
 			return nil, err
@@ -192,17 +146,8 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		t := *s
 		t.Concentration = c
 		t.Train = max(t.Train, coN)
-		g := newStandInGen(&t, opt.Seed)
-		sum := newSummer(L, coN)
-		var labels []int32
-		for i := range coN {
-			r := rand.New(rand.NewPCG(opt.Seed, mix(1, uint64(i))))
-			labels = g.drawLabels(r, labels[:0], drawQuantile(t.LabelsPerPoint, r.Float64()))
-			sum.add(labels, 0)
-		}
-		return sum.coOccurrence(), nil
+		return t.Generator(opt.Seed).CoOccurrence(coN), nil
 	}
-	var err error
 	rep.Stage("concentration search", searchSteps, "steps")
 	steps := 0
 	if s.Concentration, err = bisect(ctx, 0, 0.97, measured.CoOccurrence, co, func(c, v float64) {
@@ -210,14 +155,14 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		steps++
 		rep.Update(float64(steps), fmt.Sprintf("concentration %.4f: co-occurrence %.4f (set's %.4f)", c, v, measured.CoOccurrence))
 	}); err != nil {
-		return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
+		return nil, fmt.Errorf("standin: fitting a stand-in to %s: %w", d.Name, err)
 	}
 
 	// Anchors: read off the set.
 	rep.Stage("anchors", 0, "")
 	K := proxyLabels(d)
 	sample := sampleOf(d, K)
-	s.Anchors, measured.AnchoredLabels, measured.AnchorRecall = anchorsOf(sample)
+	s.Anchors, measured.AnchoredLabels, measured.AnchorRecall = data.Anchors(sample)
 	if s.Anchors != nil {
 		logf("fit %s: anchors on %.1f%% of the labels, recall %.4f a label", d.Name, 100*measured.AnchoredLabels, measured.AnchorRecall)
 	}
@@ -231,20 +176,19 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	// over targetOrders orders of its rows.
 	rep.Stage("regression on the set", targetOrders, "runs")
 	for k := range targetOrders {
-		v, err := proxyP1(ctx, sample, opt.Test, K, mix(opt.Seed^streamProxy, uint64(k)))
+		v, err := proxyP1(ctx, sample, opt.Test, K, data.Mix(opt.Seed^streamProxy, uint64(k)))
 		if err != nil {
-			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
+			return nil, fmt.Errorf("standin: fitting a stand-in to %s: %w", d.Name, err)
 		}
 		measured.ProxyP1 += v / targetOrders
 		rep.Update(float64(k+1), fmt.Sprintf("P@1 %.4f", v))
 	}
 	s.Real = &measured
-	g := newStandInGen(s, opt.Seed)
+	g := s.Generator(opt.Seed)
 	p1 := func(sig float64) (float64, error) {
 		t := *s
 		t.Signal = sig
-		g.s = &t
-		return proxyP1(ctx, g.sample(sample.Len()), nil, K, opt.Seed^streamProxy)
+		return proxyP1(ctx, g.Sample(&t, sample.Len(), 0), nil, K, opt.Seed^streamProxy)
 	}
 	// When even features drawn only from the labels' prototypes do not
 	// identify the labels as well as the real set's, the prototypes are
@@ -253,7 +197,7 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 	for tries := 1; s.PrototypeSize > 2; tries++ {
 		v, err := p1(1)
 		if err != nil {
-			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
+			return nil, fmt.Errorf("standin: fitting a stand-in to %s: %w", d.Name, err)
 		}
 		logf("fit %s: prototypes of %d features, signal 1: proxy P@1 %.4f (real %.4f)", d.Name, s.PrototypeSize, v, measured.ProxyP1)
 		rep.Update(float64(tries), fmt.Sprintf("%d features at signal 1: P@1 %.4f (set's %.4f)", s.PrototypeSize, v, measured.ProxyP1))
@@ -270,11 +214,11 @@ func FitStandIn(ctx context.Context, d *Dataset, opt FitOptions) (*StandIn, erro
 		steps++
 		rep.Update(float64(steps), fmt.Sprintf("signal %.4f: P@1 %.4f (set's %.4f)", sig, v, measured.ProxyP1))
 	}); err != nil {
-		return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
+		return nil, fmt.Errorf("standin: fitting a stand-in to %s: %w", d.Name, err)
 	}
 	if opt.Learn != nil {
 		if s, err = fitSpeed(ctx, s, g, sample, K, opt, rep, logf); err != nil {
-			return nil, fmt.Errorf("data: fitting a stand-in to %s: %w", d.Name, err)
+			return nil, fmt.Errorf("standin: fitting a stand-in to %s: %w", d.Name, err)
 		}
 	}
 	return s, nil
@@ -308,108 +252,33 @@ func bisectSteps(ctx context.Context, lo, hi, target float64, steps int, f func(
 	return (lo + hi) / 2, nil
 }
 
-// sortedCounts returns the number of entries of each of n columns, most
-// frequent first.
-func sortedCounts(ids []int32, n int) []int {
-	c := make([]int, n)
-	for _, j := range ids {
-		c[j]++
-	}
-	slices.SortFunc(c, func(a, b int) int { return b - a })
-	return c
-}
-
-func meanOf(x []int) float64 {
-	var s float64
-	for _, v := range x {
-		s += float64(v)
-	}
-	return s / float64(max(len(x), 1))
-}
-
-// rowNorm is 0 when every value is 1 (binary rows), otherwise the mean L2
-// norm of the rows.
-func rowNorm(d *Dataset) float64 {
-	binary := true
-	for _, v := range d.X.Values {
-		if v != 1 {
-			binary = false
-			break
-		}
-	}
-	if binary {
-		return 0
-	}
-	var sum float64
-	for i := range d.Len() {
-		_, vals := d.X.Row(i)
-		var n float64
-		for _, v := range vals {
-			n += float64(v) * float64(v)
-		}
-		sum += math.Sqrt(n)
-	}
-	return sum / float64(d.Len())
-}
-
 // sampleOf returns d, or evenly spaced rows of it when it has more than
 // fitSamplePoints points or more than fitSampleEntries of the
 // regression's work per pass over the labels it scores (proxyLabels).
-func sampleOf(d *Dataset, labels int) *Dataset {
+func sampleOf(d *data.Dataset, labels int) *data.Dataset {
 	N := d.Len()
 	per := float64(d.X.NNZ()) / float64(N) * float64(labels)
-	n := min(N, fitSamplePoints, max(50, int(fitSampleEntries/math.Max(per, 1))))
-	if n == N {
-		return d
-	}
-	rows := make([]int, n)
-	for k := range rows {
-		rows[k] = spread(k, N, n)
-	}
-	return pickRows(d, rows, d.Name+" sample")
+	return d.Spaced(min(N, fitSamplePoints, max(50, int(fitSampleEntries/math.Max(per, 1)))), d.Name+" sample")
 }
-
-// pickRows returns the rows of d at the given indices as a set of that name.
-func pickRows(d *Dataset, rows []int, name string) *Dataset {
-	n := len(rows)
-	s := &Dataset{Name: name}
-	s.X = sparse.CSR{Rows: n, Cols: d.X.Cols, Indptr: make([]int64, 1, n+1)}
-	s.Y = sparse.CSR{Rows: n, Cols: d.Y.Cols, Indptr: make([]int64, 1, n+1)}
-	for _, i := range rows {
-		f, v := d.X.Row(i)
-		l, _ := d.Y.Row(i)
-		s.X.Indices = append(s.X.Indices, f...)
-		if v != nil {
-			s.X.Values = append(s.X.Values, v...)
-		}
-		s.Y.Indices = append(s.Y.Indices, l...)
-		s.X.Indptr = append(s.X.Indptr, int64(len(s.X.Indices)))
-		s.Y.Indptr = append(s.Y.Indptr, int64(len(s.Y.Indices)))
-	}
-	return s
-}
-
-// spread returns the k-th of n rows spread evenly over N (n ≤ N): k·N/n,
-// rounded down, so that they are distinct and rise with k.
-func spread(k, N, n int) int { return int(int64(k) * int64(N) / int64(n)) }
 
 // proxyLabels returns how many of d's most frequent labels the fit's
 // regression scores: proxyMaxLabels, or fewer (at least 64) when d's
 // points have so many features that fitSampleEntries would otherwise
 // cover fewer than fitMinPoints of them.
-func proxyLabels(d *Dataset) int {
+func proxyLabels(d *data.Dataset) int {
 	perPoint := math.Max(1, float64(d.X.NNZ())/float64(max(1, d.Len())))
 	return max(1, min(d.Labels(), proxyMaxLabels, max(64, int(fitSampleEntries/(fitMinPoints*perPoint)))))
 }
 
-// FitAny returns the stand-in that path names: a stand-in file (".json",
-// as WriteJSON writes it) read back, or one fitted to the data LoadAny
-// reads there: a folder's or bundled set's training split (its test split
-// sizes the stand-in's), or a single file. The stand-in is named after
-// the last element of path.
-func (l Loader) FitAny(path string, opt FitOptions) (*StandIn, error) {
+// FitPath returns the stand-in that path names: a stand-in file (".json",
+// as data.StandIn.WriteJSON writes it) read back, or one fitted to the
+// data l.LoadAny reads there: a folder's or bundled set's training split
+// (its test split sizes the stand-in's), or a single file. The stand-in
+// is named after the last element of path. It stops with l.Context's
+// error when that ends.
+func FitPath(l data.Loader, path string, opt Options) (*data.StandIn, error) {
 	if strings.EqualFold(filepath.Ext(path), ".json") {
-		return LoadStandIn(path)
+		return data.LoadStandIn(path)
 	}
 	stage.Or(opt.Progress).Stage("reading "+path, 0, "")
 	sets, err := l.LoadAny(path)
@@ -424,7 +293,11 @@ func (l Loader) FitAny(path string, opt FitOptions) (*StandIn, error) {
 			opt.Test = sets[1]
 		}
 	}
-	s, err := FitStandIn(l.context(), sets[0], opt)
+	ctx := l.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s, err := Fit(ctx, sets[0], opt)
 	if err != nil {
 		return nil, err
 	}
@@ -432,100 +305,12 @@ func (l Loader) FitAny(path string, opt FitOptions) (*StandIn, error) {
 	return s, nil
 }
 
-// anchorsOf reads the anchors off d: the features on at least
-// anchorMinPoints points, at least anchorPrecision of them carrying one
-// label, each that label's anchor (a label keeps its most frequent one).
-// It returns, by the labels' frequency rank, the share of a label's points
-// that hold its anchor (0 for a label with none), averaged over bands of
-// ranks (one by one at the head, then 25 % wider each), nil when no label
-// has one; and the share of the labels with an anchor and the mean share
-// of a label's points holding it.
-func anchorsOf(d *Dataset) (a *Shares, anchored, recall float64) {
-	N, D, L := d.Len(), d.Features(), d.Labels()
-	nl := make([]int, L)
-	for _, l := range d.Y.Indices {
-		nl[l]++
-	}
-	// Each feature's points, to count their labels feature by feature.
-	start := make([]int, D+1)
-	for _, f := range d.X.Indices {
-		start[f+1]++
-	}
-	for f := range D {
-		start[f+1] += start[f]
-	}
-	points := make([]int32, len(d.X.Indices))
-	next := slices.Clone(start[:D])
-	for i := range N {
-		feats, _ := d.X.Row(i)
-		for _, f := range feats {
-			points[next[f]] = int32(i)
-			next[f]++
-		}
-	}
-	best := make([]float64, L)
-	count := make([]int, L)
-	var touched []int32
-	for f := range D {
-		nf := start[f+1] - start[f]
-		if nf < anchorMinPoints {
-			continue
-		}
-		touched = touched[:0]
-		top := int32(-1)
-		for _, i := range points[start[f]:start[f+1]] {
-			labels, _ := d.Y.Row(int(i))
-			for _, l := range labels {
-				if count[l] == 0 {
-					touched = append(touched, l)
-				}
-				count[l]++
-				if top < 0 || count[l] > count[top] {
-					top = l
-				}
-			}
-		}
-		if top >= 0 && float64(count[top]) >= anchorPrecision*float64(nf) {
-			best[top] = max(best[top], float64(count[top])/float64(nl[top]))
-		}
-		for _, l := range touched {
-			count[l] = 0
-		}
-	}
-	order := identity(L)
-	slices.SortStableFunc(order, func(x, y int32) int { return nl[y] - nl[x] })
-	a = &Shares{}
-	for lo := 0; lo < L; {
-		hi := min(L, max(lo+1, int(float64(lo)*1.25)))
-		var sum float64
-		for _, l := range order[lo:hi] {
-			sum += best[l]
-			if best[l] > 0 {
-				anchored++
-			}
-		}
-		a.At = append(a.At, (float64(lo+hi)/2)/float64(L))
-		a.Value = append(a.Value, sum/float64(hi-lo))
-		recall += sum
-		lo = hi
-	}
-	if anchored == 0 {
-		return nil, 0, 0
-	}
-	return a, anchored / float64(L), recall / float64(L)
-}
-
-// Constants of the speed fit (FitOptions.Learn).
+// Constants of the speed fit (Options.Learn).
 const (
 	// speedSignal is the least signal of the speed model: most of a
 	// point's features come from its topics' prototypes, which identify
 	// its labels quickly, and vague points cap the best.
 	speedSignal = 0.1
-	// lateEpochs is the length of the runs whose best P@1 is the late
-	// target: Delicious's best of 20 epochs comes at epochs 7 to 12;
-	// Bibtex's at 11 to 17, 0.011 above its best of 10 (means over
-	// training seeds 1 to 5: 0.6363 and 0.6258).
-	lateEpochs = 10
 	// realSeeds, speedSeeds and lateSeeds are the training seeds the real
 	// set's curve, a stand-in's speed and its late P@1 inside the search
 	// are averaged over: one run's P@1 after an epoch spreads over
@@ -544,20 +329,13 @@ const (
 	// with more is trained on its most frequent ones, as the regression
 	// scores them, so that a run costs seconds whatever the label count.
 	speedMaxLabels = 1024
-	// speedTolerance and lateTolerance are how far a stand-in's P@1 after
-	// epoch 1 and its best may lie from the real set's before the fit
-	// tries the speed model: inside the validation's 0.03, so that a kept
-	// stand-in leaves room for one training seed's draw (about 1.3 and 3
-	// standard errors of the differences of the means).
-	speedTolerance = 0.02
-	lateTolerance  = 0.01
 )
 
 // ease sets the speed model's difficulty from one number in [0, 1] that
 // makes the set easier as it grows: below 1/2 the vague share falls from
 // 1 to 0 at signal speedSignal; above, the signal rises from speedSignal
 // to 1 with no vague points.
-func ease(t *StandIn, e float64) {
+func ease(t *data.StandIn, e float64) {
 	if e < 0.5 {
 		t.Signal, t.Vague = speedSignal, 1-2*e
 	} else {
@@ -567,12 +345,12 @@ func ease(t *StandIn, e float64) {
 
 // fitSpeed measures the learning curves of the real set and of the
 // stand-in s fitted without them; when their first epochs differ by more
-// than speedTolerance or their best P@1s of lateEpochs epochs by more
-// than lateTolerance, it fits a stand-in of the speed model (the topic
+// than data.SpeedTolerance or their best P@1s of data.LateEpochs epochs by more
+// than data.LateTolerance, it fits a stand-in of the speed model (the topic
 // share matched on the first epoch's P@1 and, at each topic share, the
 // ease on the best) and returns it if it misses the two by less, counted
 // in tolerances. Otherwise it returns s, its curve recorded.
-func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K int, opt FitOptions, rep stage.Reporter, logf func(string, ...any)) (*StandIn, error) {
+func fitSpeed(ctx context.Context, s *data.StandIn, g *data.Generator, sample *data.Dataset, K int, opt Options, rep stage.Reporter, logf func(string, ...any)) (*data.StandIn, error) {
 	realTrain, realTest := sample, opt.Test
 	if realTest == nil {
 		realTrain, realTest = fifths(sample)
@@ -584,7 +362,7 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 	// curve is the mean over seeds of the P@1 after epoch 1 and of the
 	// best P@1 of epochs epochs.
 	runs := 0 // of the stage, reported after each
-	curve := func(train, test *Dataset, epochs, seeds int) (first, best float64, err error) {
+	curve := func(train, test *data.Dataset, epochs, seeds int) (first, best float64, err error) {
 		train, test = topLabels(train, test, speedMaxLabels)
 		for k := range seeds {
 			p, err := opt.Learn(ctx, train, test, epochs, uint64(k+1))
@@ -603,32 +381,31 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 	}
 	// standIn is the curve of t's samples, drawn as the real set's were
 	// split.
-	standIn := func(t *StandIn, epochs, seeds int) (first, best float64, err error) {
-		g.s = t
-		var train, test *Dataset
+	standIn := func(t *data.StandIn, epochs, seeds int) (first, best float64, err error) {
+		var train, test *data.Dataset
 		if opt.Test != nil {
-			train, test = g.sample(realTrain.Len()), g.sampleSplit(realTest.Len(), 1)
+			train, test = g.Sample(t, realTrain.Len(), 0), g.Sample(t, realTest.Len(), 1)
 		} else {
-			train, test = fifths(g.sample(sample.Len()))
+			train, test = fifths(g.Sample(t, sample.Len(), 0))
 		}
 		return curve(train, test, epochs, seeds)
 	}
 	rep.Stage("learning curves", realSeeds+speedSeeds, "runs")
-	rep.Update(0, fmt.Sprintf("the set's, %d epochs", lateEpochs))
-	speed, late, err := curve(realTrain, realTest, lateEpochs, realSeeds)
+	rep.Update(0, fmt.Sprintf("the set's, %d epochs", data.LateEpochs))
+	speed, late, err := curve(realTrain, realTest, data.LateEpochs, realSeeds)
 	if err != nil {
 		return nil, err
 	}
 	s.Real.Speed, s.Real.Late = speed, late
-	rep.Update(float64(runs), fmt.Sprintf("the stand-in's, %d epochs", lateEpochs))
-	if s.Speed, s.Late, err = standIn(s, lateEpochs, speedSeeds); err != nil {
+	rep.Update(float64(runs), fmt.Sprintf("the stand-in's, %d epochs", data.LateEpochs))
+	if s.Speed, s.Late, err = standIn(s, data.LateEpochs, speedSeeds); err != nil {
 		return nil, err
 	}
-	logf("fit %s: P@1 after epoch 1 and best of %d: %.4f and %.4f; the stand-in's %.4f and %.4f", s.Name, lateEpochs, speed, late, s.Speed, s.Late)
+	logf("fit %s: P@1 after epoch 1 and best of %d: %.4f and %.4f; the stand-in's %.4f and %.4f", s.Name, data.LateEpochs, speed, late, s.Speed, s.Late)
 	// miss is how far a stand-in's two figures lie from the set's, in
 	// tolerances.
-	miss := func(t *StandIn) float64 {
-		return max(math.Abs(t.Speed-speed)/speedTolerance, math.Abs(t.Late-late)/lateTolerance)
+	miss := func(t *data.StandIn) float64 {
+		return max(math.Abs(t.Speed-speed)/data.SpeedTolerance, math.Abs(t.Late-late)/data.LateTolerance)
 	}
 	if miss(s) <= 1 {
 		return s, nil
@@ -637,26 +414,26 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 	// runs: most of the fit's time.
 	rep.Stage("speed model search", speedSteps*(easeSteps*lateSeeds+speedSeeds), "runs")
 	runs = 0
-	var last StandIn
+	var last data.StandIn
 	step := func(ts float64) (float64, error) {
 		t := *s
 		t.TopicShare = ts
 		e, err := bisectSteps(ctx, 0, 1, late, easeSteps, func(e float64) (float64, error) {
 			u := t
 			ease(&u, e)
-			_, v, err := standIn(&u, lateEpochs, lateSeeds)
+			_, v, err := standIn(&u, data.LateEpochs, lateSeeds)
 			return v, err
 		}, func(e, v float64) {
 			u := t
 			ease(&u, e)
-			logf("fit %s: topic share %.4f, signal %.4f, vague %.4f: best P@1 of %d epochs %.4f (real %.4f)", s.Name, ts, u.Signal, u.Vague, lateEpochs, v, late)
+			logf("fit %s: topic share %.4f, signal %.4f, vague %.4f: best P@1 of %d epochs %.4f (real %.4f)", s.Name, ts, u.Signal, u.Vague, data.LateEpochs, v, late)
 			rep.Update(float64(runs), fmt.Sprintf("topic share %.3f, ease %.3f: best P@1 %.4f (set's %.4f)", ts, e, v, late))
 		})
 		if err != nil {
 			return 0, err
 		}
 		ease(&t, e)
-		if t.Speed, t.Late, err = standIn(&t, lateEpochs, speedSeeds); err != nil {
+		if t.Speed, t.Late, err = standIn(&t, data.LateEpochs, speedSeeds); err != nil {
 			return 0, err
 		}
 		t.ProxyP1 = 0 // measured below, for the pair kept
@@ -669,14 +446,13 @@ func fitSpeed(ctx context.Context, s *StandIn, g *standInGen, sample *Dataset, K
 		return nil, err
 	}
 	if miss(&last) < miss(s) {
-		g.s = &last
-		if last.ProxyP1, err = proxyP1(ctx, g.sample(sample.Len()), nil, K, opt.Seed^streamProxy); err != nil {
+		if last.ProxyP1, err = proxyP1(ctx, g.Sample(&last, sample.Len(), 0), nil, K, opt.Seed^streamProxy); err != nil {
 			return nil, err
 		}
 		logf("fit %s: the speed model: topic share %.4f, signal %.4f, vague %.4f; proxy P@1 %.4f (real %.4f)", s.Name, last.TopicShare, last.Signal, last.Vague, last.ProxyP1, s.Real.ProxyP1)
 		return &last, nil
 	}
-	logf("fit %s: the speed model got no closer (P@1 after epoch 1 %.4f, best of %d epochs %.4f): kept the fit without it", s.Name, last.Speed, lateEpochs, last.Late)
+	logf("fit %s: the speed model got no closer (P@1 after epoch 1 %.4f, best of %d epochs %.4f): kept the fit without it", s.Name, last.Speed, data.LateEpochs, last.Late)
 	return s, nil
 }
 
@@ -687,22 +463,22 @@ func heldOut(i int) bool { return i%5 == 0 }
 
 // fifths splits d into four fifths to train on and a fifth to score on,
 // as the regression does (heldOut).
-func fifths(d *Dataset) (train, test *Dataset) {
-	var a, b []int
+func fifths(d *data.Dataset) (train, test *data.Dataset) {
+	var a, b []int32
 	for i := range d.Len() {
 		if heldOut(i) {
-			b = append(b, i)
+			b = append(b, int32(i))
 		} else {
-			a = append(a, i)
+			a = append(a, int32(i))
 		}
 	}
-	return pickRows(d, a, d.Name+" training four fifths"), pickRows(d, b, d.Name+" held-out fifth")
+	return d.Pick(a, d.Name+" training four fifths"), d.Pick(b, d.Name+" held-out fifth")
 }
 
 // topLabels returns train and test with only train's K most frequent
 // labels, numbered by frequency rank (ties by id), or the two as they are
 // when they have at most K labels. The features are shared, not copied.
-func topLabels(train, test *Dataset, K int) (*Dataset, *Dataset) {
+func topLabels(train, test *data.Dataset, K int) (*data.Dataset, *data.Dataset) {
 	L := train.Labels()
 	if L <= K {
 		return train, test
@@ -712,8 +488,8 @@ func topLabels(train, test *Dataset, K int) (*Dataset, *Dataset) {
 		counts[l]++
 	}
 	_, slot := rankSlots(counts, K)
-	keep := func(d *Dataset) *Dataset {
-		r := &Dataset{Name: d.Name, X: d.X}
+	keep := func(d *data.Dataset) *data.Dataset {
+		r := &data.Dataset{Name: d.Name, X: d.X}
 		r.Y = sparse.CSR{Rows: d.Len(), Cols: K, Indptr: make([]int64, 1, d.Len()+1)}
 		for i := range d.Len() {
 			labels, _ := d.Y.Row(i)

@@ -1,4 +1,4 @@
-package data_test
+package standin_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/race"
 	"github.com/hetsgd/hetsgd/internal/testdata"
+	"github.com/hetsgd/hetsgd/standin"
 	"github.com/hetsgd/hetsgd/train"
 )
 
@@ -40,7 +41,7 @@ func TestSpeedFitTakesTheSpeedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := data.FitStandIn(context.Background(), trainSet, data.FitOptions{Seed: 9, Test: testSet, Learn: train.LearningCurve})
+	got, err := standin.Fit(context.Background(), trainSet, standin.Options{Seed: 9, Test: testSet, Learn: train.LearningCurve})
 	if err != nil {
 		t.Fatal(err)
 	}

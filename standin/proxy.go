@@ -1,10 +1,12 @@
-package data
+package standin
 
 import (
 	"cmp"
 	"context"
 	"math"
 	"slices"
+
+	"github.com/hetsgd/hetsgd/data"
 )
 
 // proxyP1 is the P@1 of a softmax regression (the trained model without
@@ -23,7 +25,7 @@ import (
 // that of the order: Bibtex's training split sorted by first label scored
 // 0.41 against 0.62 as distributed. Shuffled, the sorted split scores
 // 0.61 to 0.63 over three orders, the split as distributed 0.625 to 0.630.
-func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) (float64, error) {
+func proxyP1(ctx context.Context, d, test *data.Dataset, maxLabels int, seed uint64) (float64, error) {
 	const epochs, lr = 10, 0.5
 	L, D := d.Labels(), d.Features()
 	const maxFeatures = 4096
@@ -59,7 +61,7 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 	p := make([]float32, K)
 	x := make([]float32, 0, 1024)
 	var ys []int32
-	row := func(d *Dataset, i int) []float32 {
+	row := func(d *data.Dataset, i int) []float32 {
 		feats, vals := d.X.Row(i)
 		x = x[:0]
 		var n float64
@@ -99,7 +101,7 @@ func proxyP1(ctx context.Context, d, test *Dataset, maxLabels int, seed uint64) 
 		}
 	}
 	order := make([]int32, ntrain)
-	sampler := NewSampler(ntrain, seed)
+	sampler := data.NewSampler(ntrain, seed)
 	for e := 0; e < epochs && ntrain > 0; e++ {
 		sampler.Next(order)
 		for n, k := range order {
@@ -193,7 +195,10 @@ const pollRows = 1024
 // rankSlots returns the ids ranked by count, most first (ties by id), and
 // each id's slot: its rank among the K first, or -1.
 func rankSlots[T int | float64](count []T, K int) (ranked, slot []int32) {
-	ranked = identity(len(count))
+	ranked = make([]int32, len(count))
+	for i := range ranked {
+		ranked[i] = int32(i)
+	}
 	slices.SortStableFunc(ranked, func(a, b int32) int { return cmp.Compare(count[b], count[a]) })
 	slot = make([]int32, len(count))
 	for i := range slot {
