@@ -16,8 +16,16 @@ import (
 type Scores struct {
 	P1, P3, P5          float64
 	NDCG1, NDCG3, NDCG5 float64
-	Loss                float64 // mean over points with labels
-	Points              int
+	// Propensity-scored precision and nDCG (Evaluator.SetPropensity; 0
+	// without): each hit weighs its label's inverse propensity, and the
+	// sum over the points is divided by the best the points' labels
+	// allow, as the Extreme Classification Repository's tools (pyxclib's
+	// psprecision and psndcg) define them.
+	PSP1, PSP3, PSP5          float64
+	PSNDCG1, PSNDCG3, PSNDCG5 float64
+	Propensities              bool    // the six above were measured
+	Loss                      float64 // mean over points with labels
+	Points                    int
 	// Approximate ranking through hash tables (Evaluator.SetTables):
 	// Recall is the share of the points' true labels the tables
 	// retrieved, Retrieved the mean number of labels retrieved a point.
@@ -25,30 +33,70 @@ type Scores struct {
 	Recall, Retrieved float64
 }
 
-// rowScores returns P@1,3,5 and nDCG@1,3,5 of one point from its top-5
-// predictions (best first) and its true labels.
-func rowScores(top []int32, labels []int32) (p, n [3]float64) {
+// The sums an evaluation adds point by point, at k = 1, 3, 5 each: P@k,
+// nDCG@k, the propensity-scored gains of the ranking (precision's and
+// nDCG's) and the best such gains the point's labels allow.
+const (
+	sumP = 3 * iota
+	sumN
+	sumPSP
+	sumPSN
+	sumBestPSP
+	sumBestPSN
+	rowSums
+)
+
+// ks are the cut-offs of the metrics.
+var ks = [3]int{1, 3, 5}
+
+// addRow adds to sums the metrics of one point from its top-5 predictions
+// (best first) and its true labels; w, when not nil, is each label's
+// inverse propensity.
+func addRow(sums *[rowSums]float64, top []int32, labels []int32, w []float64) {
 	if len(labels) == 0 {
-		return p, n
+		return
 	}
-	ks := [3]int{1, 3, 5}
-	var hits, dcg float64
-	r := 0
-	for ki, k := range ks {
-		for ; r < k && r < len(top); r++ {
-			if contains(labels, top[r]) {
-				hits++
-				dcg += 1 / math.Log2(float64(r+2))
+	// best holds the largest weights of the point's labels, largest
+	// first: the gains of the best ranking.
+	var best [5]float64
+	if w != nil {
+		for _, l := range labels {
+			v := w[l]
+			for r := range best {
+				if v > best[r] {
+					copy(best[r+1:], best[r:len(best)-1])
+					best[r] = v
+					break
+				}
 			}
 		}
-		var idcg float64
-		for q := 0; q < min(k, len(labels)); q++ {
-			idcg += 1 / math.Log2(float64(q+2))
-		}
-		p[ki] = hits / float64(k)
-		n[ki] = dcg / idcg
 	}
-	return p, n
+	var hits, dcg, psp, psdcg, bestP, bestD, idcg float64
+	r := 0
+	for ki, k := range ks {
+		for ; r < k; r++ {
+			disc := 1 / math.Log2(float64(r+2))
+			if r < len(labels) {
+				idcg += disc
+				bestP += best[r]
+				bestD += best[r] * disc
+			}
+			if r < len(top) && contains(labels, top[r]) {
+				hits++
+				dcg += disc
+				if w != nil {
+					psp += w[top[r]]
+					psdcg += w[top[r]] * disc
+				}
+			}
+		}
+		sums[sumP+ki] += hits / float64(k)
+		sums[sumN+ki] += dcg / idcg
+		sums[sumPSP+ki] += psp / float64(k)
+		sums[sumPSN+ki] += psdcg / idcg
+		sums[sumBestPSP+ki] += bestP / float64(k)
+		sums[sumBestPSN+ki] += bestD / idcg
+	}
 }
 
 func contains(s []int32, v int32) bool {
@@ -69,8 +117,10 @@ type Evaluator struct {
 	batch   *data.Batch
 	limit   int
 	task    evalTask
-	sums    [7]float64 // p1 p3 p5 n1 n3 n5 loss
+	sums    [rowSums]float64 // addRow's, over the points
+	loss    float64
 	labeled int
+	w       []float64 // the labels' inverse propensities (SetPropensity); nil: none
 	m       *model.MLP
 	tables  *tableScorer // approximate top-k (SetTables); nil: exact
 }
@@ -118,7 +168,7 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 		// P@k is a mean over the points: of none, it is no number.
 		return Scores{}, ErrNoPoints
 	}
-	e.sums, e.labeled = [7]float64{}, 0
+	e.sums, e.loss, e.labeled = [rowSums]float64{}, 0, 0
 	if e.tables != nil {
 		e.tables.build(e.m, p)
 		e.tables.recall = [tableParts][3]float64{}
@@ -130,18 +180,18 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 		hi := min(lo+e.batch.Cap(), e.limit)
 		e.batch.Range(e.test, lo, hi)
 		if t := e.tables; t != nil {
-			t.h, t.y, t.partial = e.ws.Hidden(p, &e.batch.X), &e.batch.Y, [tableParts][6]float64{}
+			t.h, t.y, t.w, t.partial = e.ws.Hidden(p, &e.batch.X), &e.batch.Y, e.w, [tableParts][rowSums]float64{}
 			kernel.Default().Run(t, tableParts)
 			e.add(t.partial[:])
 			continue
 		}
 		e.ws.Forward(p, &e.batch.X)
 		t := &e.task
-		t.logits, t.y, t.labels = e.ws.Logits(), &e.batch.Y, e.test.Labels()
-		t.partial = [evalChunks][6]float64{}
+		t.logits, t.y, t.labels, t.w = e.ws.Logits(), &e.batch.Y, e.test.Labels(), e.w
+		t.partial = [evalChunks][rowSums]float64{}
 		kernel.Default().Run(t, evalChunks)
 		e.add(t.partial[:])
-		e.sums[6] += e.ws.Loss(&e.batch.Y)
+		e.loss += e.ws.Loss(&e.batch.Y)
 		for i := 0; i < e.batch.Len(); i++ {
 			if e.batch.Y.RowNNZ(i) > 0 {
 				e.labeled++
@@ -150,12 +200,23 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 	}
 	n := float64(e.limit)
 	s := Scores{
-		P1: e.sums[0] / n, P3: e.sums[1] / n, P5: e.sums[2] / n,
-		NDCG1: e.sums[3] / n, NDCG3: e.sums[4] / n, NDCG5: e.sums[5] / n,
+		P1: e.sums[sumP] / n, P3: e.sums[sumP+1] / n, P5: e.sums[sumP+2] / n,
+		NDCG1: e.sums[sumN] / n, NDCG3: e.sums[sumN+1] / n, NDCG5: e.sums[sumN+2] / n,
 		Points: e.limit,
 	}
+	if e.w != nil {
+		s.Propensities = true
+		ratio := func(i, best int) float64 {
+			if e.sums[best] == 0 {
+				return 0
+			}
+			return e.sums[i] / e.sums[best]
+		}
+		s.PSP1, s.PSP3, s.PSP5 = ratio(sumPSP, sumBestPSP), ratio(sumPSP+1, sumBestPSP+1), ratio(sumPSP+2, sumBestPSP+2)
+		s.PSNDCG1, s.PSNDCG3, s.PSNDCG5 = ratio(sumPSN, sumBestPSN), ratio(sumPSN+1, sumBestPSN+1), ratio(sumPSN+2, sumBestPSN+2)
+	}
 	if e.labeled > 0 && e.tables == nil {
-		s.Loss = e.sums[6] / float64(e.labeled)
+		s.Loss = e.loss / float64(e.labeled)
 	}
 	if t := e.tables; t != nil {
 		var found, labels, got float64
@@ -170,8 +231,8 @@ func (e *Evaluator) EvaluateContext(ctx context.Context, p []float32) (Scores, e
 	return s, nil
 }
 
-// add adds the parts' sums of a batch's P@k and nDCG@k, in order.
-func (e *Evaluator) add(partial [][6]float64) {
+// add adds the parts' sums of a batch, in order.
+func (e *Evaluator) add(partial [][rowSums]float64) {
 	for _, part := range partial {
 		for i, v := range part {
 			e.sums[i] += v
@@ -179,14 +240,26 @@ func (e *Evaluator) add(partial [][6]float64) {
 	}
 }
 
-// addRow adds to sums the P@1,3,5 and nDCG@1,3,5 of one point from its top
-// predictions and its labels.
-func addRow(sums *[6]float64, top, labels []int32) {
-	p, n := rowScores(top, labels)
-	for k := range 3 {
-		sums[k] += p[k]
-		sums[3+k] += n[k]
+// SetPropensity makes Evaluate score PSP@k and PSnDCG@k too, weighing a
+// hit on label l by w[l], its inverse propensity (Propensity.Inverse of
+// the training set's labels); nil stops it. w holds a weight per label of
+// the test set.
+func (e *Evaluator) SetPropensity(w []float64) error {
+	if w != nil && len(w) != e.test.Labels() {
+		return fmt.Errorf("metric: %d propensities for %d labels", len(w), e.test.Labels())
 	}
+	e.w = w
+	return nil
+}
+
+// ScorePropensity makes Evaluate score PSP@k and PSnDCG@k with propensity
+// p fitted to the label counts of train, the training set of the model's
+// run, which shares the test set's labels.
+func (e *Evaluator) ScorePropensity(train *data.Dataset, p Propensity) error {
+	if train.Labels() != e.test.Labels() {
+		return fmt.Errorf("metric: the propensities' training set %s has %d labels, the test set %s %d", train.Name, train.Labels(), e.test.Name, e.test.Labels())
+	}
+	return e.SetPropensity(p.Inverse(&train.Y))
 }
 
 // evalChunks is the fixed number of row chunks of a batch, so that sums are
@@ -196,9 +269,10 @@ const evalChunks = 16
 type evalTask struct {
 	logits  []float32
 	y       *sparse.CSR
+	w       []float64
 	labels  int
 	top     []int32
-	partial [evalChunks][6]float64
+	partial [evalChunks][rowSums]float64
 }
 
 func (t *evalTask) Part(c, n int) {
@@ -206,6 +280,6 @@ func (t *evalTask) Part(c, n int) {
 	for i := lo; i < hi; i++ {
 		top := model.TopK(t.logits[i*t.labels:(i+1)*t.labels], 5, t.top[5*i:5*i+5])
 		labels, _ := t.y.Row(i)
-		addRow(&t.partial[c], top, labels)
+		addRow(&t.partial[c], top, labels, t.w)
 	}
 }

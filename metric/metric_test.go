@@ -31,11 +31,84 @@ func TestRowScoresKnownAnswers(t *testing.T) {
 		// No labels: zero.
 		{[]int32{0, 1, 2, 3, 4}, nil, [3]float64{}, [3]float64{}},
 	} {
-		p, n := rowScores(c.top, c.labels)
+		var sums [rowSums]float64
+		addRow(&sums, c.top, c.labels, nil)
+		p, n := [3]float64(sums[sumP:sumP+3]), [3]float64(sums[sumN:sumN+3])
 		for k := 0; k < 3; k++ {
 			if !near(p[k], c.p[k]) || !near(n[k], c.n[k]) {
 				t.Errorf("top %v labels %v: P %v nDCG %v, want %v %v", c.top, c.labels, p, n, c.p, c.n)
 			}
+		}
+	}
+}
+
+// Hand-computed propensity-scored gains: a point with labels 5 (weight 4),
+// 6 (weight 2) and 9 (weight 8), hit at ranks 2 (label 5) and 4 (label
+// 6). The best ranking puts 9, 5, 6 first.
+func TestPropensityScoredKnownAnswers(t *testing.T) {
+	l2 := func(r int) float64 { return 1 / math.Log2(float64(r+1)) }
+	w := make([]float64, 10)
+	w[5], w[6], w[9] = 4, 2, 8
+	var sums [rowSums]float64
+	addRow(&sums, []int32{0, 5, 1, 6, 2}, []int32{5, 6, 9}, w)
+	idcg := [3]float64{l2(1), l2(1) + l2(2) + l2(3), l2(1) + l2(2) + l2(3)}
+	for ki, c := range []struct{ psp, best, psn, bestN float64 }{
+		{0, 8, 0, 8 * l2(1)},
+		{4. / 3, 14. / 3, 4 * l2(2), 8*l2(1) + 4*l2(2) + 2*l2(3)},
+		{6. / 5, 14. / 5, 4*l2(2) + 2*l2(4), 8*l2(1) + 4*l2(2) + 2*l2(3)},
+	} {
+		if got := sums[sumPSP+ki]; !near(got, c.psp) {
+			t.Errorf("@%d: PSP gain %v, want %v", ks[ki], got, c.psp)
+		}
+		if got := sums[sumBestPSP+ki]; !near(got, c.best) {
+			t.Errorf("@%d: best PSP gain %v, want %v", ks[ki], got, c.best)
+		}
+		if got := sums[sumPSN+ki]; !near(got, c.psn/idcg[ki]) {
+			t.Errorf("@%d: PSnDCG gain %v, want %v", ks[ki], got, c.psn/idcg[ki])
+		}
+		if got := sums[sumBestPSN+ki]; !near(got, c.bestN/idcg[ki]) {
+			t.Errorf("@%d: best PSnDCG gain %v, want %v", ks[ki], got, c.bestN/idcg[ki])
+		}
+	}
+}
+
+// The propensity follows the paper's formula: on N = 100 training points,
+// a label on 9 of them weighs 1 + (ln 100 − 1)·2.5^0.55·10.5^−0.55 at A
+// 0.55 and B 1.5; one on none 1 + (ln 100 − 1)·(2.5/1.5)^0.55.
+func TestPropensityInverse(t *testing.T) {
+	y := sparse.CSR{Rows: 100, Cols: 3, Indptr: make([]int64, 101)}
+	for i := range 100 {
+		if i < 9 {
+			y.Indices = append(y.Indices, 0)
+		}
+		y.Indptr[i+1] = int64(len(y.Indices))
+	}
+	w := DefaultPropensity.Inverse(&y)
+	C := (math.Log(100) - 1) * math.Pow(2.5, 0.55)
+	if want := 1 + C*math.Pow(10.5, -0.55); !near(w[0], want) {
+		t.Errorf("a label on 9 of 100 points weighs %v, want %v", w[0], want)
+	}
+	if want := 1 + C*math.Pow(1.5, -0.55); !near(w[1], want) || w[2] != w[1] {
+		t.Errorf("labels on no point weigh %v and %v, want %v", w[1], w[2], want)
+	}
+}
+
+// A propensity is a preset's name or A,B; its String reads back.
+func TestPropensityFlag(t *testing.T) {
+	for in, want := range map[string]Propensity{"amazon": {0.6, 2.6}, "XC": {0.55, 1.5}, "0.5, 0.4": {0.5, 0.4}, "1,2": {1, 2}} {
+		var p Propensity
+		if err := p.Set(in); err != nil || p != want {
+			t.Errorf("%q: %v %v, want %v", in, p, err, want)
+		}
+		var q Propensity
+		if err := q.Set(p.String()); err != nil || q != p {
+			t.Errorf("%q: String %q reads back as %v %v", in, p.String(), q, err)
+		}
+	}
+	for _, in := range []string{"", "0.5", "a,b", "0,1", "0.5,0", "0.5,-1", "11,1", "NaN,1"} {
+		var p Propensity
+		if err := p.Set(in); err == nil {
+			t.Errorf("%q accepted as %v", in, p)
 		}
 	}
 }

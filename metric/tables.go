@@ -90,7 +90,8 @@ type tableScorer struct {
 	// The batch being scored: its hidden vectors and labels.
 	h       []float32
 	y       *sparse.CSR
-	partial [tableParts][6]float64
+	w       []float64 // the labels' inverse propensities; nil: none
+	partial [tableParts][rowSums]float64
 	// recall: per part, the true labels retrieved, the true labels, and
 	// the labels retrieved, summed over the points.
 	recall [tableParts][3]float64
@@ -121,7 +122,7 @@ func (t *tableScorer) Part(c, n int) {
 			ids[r] = part.got[j]
 		}
 		labels, _ := y.Row(i)
-		addRow(&t.partial[c], ids, labels)
+		addRow(&t.partial[c], ids, labels, t.w)
 		found := 0
 		for _, l := range labels {
 			if slices.Contains(part.got, l) {

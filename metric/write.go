@@ -13,8 +13,13 @@ func (s Scores) WriteText(w io.Writer, tables bool) error {
 	if tables {
 		loss = "through the tables" // no softmax over every label: no loss
 	}
-	_, err := fmt.Fprintf(w, "%d points  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@1 %.4f  nDCG@3 %.4f  nDCG@5 %.4f  %s\n",
-		s.Points, s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, loss)
+	ps := ""
+	if s.Propensities {
+		ps = fmt.Sprintf("  PSP@1 %.4f  PSP@3 %.4f  PSP@5 %.4f  PSnDCG@1 %.4f  PSnDCG@3 %.4f  PSnDCG@5 %.4f",
+			s.PSP1, s.PSP3, s.PSP5, s.PSNDCG1, s.PSNDCG3, s.PSNDCG5)
+	}
+	_, err := fmt.Fprintf(w, "%d points  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@1 %.4f  nDCG@3 %.4f  nDCG@5 %.4f%s  %s\n",
+		s.Points, s.P1, s.P3, s.P5, s.NDCG1, s.NDCG3, s.NDCG5, ps, loss)
 	return err
 }
 
@@ -28,12 +33,20 @@ type Fields struct {
 	NDCG1 float64 `json:"ndcg1"`
 	NDCG3 float64 `json:"ndcg3"`
 	NDCG5 float64 `json:"ndcg5"`
-	Loss  float64 `json:"loss"`
+	// Propensity-scored, when measured (absent: not measured, or 0).
+	PSP1    float64 `json:"psp1,omitempty"`
+	PSP3    float64 `json:"psp3,omitempty"`
+	PSP5    float64 `json:"psp5,omitempty"`
+	PSNDCG1 float64 `json:"psndcg1,omitempty"`
+	PSNDCG3 float64 `json:"psndcg3,omitempty"`
+	PSNDCG5 float64 `json:"psndcg5,omitempty"`
+	Loss    float64 `json:"loss"`
 }
 
 // Fields returns the scores' named fields.
 func (s Scores) Fields() Fields {
-	return Fields{P1: s.P1, P3: s.P3, P5: s.P5, NDCG1: s.NDCG1, NDCG3: s.NDCG3, NDCG5: s.NDCG5, Loss: s.Loss}
+	return Fields{P1: s.P1, P3: s.P3, P5: s.P5, NDCG1: s.NDCG1, NDCG3: s.NDCG3, NDCG5: s.NDCG5,
+		PSP1: s.PSP1, PSP3: s.PSP3, PSP5: s.PSP5, PSNDCG1: s.PSNDCG1, PSNDCG3: s.PSNDCG3, PSNDCG5: s.PSNDCG5, Loss: s.Loss}
 }
 
 // WriteJSON writes the scores as one JSON object on a line, each named as

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/memory"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -82,13 +83,7 @@ func TestNPZRefusesOthers(t *testing.T) {
 // documentation's terms gives the scores Forward gives: what the Python
 // example of docs/checkpoints.md relies on.
 func TestNPZInNumPy(t *testing.T) {
-	py := "/usr/bin/python3" // Debian's, where python3-numpy installs
-	if _, err := os.Stat(py); err != nil {
-		py = "python3"
-	}
-	if exec.Command(py, "-c", "import numpy").Run() != nil {
-		t.Skip("python3 with numpy is not installed (Debian: python3-numpy)")
-	}
+	py := testdata.NumPy(t)
 	cfg := Config{Inputs: 11, Hidden: []int{6, 5}, Outputs: 4}
 	m, _ := New(cfg)
 	p := make([]float32, m.NumParams())

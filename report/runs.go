@@ -33,6 +33,12 @@ var Metrics = []Metric{
 	{"ndcg1", "nDCG@1", func(e runlog.Eval) float64 { return e.NDCG1 }},
 	{"ndcg3", "nDCG@3", func(e runlog.Eval) float64 { return e.NDCG3 }},
 	{"ndcg5", "nDCG@5", func(e runlog.Eval) float64 { return e.NDCG5 }},
+	{"psp1", "PSP@1 (propensity-scored)", func(e runlog.Eval) float64 { return e.PSP1 }},
+	{"psp3", "PSP@3 (propensity-scored)", func(e runlog.Eval) float64 { return e.PSP3 }},
+	{"psp5", "PSP@5 (propensity-scored)", func(e runlog.Eval) float64 { return e.PSP5 }},
+	{"psndcg1", "PSnDCG@1 (propensity-scored)", func(e runlog.Eval) float64 { return e.PSNDCG1 }},
+	{"psndcg3", "PSnDCG@3 (propensity-scored)", func(e runlog.Eval) float64 { return e.PSNDCG3 }},
+	{"psndcg5", "PSnDCG@5 (propensity-scored)", func(e runlog.Eval) float64 { return e.PSNDCG5 }},
 	{"loss", "test loss (cross-entropy)", func(e runlog.Eval) float64 { return e.Loss }},
 	{"train_loss", "training loss (cross-entropy)", func(e runlog.Eval) float64 { return e.TrainLoss }},
 }

@@ -17,7 +17,11 @@ import (
 // xmlWorkload is the network f names on the two sets, evaluated in
 // batches of at least 256 rows.
 func (f *Settings) xmlWorkload(trainSet, testSet *data.Dataset, batch int) (*workload.XML, error) {
-	return workload.NewXML(trainSet, testSet, f.Hidden, f.Dropout, f.EvalPoints, max(batch, 256))
+	w, err := workload.NewXML(trainSet, testSet, f.Hidden, f.Dropout, f.EvalPoints, max(batch, 256))
+	if err != nil {
+		return nil, err
+	}
+	return w, w.SetPropensity(f.Propensity)
 }
 
 // BuildWorkload loads the data and builds what the devices train.

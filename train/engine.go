@@ -211,7 +211,7 @@ func inapplicable(info strategy.Info, optimizer string, f *Settings, ranks int) 
 		add(true, "and --network both describe the links: give one of them", "net-latency", "net-bandwidth", "inter-latency", "inter-bandwidth")
 	}
 	if f.Workload == "regression" {
-		add(false, "applies to --workload xml only; ignored", "hidden", "dropout", "data", "train", "test", "format", "cache", "eval-points")
+		add(false, "applies to --workload xml only; ignored", "hidden", "dropout", "data", "train", "test", "format", "cache", "eval-points", "propensity")
 	}
 	if f.Output != "lsh" || f.Workload == "regression" {
 		add(true, "applies with --output lsh only", "lsh-hash", "lsh-k", "lsh-l", "lsh-capacity", "lsh-active", "lsh-fill", "lsh-update", "lsh-correct", "lsh-rehash", "lsh-rebuild", "lsh-growth")

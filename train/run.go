@@ -404,6 +404,6 @@ func (p *evalPrinter) Eval(r runlog.Eval) {
 		fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  loss %.6g  train loss %.6g\n", r.Epoch, r.TrainSeconds, r.Loss, r.TrainLoss)
 		return
 	}
-	fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@5 %.4f  loss %.4f  train loss %.4f\n",
-		r.Epoch, r.TrainSeconds, r.P1, r.P3, r.P5, r.NDCG5, r.Loss, r.TrainLoss)
+	fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@5 %.4f  PSP@5 %.4f  loss %.4f  train loss %.4f\n",
+		r.Epoch, r.TrainSeconds, r.P1, r.P3, r.P5, r.NDCG5, r.PSP5, r.Loss, r.TrainLoss)
 }

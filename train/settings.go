@@ -13,6 +13,7 @@ import (
 	"github.com/hetsgd/hetsgd/dashboard"
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/kernel"
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/strategy"
@@ -52,6 +53,7 @@ type Settings struct {
 	Momentum, WeightDecay                float64
 	Epochs, EvalEvery, TimeBudget        float64
 	EvalPoints                           int
+	Propensity                           metric.Propensity
 	Seed                                 uint64
 	Threads                              int
 	Precision                            string
@@ -209,6 +211,8 @@ var Decls = []Decl{
 		Usage: "`epochs` between evaluations on the test set (at the next synchronisation)"},
 	{Name: "eval-points", MayChange: true, value: func(s *Settings) any { return &s.EvalPoints },
 		Usage: "score only the first `n` test points per evaluation (0: all)"},
+	{Name: "propensity", MayChange: true, Default: metric.DefaultPropensity, value: func(s *Settings) any { return &s.Propensity },
+		Usage: "the label propensity model of the evaluations' PSP@k and PSnDCG@k (Jain et al., 2016; fitted to the training set's label counts): `A,B`, or the Extreme Classification Repository's values: xc (0.55,1.5, every set but these), amazon (0.6,2.6) or wikipedia (0.5,0.4)"},
 	{Name: "seed", Field: "engine.Config.Seed", Default: uint64(defaultSeed), value: func(s *Settings) any { return &s.Seed },
 		Usage: "`seed` of every random stream (initialisation, shuffling, dropout, cost noise)"},
 	{Name: "threads", MayChange: true, value: func(s *Settings) any { return &s.Threads },

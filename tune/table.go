@@ -62,7 +62,7 @@ func (s Summary) writeProtocols(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%-46s | own best rate and batch\n", shared)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\tbest P@1\ttime to target\t|\tlr\tbatch\tbest P@1\ttime to target\t")
+	fmt.Fprintln(tw, "strategy\tbest P@1\ttime to target\t|\tlr\tbatch\tbest P@1\tPSP@5 there\ttime to target\t")
 	tta := func(p Point) string {
 		if !p.Reached {
 			return "—"
@@ -75,7 +75,11 @@ func (s Summary) writeProtocols(w io.Writer) {
 			s1, s2 = fmt.Sprintf("%.4f", s.Shared[i].BestP1), tta(s.Shared[i])
 		}
 		// The rate the runs took: a default one is printed as the number.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%g\t%d\t%.4f\t%s\t\n", own.Strategy, s1, s2, own.EffectiveLR, own.Batch, own.BestP1, tta(own))
+		psp := "—" // not measured (the regression workload)
+		if own.PSP5 > 0 {
+			psp = fmt.Sprintf("%.4f", own.PSP5)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t|\t%g\t%d\t%.4f\t%s\t%s\t\n", own.Strategy, s1, s2, own.EffectiveLR, own.Batch, own.BestP1, psp, tta(own))
 	}
 	tw.Flush()
 }

@@ -24,10 +24,10 @@ func ExampleSummary_Write() {
 	r := func(s string, lr float64, diverged bool, p1s ...float64) tune.Result {
 		var e []runlog.Eval
 		for i, p := range p1s {
-			e = append(e, runlog.Eval{Fields: metric.Fields{P1: p}, TrainSeconds: float64(i + 1)})
+			e = append(e, runlog.Eval{Fields: metric.Fields{P1: p, PSP5: p / 2}, TrainSeconds: float64(i + 1)})
 		}
 		best, _ := runlog.Best(e)
-		return tune.Result{Strategy: s, LR: lr, Batch: 128, Seed: 1, Optimizer: "sgd", EffectiveLR: lr, BestP1: best.P1, Diverged: diverged, Evals: e}
+		return tune.Result{Strategy: s, LR: lr, Batch: 128, Seed: 1, Optimizer: "sgd", EffectiveLR: lr, BestP1: best.P1, PSP5: best.PSP5, Diverged: diverged, Evals: e}
 	}
 	results := []tune.Result{r("sync", 0.1, false, 0.3, 0.6), r("sync", 1, false, 0.5, 0.5), r("gem", 0.1, false, 0.2, 0.4), r("gem", 1, true, 0.45)}
 	if err := tune.Summarize(results, 0.4).Write(os.Stdout, g); err != nil {
@@ -41,9 +41,9 @@ func ExampleSummary_Write() {
 	//
 	// time to P@1 0.4000 in training seconds of the run's clock; — : not reached by every seed
 	// shared: lr 0.1, batch 128                      | own best rate and batch
-	//   strategy  best P@1  time to target  |   lr  batch  best P@1  time to target
-	//       sync    0.6000               2  |  0.1    128    0.6000               2
-	//        gem    0.4000               2  |    1    128    0.4500               1
+	//   strategy  best P@1  time to target  |   lr  batch  best P@1  PSP@5 there  time to target
+	//       sync    0.6000               2  |  0.1    128    0.6000       0.3000               2
+	//        gem    0.4000               2  |    1    128    0.4500       0.2250               1
 }
 
 // A write error of the tables is Write's.

@@ -112,9 +112,12 @@ type Result struct {
 	Optimizer string `json:"optimizer"`
 	// EffectiveLR is the rate the run took: LR, or the strategy's default
 	// where LR is 0.
-	EffectiveLR  float64       `json:"effective_lr"`
-	BestP1       float64       `json:"best_p1"`
-	BestSeconds  float64       `json:"best_p1_train_seconds"`
+	EffectiveLR float64 `json:"effective_lr"`
+	BestP1      float64 `json:"best_p1"`
+	BestSeconds float64 `json:"best_p1_train_seconds"`
+	// PSP5 is the propensity-scored P@5 of the evaluation of the best P@1
+	// (0: not measured).
+	PSP5         float64       `json:"psp5_at_best,omitempty"`
 	TrainSeconds float64       `json:"train_seconds"`
 	Diverged     bool          `json:"diverged,omitempty"`
 	Evals        []runlog.Eval `json:"evals"`
@@ -171,7 +174,7 @@ func Run(ctx context.Context, base engine.Config, w engine.Workload, g Grid, eac
 					}
 					r.Evals, r.TrainSeconds = res.Evals, res.TrainSeconds
 					if best, ok := runlog.Best(res.Evals); ok {
-						r.BestP1, r.BestSeconds = best.P1, best.TrainSeconds
+						r.BestP1, r.BestSeconds, r.PSP5 = best.P1, best.TrainSeconds, best.PSP5
 					}
 					out = append(out, r)
 					rep.Update(float64(len(out)), fmt.Sprintf("%s lr %s batch %d seed %d: best P@1 %.4f", s, FormatRate(lr), b, seed, r.BestP1))
@@ -222,6 +225,9 @@ type Point struct {
 	EffectiveLR float64 `json:"effective_lr"`
 	Batch       int     `json:"batch"`
 	BestP1      float64 `json:"best_p1"` // mean over the seeds (a diverged run counts its best before diverging)
+	// PSP5 is the mean over the seeds of the propensity-scored P@5 at
+	// their best P@1 (0: not measured).
+	PSP5 float64 `json:"psp5_at_best,omitempty"`
 	// TTA is the mean over the seeds of the training seconds to the
 	// target, when every seed reaches it (Reached).
 	TTA      float64 `json:"tta_seconds,omitempty"`
@@ -272,6 +278,7 @@ func Summarize(results []Result, target float64) Summary {
 		p := Point{Strategy: k.s, LR: k.lr, EffectiveLR: group[k][0].EffectiveLR, Batch: k.b, Seeds: len(group[k])}
 		for _, r := range group[k] {
 			p.BestP1 += r.BestP1 / float64(p.Seeds)
+			p.PSP5 += r.PSP5 / float64(p.Seeds)
 			if r.Diverged {
 				p.Diverged++
 			}

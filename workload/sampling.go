@@ -248,7 +248,7 @@ func (w *XML) SetSampling(s Sampling) error {
 	for i := range w.Train.Len() {
 		w.mostLabels = max(w.mostLabels, w.Train.Y.RowNNZ(i))
 	}
-	w.eval = metric.NewEvaluator(m, w.Test, w.evalBatch, w.evalPoints)
+	w.newEvaluator()
 	return nil
 }
 

@@ -119,7 +119,8 @@ type XML struct {
 	m           *model.MLP
 	dropout     float64
 	eval        *metric.Evaluator
-	evalBytes   int64 // the evaluator's workspace
+	propensity  []float64 // the labels' inverse propensities, for PSP@k (SetPropensity)
+	evalBytes   int64     // the evaluator's workspace
 	evalBatch   int
 	evalPoints  int
 	shared      *model.Workspace
@@ -175,8 +176,27 @@ func NewXML(train, test *data.Dataset, hidden []int, dropout float64, evalPoints
 		train.Features(), hidden, train.Labels(), m.NumParams(), memory.Format(params), memory.Format(evalBytes))); err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	return &XML{Train: train, Test: test, m: m, dropout: dropout, evalBytes: evalBytes, evalBatch: evalBatch, evalPoints: evalPoints,
-		eval: metric.NewEvaluator(m, test, evalBatch, evalPoints)}, nil
+	w := &XML{Train: train, Test: test, m: m, dropout: dropout, evalBytes: evalBytes, evalBatch: evalBatch, evalPoints: evalPoints}
+	w.newEvaluator()
+	if err := w.SetPropensity(metric.DefaultPropensity); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// newEvaluator makes the workload's evaluator for its network, scoring
+// PSP@k with its propensities (when set).
+func (w *XML) newEvaluator() {
+	w.eval = metric.NewEvaluator(w.m, w.Test, w.evalBatch, w.evalPoints)
+	w.eval.SetPropensity(w.propensity) // sized by the test set's labels, as the training set's (CheckPair)
+}
+
+// SetPropensity sets the propensity model of the PSP@k and PSnDCG@k its
+// evaluations score, fitted to the training set's label counts
+// (NewXML's: metric.DefaultPropensity).
+func (w *XML) SetPropensity(p metric.Propensity) error {
+	w.propensity = p.Inverse(&w.Train.Y)
+	return w.eval.SetPropensity(w.propensity)
 }
 
 func (w *XML) Name() string                       { return w.Train.Name }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/runlog"
 )
 
 // withStdin runs f with the process's standard input reading text.
@@ -74,6 +75,43 @@ func TestEvalDefaultsToTheRunsData(t *testing.T) {
 		if code != 0 || out != want || !strings.Contains(errs, "scoring on bundled:bibtex, the test set the model's run scored it on (--data scores another)") {
 			t.Errorf("%v: exit %d, %q, %s; want %q", args, code, out, errs, want)
 		}
+	}
+}
+
+// eval scores PSP@k with the propensities of the training split of the
+// folder --data names, or of --train's file: the run's own last figures.
+// A test file alone scores no PSP@k, and a training set of other labels
+// is refused.
+func TestEvalScoresPropensities(t *testing.T) {
+	dir := t.TempDir()
+	set, ck, log, other := filepath.Join(dir, "set"), filepath.Join(dir, "ck"), filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "other")
+	for _, args := range [][]string{
+		{"data", "gen", "--like", "profile:bibtex", "--scale", "0.1", "--out", set},
+		{"data", "gen", "--like", "profile:bibtex", "--scale", "0.3", "--out", other},
+		{"train", "--data", set, "--epochs", "2", "--hidden", "16", "--checkpoint", ck, "--log", log, "--progress", "off", "--propensity", "amazon"},
+	} {
+		if code, _, errs := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d, %s", args, code, errs)
+		}
+	}
+	evals, err := runlog.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evals.Evals[len(evals.Evals)-1]
+	want := fmt.Sprintf("PSP@1 %.4f  PSP@3 %.4f  PSP@5 %.4f", last.PSP1, last.PSP3, last.PSP5)
+	testFile := filepath.Join(set, "test.txt")
+	for _, args := range [][]string{{"--data", set}, {"--data", testFile, "--train", filepath.Join(set, "train.txt")}} {
+		code, out, errs := runCLI(t, append([]string{"eval", "--model", ck, "--propensity", "amazon"}, args...)...)
+		if code != 0 || !strings.Contains(out, want) || last.PSP1 == 0 {
+			t.Errorf("eval %v: exit %d, %q, %s; want %q, the run's last", args, code, out, errs, want)
+		}
+	}
+	if code, out, errs := runCLI(t, "eval", "--model", ck, "--data", testFile); code != 0 || strings.Contains(out, "PSP@") {
+		t.Errorf("eval of a test file alone: exit %d, %q, %s; want no PSP@k", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, "eval", "--model", ck, "--data", testFile, "--train", filepath.Join(other, "train.txt")); code == 0 || !strings.Contains(errs, "labels") {
+		t.Errorf("eval with a training set of other labels: exit %d, %s", code, errs)
 	}
 }
 

@@ -86,9 +86,10 @@ func (s *scoring) check(needData bool) error {
 	return nil
 }
 
-// testSet loads the data to score whole: a file, a dataset folder's test
-// set, or bundled:NAME's.
-func (s *scoring) testSet(ctx context.Context, cache string, stderr io.Writer) (*data.Dataset, error) {
+// load loads path as data.Loader.LoadAny does, in the --format given: a
+// file, or a dataset folder's or bundled:NAME's training and test sets
+// (the data to score is the last).
+func (s *scoring) load(ctx context.Context, path, cache string, stderr io.Writer) ([]*data.Dataset, error) {
 	f, err := data.ParseFormat(s.format)
 	if err != nil {
 		return nil, err
@@ -97,11 +98,7 @@ func (s *scoring) testSet(ctx context.Context, cache string, stderr io.Writer) (
 	if err != nil {
 		return nil, fmt.Errorf("--cache: %w", err)
 	}
-	sets, err := data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx, Opened: s.in.Opened}.LoadAny(s.data)
-	if err != nil {
-		return nil, err
-	}
-	return sets[len(sets)-1], nil // a folder's and a bundled set's test set
+	return data.Loader{Format: f, Cache: mode, Log: stderr, Context: ctx, Opened: s.in.Opened}.LoadAny(path)
 }
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -110,7 +107,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	sc.register(fs, "a dataset `file`, a dataset folder (its test set) or bundled:NAME (default: the test set the model's run scored it on)")
 	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
 	points := fs.Int("eval-points", 0, "score only the first `n` points (0: all)")
-	asJSON := fs.Bool("json", false, "print the scores as one JSON object (named as the run log's eval record names them: p1 … ndcg5, loss, test_points)")
+	asJSON := fs.Bool("json", false, "print the scores as one JSON object (named as the run log's eval record names them: p1 … ndcg5, psp1 … psndcg5, loss, test_points)")
+	prop := metric.DefaultPropensity
+	fs.Var(&prop, "propensity", "the label propensity model of PSP@k and PSnDCG@k: `A,B`, or xc (0.55,1.5), amazon (0.6,2.6) or wikipedia (0.5,0.4), as hetsgd train's --propensity")
+	trainPath := fs.String("train", "", "the training set `file` whose label counts fit the propensities of PSP@k and PSnDCG@k (default: --data's training split, when it names a dataset folder or bundled:NAME; otherwise they are not scored)")
 	rank := fs.String("rank", "exact", "exact (every label ranked) or tables (SLIDE's inference: a point's labels ranked among those its hash tables over the output layer retrieve, at most --lsh-active of them; no loss)")
 	tab := workload.DefaultSampling()
 	seed := fs.Uint64("seed", 1, "--rank tables: seed of the tables' hash functions")
@@ -154,9 +154,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stderr, "hetsgd eval: scoring on %s, the test set the model's run scored it on (--data scores another)\n", sc.data)
 	}
-	test, err := sc.testSet(ctx, *cache, stderr)
+	sets, err := sc.load(ctx, sc.data, *cache, stderr)
 	if err != nil {
 		return err
+	}
+	test, trainSets := sets[len(sets)-1], sets[:len(sets)-1] // a folder's training set, if any
+	if *trainPath != "" {
+		sc.in.Add("--train", *trainPath)
+		if trainSets, err = sc.load(ctx, *trainPath, *cache, stderr); err != nil {
+			return fmt.Errorf("--train: %w", err)
+		}
 	}
 	use := trained.Use{What: "scoring", Rows: trained.EvalRows, Held: test.Bytes(), Fix: "score a smaller test set"}
 	if err := readParams(m, use); err != nil {
@@ -170,6 +177,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err // it names the data
 	case err != nil:
 		return fmt.Errorf("--data %w", err) // the data and the model's shapes
+	}
+	if len(trainSets) > 0 {
+		if err := e.ScorePropensity(trainSets[0], prop); err != nil {
+			return err
+		}
 	}
 	tables := *rank == "tables"
 	if tables {
@@ -251,10 +263,11 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if _, bundled := strings.CutPrefix(sc.data, "bundled:"); bundled || file == "" {
-		ds, err := sc.testSet(ctx, "auto", stderr)
+		sets, err := sc.load(ctx, sc.data, "auto", stderr)
 		if err != nil {
 			return err
 		}
+		ds := sets[len(sets)-1]
 		if err := m.Fits(ds); err != nil {
 			return fmt.Errorf("--data %w", err)
 		}

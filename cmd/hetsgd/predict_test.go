@@ -94,11 +94,11 @@ func TestPredictGivesTheLoggedP1(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Fatalf("eval --json: %v: %s", err, stdout)
 		}
-		if _, ok := got["epoch"]; ok || len(got) != 8 {
+		if _, ok := got["epoch"]; ok || len(got) != 14 {
 			t.Errorf("eval --json printed %s: want the scores alone", stdout)
 		}
-		for _, k := range []string{"p1", "p3", "p5", "ndcg1", "ndcg3", "ndcg5"} {
-			if got[k] != want[k] {
+		for _, k := range []string{"p1", "p3", "p5", "ndcg1", "ndcg3", "ndcg5", "psp1", "psp3", "psp5", "psndcg1", "psndcg3", "psndcg5"} {
+			if got[k] != want[k] || want[k] == 0 {
 				t.Errorf("eval --model %s: %s %v, the log's %v", m, k, got[k], want[k])
 			}
 		}

@@ -318,7 +318,7 @@ func checkREADMEOutput(t *testing.T, readme, stdout string) {
 	if shown[0] != got[0] {
 		t.Errorf("hetsgd train's header line:\n%s\nthe README shows:\n%s", got[0], shown[0])
 	}
-	epoch := regexp.MustCompile(`^epoch +\d+\.\d\d  train +\d+\.\d\ds  P@1 \d\.\d{4}  P@3 \d\.\d{4}  P@5 \d\.\d{4}  nDCG@5 \d\.\d{4}  loss \d+\.\d{4}  train loss \d+\.\d{4}$`)
+	epoch := regexp.MustCompile(`^epoch +\d+\.\d\d  train +\d+\.\d\ds  P@1 \d\.\d{4}  P@3 \d\.\d{4}  P@5 \d\.\d{4}  nDCG@5 \d\.\d{4}  PSP@5 \d\.\d{4}  loss \d+\.\d{4}  train loss \d+\.\d{4}$`)
 	memory := regexp.MustCompile(`^peak memory \d+\.\d\d GiB \(max RSS\)$`)
 	summary := regexp.MustCompile(`^best P@1 \d\.\d{4} at \d+\.\d\d train seconds \(epoch \d+\.\d\d\)$`)
 	form := func(lines []string) []string {

@@ -342,6 +342,13 @@
     // A secondary line of a run (the train loss beside the test loss, the
     // maximum staleness beside the mean): dashed, with hollow points.
     const secondary = (series, suffix) => series.map((s) => Object.assign(s, { dash: '6 3', hollow: true, label: s.label + suffix }));
+    // Propensity-scored precision (logs that have it): PSP@1, and PSP@5
+    // as a secondary line.
+    const pspSeries = (xf) => perRun('psp1', evalPoints(xf, 'psp1')).concat(
+      secondary(perRun('psp5', evalPoints(xf, 'psp5')), ' (PSP@5)'));
+    const pspLegend = (series) => runLegend(series).concat([{ label: 'PSP@1', colour: neutral, dash: '' }, { label: 'PSP@5', colour: neutral, dash: '6 3' }]);
+    const pt = pspSeries('train_seconds');
+    add(training, Object.assign({ id: 'psp-time', title: 'Propensity-scored precision against training time', yLabel: 'PSP@k', yZero: true, series: pt, vlines: tm, legend: pspLegend(pt).concat(markerLegend(tm)) }, time));
     const lossSeries = (xf) => perRun('loss', evalPoints(xf, 'loss')).concat(
       secondary(perRun('train_loss', evalPoints(xf, 'train_loss')), ' (train)'));
     const lossLegend = (series) => runLegend(series).concat([{ label: 'test loss', colour: neutral, dash: '' }, { label: 'train loss', colour: neutral, dash: '6 3' }]);
