@@ -3,18 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/hetsgd/hetsgd/engine"
-	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/launch"
-	"github.com/hetsgd/hetsgd/strategy"
 	"github.com/hetsgd/hetsgd/train"
 )
 
@@ -62,7 +55,7 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "hetsgd launch: give the job's command after --, e.g. hetsgd launch -- mpirun -np 4 ./hetsgd-mpi train --checkpoint ck")
 		return errUsage
 	}
-	job, err := parseJob(command, stderr)
+	job, err := train.ParseJob(command)
 	if err != nil {
 		return err
 	}
@@ -75,95 +68,4 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: %v", errInterrupted, err)
 	}
 	return err
-}
-
-// launchJob is the launcher's job: its command, which launch.Command
-// rewrites for each restart by the rules of train's flags (see runLaunch).
-type launchJob struct {
-	launch.Command
-	perRank int // devices a rank holds
-}
-
-// parseJob reads the job's command as hetsgd train would read its
-// arguments (a config file's too), to find its checkpoint folder and log,
-// and refuses at once what train would refuse before any work and a
-// restart could not change: settings out of range, and a log or folder
-// naming one of the job's inputs (the log a restart would set aside).
-func parseJob(command []string, stderr io.Writer) (*launchJob, error) {
-	j := &launchJob{Command: launch.Command{Args: command, Sub: -1}}
-	for i, a := range command {
-		if i > 0 && a == "train" {
-			j.Sub = i
-			break
-		}
-	}
-	if j.Sub < 0 {
-		return nil, fmt.Errorf("the job's command %q runs no hetsgd train", strings.Join(command, " "))
-	}
-	var f train.Settings
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f.Register(fs)
-	if err := fs.Parse(command[j.Sub+1:]); err != nil {
-		return nil, fmt.Errorf("the job's train arguments: %v", err)
-	}
-	j.Switches = map[string]bool{}
-	fs.VisitAll(func(fl *flag.Flag) {
-		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			j.Switches[fl.Name] = true
-		}
-	})
-	if f.Config != "" {
-		if err := train.ApplyConfig(fs, f.Config, train.Visited(fs), strategy.List()); err != nil {
-			return nil, err
-		}
-	}
-	in := f.Inputs(nil)
-	in.Add("checkpoint being resumed", f.Resume)
-	if err := errors.Join(train.CheckRanges(fs, engine.Ranges), f.CheckOutputs(in)); err != nil {
-		return nil, fmt.Errorf("the job's train arguments: %w", err)
-	}
-	resumed := f.Resume // the folder of the checkpoint it resumes
-	if resumed != "" && !atomicfile.IsDir(resumed) {
-		resumed = filepath.Dir(resumed)
-	}
-	switch {
-	case f.Checkpoint != "":
-		j.Checkpoint = f.Checkpoint
-	case f.Resume != "":
-		j.Checkpoint = resumed
-	default:
-		return nil, errors.New("the job has no checkpoint folder to restart from: give its train --checkpoint DIR")
-	}
-	// Its checkpoint folder's checkpoints are the job's when it resumes one
-	// of them, not when it branches off another folder's into it.
-	j.Log, j.Resumes = f.Log, resumed != "" && atomicfile.SameFile(resumed, j.Checkpoint)
-	j.perRank = f.DevicesPerRank
-	if i, n := launch.RankCount(command[:j.Sub]); i > 0 {
-		j.Ranks = i
-		if train.Visited(fs)["devices"] && n > 0 && f.Devices%n == 0 {
-			j.perRank = f.Devices / n
-		}
-	}
-	j.Drop = func(name, value string, resumed, fewer bool) bool {
-		switch name {
-		case "fault":
-			x, err := engine.ParseFault(value)
-			return err == nil && x.OnRank // it struck the job that failed
-		case "config", "resume":
-			return resumed // the checkpoint holds the settings; --resume is added
-		case "devices", "devices-per-rank":
-			return fewer && resumed // given below, for the ranks left
-		}
-		return false
-	}
-	j.Resume = func(dir string, fewer bool) []string {
-		if fewer {
-			// Each rank left holds as many devices as each did: the run
-			// goes on from its model on fewer devices.
-			return []string{"--devices-per-rank", strconv.Itoa(j.perRank), "--resume", dir}
-		}
-		return []string{"--resume", dir}
-	}
-	return j, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/checkpoint"
 	"github.com/hetsgd/hetsgd/launch"
+	"github.com/hetsgd/hetsgd/train"
 )
 
 // hetsgd launch restarts a job that crashed (a rank fault: the process
@@ -105,7 +105,7 @@ func TestLaunchRestartBeforeACheckpoint(t *testing.T) {
 	log := filepath.Join(dir, "run.jsonl")
 	os.WriteFile(log, []byte("this attempt\n"), 0o644)
 	os.WriteFile(log+".failed-1", []byte("an earlier one\n"), 0o644)
-	j, err := parseJob([]string{"./hetsgd", "train", "--checkpoint", filepath.Join(dir, "ck"), "--log", log, "--fault", "rank=0,at=1s,kind=crash"}, io.Discard)
+	j, err := train.ParseJob([]string{"./hetsgd", "train", "--checkpoint", filepath.Join(dir, "ck"), "--log", log, "--fault", "rank=0,at=1s,kind=crash"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestLaunchRestartCommand(t *testing.T) {
 	os.WriteFile(cfg, []byte("epochs: 3\n"), 0o644)
 	command := []string{"mpirun", "-np", "4", "--bind-to", "none", "./hetsgd-mpi", "train", "--config", cfg, "--checkpoint", ck,
 		"--fault", "rank=2,at=1s,kind=crash", "--fault=device=0,at=1s,kind=slow=2", "--devices-per-rank", "2", "--force", "--log", "x.jsonl"}
-	j, err := parseJob(command, io.Discard)
+	j, err := train.ParseJob(command)
 	if err != nil {
 		t.Fatal(err)
 	}
