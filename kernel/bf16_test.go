@@ -133,12 +133,16 @@ func checkBF16Gemm(t *testing.T, ta, tb bool, m, n, k int, alpha, beta float32, 
 		for j := 0; j < n; j++ {
 			var s float64
 			for p := 0; p < k; p++ {
-				av, bv := a[i*lda+p], b[p*ldb+j]
+				var av, bv float32
 				if ta {
 					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
 				}
 				if tb {
 					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
 				}
 				s += math.Abs(float64(alpha) * float64(av) * float64(bv))
 			}
@@ -185,7 +189,14 @@ func TestGemmBF16MatchesReference(t *testing.T) {
 					if tb {
 						ldb = k + 2
 					}
-					a, b, c := randSlice(r, max(m, k)*lda), randSlice(r, max(n, k)*ldb), randSlice(r, m*ldc)
+					ar, br := m, k // rows of A and B as stored
+					if ta {
+						ar = k
+					}
+					if tb {
+						br = n
+					}
+					a, b, c := randSlice(r, ar*lda), randSlice(r, br*ldb), randSlice(r, m*ldc)
 					checkBF16Gemm(t, ta, tb, m, n, k, ab[0], ab[1], a, lda, b, ldb, c, ldc, 1+(m+n+k)%3)
 				}
 			}

@@ -50,6 +50,10 @@ func (p *Pool) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32
 		return
 	}
 	g := cur
+	if m <= smallM && !transA && !transB && !g.bf16 && !g.blas {
+		p.gemv(gemmArgs{impl: g, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc})
+		return
+	}
 	t := gemmTaskPool.get()
 	t.gemmArgs = gemmArgs{impl: g, transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
 		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc}

@@ -14,6 +14,9 @@ import (
 var gemmLadder = []struct{ m, n, k int }{
 	{1, 1, 1}, {3, 5, 7}, {4, 4, 4}, {5, 3, 1}, {17, 33, 9}, {33, 67, 129},
 	{64, 159, 128}, {65, 1025, 257}, {128, 983, 128}, {256, 128, 983}, {130, 70, 600},
+	// Small m over many columns: the streamed path (smallM), in several
+	// parts and blocks.
+	{1, 5000, 37}, {3, 9001, 20}, {4, 4097, 128},
 }
 
 func randSlice(r *rand.Rand, n int) []float32 {
@@ -71,8 +74,15 @@ func testGemmMatchesReference(t *testing.T, impl string) {
 					if tb {
 						ldb = k + 2
 					}
-					a := randSlice(r, max(m, k)*lda)
-					b := randSlice(r, max(n, k)*ldb)
+					ar, br := m, k // rows of A and B as stored
+					if ta {
+						ar = k
+					}
+					if tb {
+						br = n
+					}
+					a := randSlice(r, ar*lda)
+					b := randSlice(r, br*ldb)
 					c := randSlice(r, m*ldc)
 					if ab[1] == 0 {
 						for i := range c {
@@ -112,19 +122,59 @@ func TestGemmBitwiseIndependentOfWorkers(t *testing.T) {
 
 func testGemmBitwise(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	m, n, k := 67, 301, 515
-	a, b := randSlice(r, m*k), randSlice(r, k*n)
-	c1 := make([]float32, m*n)
-	NewPool(1).Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c1, n)
-	for _, w := range []int{2, 3, 5} {
-		c2 := make([]float32, m*n)
-		NewPool(w).Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c2, n)
-		for i := range c1 {
-			if math.Float32bits(c1[i]) != math.Float32bits(c2[i]) {
-				t.Fatalf("workers=%d: C[%d]=%v differs from 1-worker %v", w, i, c2[i], c1[i])
+	for _, sz := range [][3]int{{67, 301, 515}, {2, 9001, 130}} { // the packed path, the streamed one
+		m, n, k := sz[0], sz[1], sz[2]
+		a, b := randSlice(r, m*k), randSlice(r, k*n)
+		c1 := make([]float32, m*n)
+		NewPool(1).Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c1, n)
+		for _, w := range []int{2, 3, 5} {
+			c2 := make([]float32, m*n)
+			NewPool(w).Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c2, n)
+			for i := range c1 {
+				if math.Float32bits(c1[i]) != math.Float32bits(c2[i]) {
+					t.Fatalf("%dx%dx%d, workers=%d: C[%d]=%v differs from 1-worker %v", m, n, k, w, i, c2[i], c1[i])
+				}
 			}
 		}
 	}
+}
+
+// A row of C is the same bits whether Gemm computes it alone (the
+// streamed path, smallM) or among many (the packed one): a point scored
+// alone or in a batch gets the same scores.
+func TestGemmRowAloneEqualsInABatch(t *testing.T) {
+	if race.Enabled {
+		t.Skip("arithmetic on one goroutine a part: the ordinary stage runs it, the ladder covers the parts' sharing")
+	}
+	forEachImpl(t, func(name string) {
+		if cur.blas {
+			return // an external BLAS tiles as it likes
+		}
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, k := range []int{37, 600} { // one block of depth, several
+			m, n := 40, 4099
+			a, b := randSlice(r, m*k), randSlice(r, k*n)
+			for i := range a {
+				if i%3 == 0 {
+					a[i] = 0 // ReLU's zeros, which the streamed path skips
+				}
+			}
+			for _, beta := range []float32{0, 1} {
+				c0 := randSlice(r, m*n)
+				all := append([]float32(nil), c0...)
+				NewPool(2).Gemm(false, false, m, n, k, 1.5, a, k, b, n, beta, all, n)
+				for _, rows := range []int{1, 3, smallM} {
+					some := append([]float32(nil), c0[:rows*n]...)
+					NewPool(2).Gemm(false, false, rows, n, k, 1.5, a, k, b, n, beta, some, n)
+					for i := range some {
+						if math.Float32bits(some[i]) != math.Float32bits(all[i]) {
+							t.Fatalf("%s, k %d, beta %v: C[%d] of %d rows %v, of %d rows %v", name, k, beta, i, rows, some[i], m, all[i])
+						}
+					}
+				}
+			}
+		}
+	})
 }
 
 func TestGemmNoAlloc(t *testing.T) {
@@ -134,11 +184,13 @@ func TestGemmNoAlloc(t *testing.T) {
 	a, b, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
 	p := NewPool(2)
 	check := func(name string) {
-		p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
-		if allocs := testing.AllocsPerRun(20, func() {
-			p.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
-		}); allocs != 0 {
-			t.Fatalf("%s: Gemm allocates %v times per call", name, allocs)
+		for _, rows := range []int{m, 1} { // the packed path, the streamed one
+			p.Gemm(false, false, rows, n, k, 1, a, k, b, n, 0, c, n)
+			if allocs := testing.AllocsPerRun(20, func() {
+				p.Gemm(false, false, rows, n, k, 1, a, k, b, n, 0, c, n)
+			}); allocs != 0 {
+				t.Fatalf("%s, %d rows: Gemm allocates %v times per call", name, rows, allocs)
+			}
 		}
 	}
 	forEachImpl(t, check)
