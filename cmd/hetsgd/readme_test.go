@@ -57,11 +57,13 @@ var readmeCommands = map[string]string{
 	"hetsgd data gen --like bundled:bibtex --out data/bibtex-like":                                              "the fit trains the model on the set and its stand-in's samples: 1.6 minutes on two idle cores",
 	"hetsgd train --data data/amz60k --strategy elastic --batch 256 --epochs 3 --eval-points 4000 --output lsh": "three epochs of 60,000 points over 670,091 labels: 5 minutes and 4.8 GiB on two busy cores",
 
-	"hetsgd train --checkpoint ck --epochs 10 --log run.jsonl":               readmeRun,
-	"hetsgd train --resume ck --epochs 15":                                   readmeRun,
-	"hetsgd eval --model ck --which best --data bundled:bibtex":              readmeRun,
-	"hetsgd predict --model ck --data bundled:bibtex --top 5 --out top5.tsv": readmeRun,
-	"hetsgd export --model ck --out model.npz":                               readmeRun,
+	"hetsgd train --checkpoint ck --epochs 10 --log run.jsonl":                                         readmeRun,
+	"hetsgd train --resume ck --epochs 15":                                                             readmeRun,
+	"hetsgd eval --model ck --which best --data bundled:bibtex":                                        readmeRun,
+	"hetsgd predict --model ck --data bundled:bibtex --top 5 --out top5.tsv":                           readmeRun,
+	"hetsgd export --model ck --out model.npz":                                                         readmeRun,
+	"hetsgd serve --model ck":                                                                          "serves until Ctrl-C (TestServeFollowsTheRun serves a run's folder)",
+	"curl -s localhost:8000/predict -d '{\"instances\": [{\"indices\": [3, 17, 200]}], \"top_k\": 5}'": "asks a running server (TestServeFollowsTheRun asks one)",
 
 	"hetsgd plot --x epoch --out p1 run.jsonl delicious.jsonl":                readmeRun,
 	"hetsgd dashboard run.jsonl delicious.jsonl":                              "serves its page until Ctrl-C (TestDashboard* serve it)",

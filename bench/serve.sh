@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Serving at the Amazon-670K shape (BENCHMARKS.md §21): hetsgd serve's
+# latency at concurrency 1 and its batched throughput against hetsgd
+# predict's on the same model and points.
+#
+#   bench/serve.sh OUT
+#
+# Env: BIN (the hetsgd binary, default ./hetsgd), POINTS (generated training
+# points, default 60000), REQUESTS (timed requests a run, default 300),
+# CONC (the batched run's concurrency, default 64).
+set -euo pipefail
+out=${1:?usage: bench/serve.sh OUT}
+bin=${BIN:-./hetsgd}
+mkdir -p "$out"
+[ -d "$out/amz" ] || "$bin" data gen --like amazon-670k --points "${POINTS:-60000}" --out "$out/amz" > /dev/null
+[ -d "$out/ck" ] || "$bin" train --data "$out/amz" --epochs 0.01 --eval-points 100 --checkpoint "$out/ck" --progress off > /dev/null
+load() { go run ./bench/serveload --url "$1" --data "$out/amz" "${@:2}"; }
+
+# predict: every test point, in its chunks.
+rm -f "$out/top5.tsv"
+start=$(date +%s.%N)
+"$bin" predict --model "$out/ck" --data "$out/amz" --top 5 --out "$out/top5.tsv"
+end=$(date +%s.%N)
+n=$(wc -l < "$out/top5.tsv")
+echo "{\"predict_points\": $n, \"predict_seconds\": $(echo "$end - $start" | bc), \"predict_points_per_s\": $(echo "$n / ($end - $start)" | bc -l)}"
+
+"$bin" serve --model "$out/ck" --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
+pid=$!
+trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+until url=$(grep -o 'http://[^ ]*/predict' "$out/serve.out" 2>/dev/null); do
+  kill -0 $pid || { cat "$out/serve.err"; exit 1; }
+  sleep 0.2
+done
+load "$url" --concurrency 1 --requests "${REQUESTS:-300}" --warmup 20
+load "$url" --concurrency "${CONC:-64}" --requests "$(( ${REQUESTS:-300} * 10 ))" --warmup 64

@@ -1,0 +1,69 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hetsgd/hetsgd/trained"
+)
+
+// Load reads the model which names at path (trained.File): a checkpoint
+// folder's newest or best model, a checkpoint file or an .npz archive,
+// refused when the machine lacks the memory to serve it in passes of
+// batch points besides held bytes (a model being replaced).
+func Load(path string, which trained.Which, batch int, held int64) (Model, error) {
+	m, err := trained.Load(path, which, trained.Use{What: "serving", Rows: batch, Held: held, Fix: "serve with a smaller --max-batch"})
+	if err != nil {
+		return Model{}, err
+	}
+	return Model{MLP: m.MLP, Params: m.Params, Version: m.File}, nil
+}
+
+// Follow checks every interval, until ctx ends, whether the model which
+// names at path is another file or a newer one than the server's, and
+// swaps it in when it is; say is told of each reload, and of a reload that
+// failed (the server keeps its model). A run writing checkpoints into a
+// folder is followed so: each new checkpoint is served once written whole
+// (checkpoints are written under a temporary name and renamed).
+func (s *Server) Follow(ctx context.Context, path string, which trained.Which, every time.Duration, say func(string)) {
+	seen := func() (string, time.Time) {
+		file, err := trained.File(path, which)
+		if err != nil {
+			return "", time.Time{}
+		}
+		fi, err := os.Stat(file)
+		if err != nil {
+			return "", time.Time{}
+		}
+		return file, fi.ModTime()
+	}
+	file, mod := seen()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		f, m := seen()
+		if f == "" || (f == file && m.Equal(mod)) {
+			continue
+		}
+		cur := s.Current()
+		next, err := Load(path, which, s.opt.MaxBatch, 4*int64(len(cur.Params)))
+		if err != nil {
+			say(fmt.Sprintf("kept %s: reloading %s failed: %v", cur.Version, f, err))
+			file, mod = f, m // not again until it changes
+			continue
+		}
+		if a, b := next.MLP.Config(), cur.MLP.Config(); a.Inputs != b.Inputs || a.Outputs != b.Outputs {
+			say(fmt.Sprintf("%s has %d features and %d labels, %s had %d and %d", next.Version, a.Inputs, a.Outputs, cur.Version, b.Inputs, b.Outputs))
+		}
+		s.Swap(next)
+		file, mod = f, m
+		say("serving " + next.Version)
+	}
+}
