@@ -1,16 +1,19 @@
 package data
 
 import (
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
+	"github.com/hetsgd/hetsgd/sparse"
 
 	"github.com/hetsgd/hetsgd/internal/testdata"
 )
@@ -218,5 +221,24 @@ func TestFingerprint(t *testing.T) {
 	b.X.Values[1234] += 1e-3
 	if a.Fingerprint() == b.Fingerprint() {
 		t.Fatal("a changed value kept the fingerprint")
+	}
+}
+
+// WriteXC writes what ReadXC reads back, value for value: points without
+// labels, without features or with neither included.
+func TestWriteXCRoundTrip(t *testing.T) {
+	d := &Dataset{Name: "t",
+		X: sparse.CSR{Rows: 5, Cols: 5, Indptr: []int64{0, 2, 3, 3, 4, 4}, Indices: []int32{0, 4, 2, 1}, Values: []float32{0.1, 1.0 / 3, 2.5e-7, 7}},
+		Y: sparse.CSR{Rows: 5, Cols: 3, Indptr: []int64{0, 2, 2, 3, 3, 3}, Indices: []int32{0, 2, 1}}}
+	var b bytes.Buffer
+	if err := WriteXC(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadXC(&b, "t")
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, b.String())
+	}
+	if !reflect.DeepEqual(got.X, d.X) || !reflect.DeepEqual(got.Y, d.Y) {
+		t.Errorf("read back %+v %+v, want %+v %+v", got.X, got.Y, d.X, d.Y)
 	}
 }

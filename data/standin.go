@@ -719,7 +719,7 @@ func (g *standInGen) write(ctx context.Context, w io.Writer, n int, split uint64
 		labels, feats, vals = g.point(split, i, labels[:0], feats[:0], vals[:0])
 		sum.add(labels, len(feats))
 		sum.row(feats)
-		line = appendXCLine(line[:0], labels, feats, vals, 1)
+		line = appendXCLine(line[:0], labels, feats, vals, 1, 4)
 		if _, err := bw.Write(line); err != nil {
 			return st, fmt.Errorf("data: writing a stand-in of %s: %w", s.Name, err)
 		}

@@ -387,7 +387,7 @@ func (g *generator) write(ctx context.Context, w io.Writer, n int, split uint64,
 		for _, l := range labels {
 			freq[l]++
 		}
-		line = appendXCLine(line[:0], labels, feats, vals, inv)
+		line = appendXCLine(line[:0], labels, feats, vals, inv, 4)
 		if _, err := bw.Write(line); err != nil {
 			return st, fmt.Errorf("data: writing synthetic data: %w", err)
 		}
@@ -474,8 +474,9 @@ func GenerateSets(p Profile, seed uint64) (train, test *Dataset, err error) {
 
 // appendXCLine appends one point as an XC line: its labels, comma
 // separated, then each feature as id:value, the value scale·vals[j] (as a
-// float32 product) with 4 significant digits, and a newline.
-func appendXCLine(line []byte, labels, feats []int32, vals []float32, scale float32) []byte {
+// float32 product) with digits significant digits (-1: as many as the
+// float32 needs to read back exactly), and a newline.
+func appendXCLine(line []byte, labels, feats []int32, vals []float32, scale float32, digits int) []byte {
 	for j, l := range labels {
 		if j > 0 {
 			line = append(line, ',')
@@ -486,7 +487,7 @@ func appendXCLine(line []byte, labels, feats []int32, vals []float32, scale floa
 		line = append(line, ' ')
 		line = strconv.AppendInt(line, int64(f), 10)
 		line = append(line, ':')
-		line = strconv.AppendFloat(line, float64(vals[j]*scale), 'g', 4, 32)
+		line = strconv.AppendFloat(line, float64(vals[j]*scale), 'g', digits, 32)
 	}
 	return append(line, '\n')
 }

@@ -4,7 +4,8 @@
 # briefly, then the tests of the two cgo builds — OpenBLAS (-tags openblas)
 # and OpenMPI (-tags mpi; they start mpirun themselves, on shared memory and
 # loopback only). The Debian packages those builds need, NumPy (a test reads
-# the exported model with it) and Chromium (the dashboard's test draws its
+# the exported model with it), scikit-learn (the TF-IDF vectors are checked
+# against its TfidfVectorizer's) and Chromium (the dashboard's test draws its
 # page in it, headless) are installed when missing and apt-get can (as
 # root); otherwise their tests are skipped with a message saying what to
 # install.
@@ -53,12 +54,14 @@ heavy=("${heavy[@]/#/./}")
 have_blas() { [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ]; }
 have_mpi() { command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; }
 have_numpy() { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; }
+have_sklearn() { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import sklearn' 2>/dev/null; }
 have_chromium() { command -v chromium >/dev/null || command -v chromium-browser >/dev/null; }
 
 need=()
 have_blas || need+=(libopenblas-dev)
 have_mpi || need+=(libopenmpi-dev openmpi-bin pkg-config)
-have_numpy || need+=(python3-numpy) # the exported model, read by NumPy
+have_numpy || need+=(python3-numpy)     # the exported model, read by NumPy
+have_sklearn || need+=(python3-sklearn) # data from-text's vectors, against TfidfVectorizer's
 have_chromium || need+=(chromium)    # the dashboard's browser test loads its page headless
 if ((${#need[@]})) && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   echo "== installing ${need[*]}"

@@ -16,15 +16,17 @@ import (
 	"github.com/hetsgd/hetsgd/progress/stage"
 	"github.com/hetsgd/hetsgd/setting"
 	"github.com/hetsgd/hetsgd/standin"
+	"github.com/hetsgd/hetsgd/tfidf"
 	"github.com/hetsgd/hetsgd/train"
 )
 
 func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sub := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-		"stats": runDataStats,
-		"gen":   runDataGen,
+		"stats":     runDataStats,
+		"gen":       runDataGen,
+		"from-text": runDataFromText,
 	}
-	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR\n\nRun \"hetsgd data stats --help\" or \"hetsgd data gen --help\" for their flags.\n"
+	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR\n  hetsgd data from-text --train FILE --test FILE --out DIR [--ngram MIN,MAX] [--min-df N] [--max-features N]\n\nRun \"hetsgd data SUBCOMMAND --help\" for its flags.\n"
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(stdout, usage) // asked for: not an error
 		return flag.ErrHelp
@@ -32,7 +34,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) == 0 || sub[args[0]] == nil {
 		fmt.Fprint(stderr, usage)
 		if len(args) > 0 {
-			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q%s\n", args[0], setting.Suggest(args[0], []string{"stats", "gen"}, ""))
+			fmt.Fprintf(stderr, "\nhetsgd data: unknown subcommand %q%s\n", args[0], setting.Suggest(args[0], []string{"stats", "gen", "from-text"}, ""))
 		}
 		return errUsage
 	}
@@ -202,4 +204,32 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	line.Close()
 	fmt.Fprintf(stdout, "wrote %s/train.txt and %s/test.txt (seed %d)\n\n", *out, *out, *seed)
 	return data.WriteStandInReport(stdout, s, train, test)
+}
+
+// runDataFromText is "hetsgd data from-text": labelled text to a dataset
+// folder and its vectorizer (package tfidf).
+func runDataFromText(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("data from-text", "data from-text --train FILE --test FILE --out DIR [flags]\n\nReads lines \"labels<TAB>text\" (labels comma-separated) and writes DIR/train.txt and DIR/test.txt (XC format, TF-IDF rows of word n-grams as scikit-learn's TfidfVectorizer makes them, fitted to --train) and DIR/tfidf.json (the vectorizer and the label names).", stderr)
+	train, test, out := fs.String("train", "", "labelled text `file` to fit and convert"), fs.String("test", "", "labelled text `file` to convert"), fs.String("out", "", "output `dir`")
+	o := tfidf.Defaults
+	ngram := fs.String("ngram", "1,2", "word n-gram range `min,max` (ngram_range)")
+	fs.IntVar(&o.MinDF, "min-df", o.MinDF, "keep the terms on at least `n` training documents (min_df)")
+	fs.IntVar(&o.MaxFeatures, "max-features", 0, "keep the `n` terms most frequent in training, ties by term (0: all)")
+	fs.BoolVar(&o.Sublinear, "sublinear-tf", o.Sublinear, "1 + ln(count) for a term's count (sublinear_tf)")
+	force := fs.Bool("force", false, "overwrite existing files in --out")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if _, err := fmt.Sscanf(*ngram, "%d,%d", &o.MinN, &o.MaxN); err != nil {
+		return fmt.Errorf("--ngram %q: want MIN,MAX, e.g. 1,2", *ngram)
+	}
+	if *train == "" || *test == "" || *out == "" {
+		return fmt.Errorf("give --train, --test and --out")
+	}
+	m, dropped, err := tfidf.Convert(*train, *test, *out, o, *force)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s/train.txt, %s/test.txt and %s/tfidf.json: %d terms, %d labels; %d test labels not in --train dropped\n", *out, *out, *out, len(m.Terms), len(m.Labels), dropped)
+	return nil
 }

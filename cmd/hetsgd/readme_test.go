@@ -54,6 +54,7 @@ var readmeCommands = map[string]string{
 	"hetsgd data gen --like delicious --scale 0.1 --out data/delicious-like":                                    readmeRun,
 	"hetsgd train --data data/delicious-like --epochs 5 --log delicious.jsonl":                                  readmeRun,
 	"hetsgd data gen --like amazon-670k --points 60000 --out data/amz60k":                                       readmeRun,
+	"hetsgd data from-text --train train.tsv --test test.tsv --out data/mine":                                   "needs the user's text files (tfidf.TestConvertAndLoad converts a corpus)",
 	"hetsgd data gen --like bundled:bibtex --out data/bibtex-like":                                              "the fit trains the model on the set and its stand-in's samples: 1.6 minutes on two idle cores",
 	"hetsgd train --data data/amz60k --strategy elastic --batch 256 --epochs 3 --eval-points 4000 --output lsh": "three epochs of 60,000 points over 670,091 labels: 5 minutes and 4.8 GiB on two busy cores",
 
