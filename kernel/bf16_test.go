@@ -189,14 +189,8 @@ func TestGemmBF16MatchesReference(t *testing.T) {
 					if tb {
 						ldb = k + 2
 					}
-					ar, br := m, k // rows of A and B as stored
-					if ta {
-						ar = k
-					}
-					if tb {
-						br = n
-					}
-					a, b, c := randSlice(r, ar*lda), randSlice(r, br*ldb), randSlice(r, m*ldc)
+					a, b := operands(r, ta, tb, m, n, k, lda, ldb)
+					c := randSlice(r, m*ldc)
 					checkBF16Gemm(t, ta, tb, m, n, k, ab[0], ab[1], a, lda, b, ldb, c, ldc, 1+(m+n+k)%3)
 				}
 			}

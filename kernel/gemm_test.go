@@ -27,6 +27,20 @@ func randSlice(r *rand.Rand, n int) []float32 {
 	return s
 }
 
+// operands returns random A and B of a GEMM of m×n×k with leading
+// dimensions lda and ldb, each as many rows as op stores (A: m, or k
+// transposed; B: k, or n transposed).
+func operands(r *rand.Rand, ta, tb bool, m, n, k, lda, ldb int) (a, b []float32) {
+	ar, br := m, k
+	if ta {
+		ar = k
+	}
+	if tb {
+		br = n
+	}
+	return randSlice(r, ar*lda), randSlice(r, br*ldb)
+}
+
 // closeTo reports whether got is within a relative-to-scale tolerance of want:
 // |got−want| ≤ tol·(1 + scale), where scale bounds the terms summed.
 func closeTo(got, want []float32, tol float64, scale float64) (int, bool) {
@@ -74,15 +88,7 @@ func testGemmMatchesReference(t *testing.T, impl string) {
 					if tb {
 						ldb = k + 2
 					}
-					ar, br := m, k // rows of A and B as stored
-					if ta {
-						ar = k
-					}
-					if tb {
-						br = n
-					}
-					a := randSlice(r, ar*lda)
-					b := randSlice(r, br*ldb)
+					a, b := operands(r, ta, tb, m, n, k, lda, ldb)
 					c := randSlice(r, m*ldc)
 					if ab[1] == 0 {
 						for i := range c {
@@ -239,5 +245,22 @@ func BenchmarkGemm(b *testing.B) {
 			forEachImpl(b, run)
 			forEachBF16(b, run)
 		}
+	}
+}
+
+// BenchmarkGemmFewRows is a model server's forward product at Amazon-670k's
+// output layer (hidden 128 × 670,091 labels) for 1 and 16 points, which Gemm
+// streams (smallM), and 17, which it packs.
+func BenchmarkGemmFewRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	n, k := 670091, 128
+	a, bb := randSlice(r, smallM*2*k), randSlice(r, k*n)
+	c := make([]float32, smallM*2*n)
+	for _, m := range []int{1, smallM, smallM + 1} {
+		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
+			for b.Loop() {
+				Gemm(false, false, m, n, k, 1, a, k, bb, n, 0, c, n)
+			}
+		})
 	}
 }

@@ -4,12 +4,13 @@ package kernel
 // than packing it (B not transposed). Packing copies all of B for every
 // call, and the micro-kernel computes mr rows of which m are used: a model
 // server scoring one point at Amazon-670K's output layer (128 × 670,091)
-// spent 85 ms a call on it, the same as for eight points. Streaming B row
-// by row under the m rows of C reads it once and packs nothing: 8 ms for
-// one point, 53 ms for 16, where packing takes 95 to 130 ms up to 32
-// (BENCHMARKS.md §21). A transposed B is left to the packed path: its
-// rows are C's columns, few in the backward pass that has them (the
-// hidden width), too few to share among the workers.
+// paid nearly as much as for sixteen. Streaming B row by row under the m
+// rows of C reads it once and packs nothing: 18 ms for one row of a dense
+// A against 69–78 packed, 63 for 16 against 93–99; at 17 the packed path
+// costs 81–99 (BENCHMARKS.md §21, BenchmarkGemmFewRows). A transposed B
+// is left to the packed path: its rows are C's columns, few in the
+// backward pass that has them (the hidden width), too few to share among
+// the workers.
 const smallM = 16
 
 // gemvBlock is the columns of C a part updates at a time: m rows of them

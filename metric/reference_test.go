@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -112,17 +111,7 @@ func scoreCooccurrence(t *testing.T, train, test *data.Dataset, p Propensity) (S
 		labels, _ := test.Y.Row(i)
 		q.Labels = append(q.Labels, append([]int32{}, labels...))
 	}
-	lo := 0
-	next := func(n int) (*data.Dataset, error) {
-		if lo >= test.Len() {
-			return nil, io.EOF
-		}
-		b := data.NewBatch(test, n)
-		b.Range(test, lo, min(lo+n, test.Len()))
-		lo += n
-		return &data.Dataset{Name: test.Name, X: b.X, Y: b.Y}, nil
-	}
-	if err := Predict(context.Background(), m, params, 5, rows, next, func(pr Prediction) error {
+	if err := Predict(context.Background(), m, params, 5, rows, data.Chunks(test, rows), func(pr Prediction) error {
 		q.Top = append(q.Top, append([]int32{}, pr.Labels...))
 		return nil
 	}); err != nil {

@@ -14,32 +14,39 @@ import (
 // refused when the machine lacks the memory to serve it in passes of
 // batch points besides held bytes (a model being replaced).
 func Load(path string, which trained.Which, batch int, held int64) (Model, error) {
+	_, mod := Stat(path, which) // before the read: a file replaced during it is read again
 	m, err := trained.Load(path, which, trained.Use{What: "serving", Rows: batch, Held: held, Fix: "serve with a smaller --max-batch"})
 	if err != nil {
 		return Model{}, err
 	}
-	return Model{MLP: m.MLP, Params: m.Params, Version: m.File}, nil
+	return Model{MLP: m.MLP, Params: m.Params, Version: m.File, Modified: mod}, nil
+}
+
+// Stat returns the file which names at path and its modification time
+// ("" when there is none to read).
+func Stat(path string, which trained.Which) (string, time.Time) {
+	file, err := trained.File(path, which)
+	if err != nil {
+		return "", time.Time{}
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return "", time.Time{}
+	}
+	return file, fi.ModTime()
 }
 
 // Follow checks every interval, until ctx ends, whether the model which
-// names at path is another file or a newer one than the server's, and
-// swaps it in when it is; say is told of each reload, and of a reload that
-// failed (the server keeps its model). A run writing checkpoints into a
-// folder is followed so: each new checkpoint is served once written whole
-// (checkpoints are written under a temporary name and renamed).
+// names at path is another file than the server's or was modified since
+// the server's was read (Model.Modified), and swaps it in when it is; say
+// is told of each reload, and of a reload that failed (the server keeps
+// its model, and tries that file again once it changes). A run writing
+// checkpoints into a folder is followed so: each new checkpoint is served
+// once written whole (checkpoints are written under a temporary name and
+// renamed).
 func (s *Server) Follow(ctx context.Context, path string, which trained.Which, every time.Duration, say func(string)) {
-	seen := func() (string, time.Time) {
-		file, err := trained.File(path, which)
-		if err != nil {
-			return "", time.Time{}
-		}
-		fi, err := os.Stat(file)
-		if err != nil {
-			return "", time.Time{}
-		}
-		return file, fi.ModTime()
-	}
-	file, mod := seen()
+	cur := s.Current()
+	file, mod := cur.Version, cur.Modified
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -48,22 +55,21 @@ func (s *Server) Follow(ctx context.Context, path string, which trained.Which, e
 			return
 		case <-t.C:
 		}
-		f, m := seen()
+		f, m := Stat(path, which)
 		if f == "" || (f == file && m.Equal(mod)) {
 			continue
 		}
 		cur := s.Current()
 		next, err := Load(path, which, s.opt.MaxBatch, 4*int64(len(cur.Params)))
+		file, mod = f, m // a file that failed is not tried again until it changes
 		if err != nil {
 			say(fmt.Sprintf("kept %s: reloading %s failed: %v", cur.Version, f, err))
-			file, mod = f, m // not again until it changes
 			continue
 		}
 		if a, b := next.MLP.Config(), cur.MLP.Config(); a.Inputs != b.Inputs || a.Outputs != b.Outputs {
 			say(fmt.Sprintf("%s has %d features and %d labels, %s had %d and %d", next.Version, a.Inputs, a.Outputs, cur.Version, b.Inputs, b.Outputs))
 		}
 		s.Swap(next)
-		file, mod = f, m
 		say("serving " + next.Version)
 	}
 }

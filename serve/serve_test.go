@@ -321,9 +321,10 @@ func TestSwapAndFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	said := make(chan string, 10)
-	go s.Follow(ctx, path, "last", time.Millisecond, func(line string) { said <- line })
-	time.Sleep(20 * time.Millisecond) // Follow has seen the first file
+	// Written before Follow starts, or after: either way newer than the
+	// file the server's model was read from.
 	write(b, time.Unix(2000, 0))
+	go s.Follow(ctx, path, "last", time.Millisecond, func(line string) { said <- line })
 	if line := testdata.Recv(t, said, "the reload"); !strings.Contains(line, "serving "+path) || score() != wantB {
 		t.Errorf("after a new archive: said %q, scores %s, want %s", line, score(), wantB)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/sparse"
@@ -17,6 +18,9 @@ type Model struct {
 	MLP     *model.MLP
 	Params  []float32
 	Version string
+	// Modified is the file's modification time when it was read (zero:
+	// not read from a file): Follow serves a file newer than it.
+	Modified time.Time
 }
 
 // Options bound what a Server accepts and how it batches. The zero value

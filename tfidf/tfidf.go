@@ -178,6 +178,7 @@ type Row struct {
 	Values []float32
 	tokens []string
 	tf     map[int32]int
+	vals   []float64
 }
 
 // Transform computes text's row into r, reusing its buffers.
@@ -197,7 +198,8 @@ func (v *Vectorizer) Transform(text string, r *Row) {
 		r.IDs = append(r.IDs, j)
 	}
 	slices.Sort(r.IDs)
-	vals := make([]float64, len(r.IDs))
+	r.vals = slices.Grow(r.vals[:0], len(r.IDs))[:len(r.IDs)]
+	vals := r.vals
 	var norm float64
 	for n, j := range r.IDs {
 		tf := float64(r.tf[j])

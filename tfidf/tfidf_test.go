@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/internal/testdata"
 )
 
 // Tokens finds the words scikit-learn's default analyzer finds: runs of
@@ -86,13 +87,7 @@ func TestKnownAnswer(t *testing.T) {
 // The vocabulary, idf and rows equal scikit-learn's TfidfVectorizer's on
 // a small corpus of several scripts and punctuation, in several settings.
 func TestMatchesScikitLearn(t *testing.T) {
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		py = "python3"
-	}
-	if exec.Command(py, "-c", "import sklearn").Run() != nil {
-		t.Skip("python3 with scikit-learn is not installed (Debian: python3-sklearn)")
-	}
+	py := testdata.Python(t, "sklearn", "python3-sklearn")
 	trainPath, testPath := filepath.Join("testdata", "corpus.tsv"), filepath.Join("testdata", "corpus_test.tsv")
 	read := func(path string) []Document {
 		f, err := os.Open(path)

@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case !(*reload >= 0 && *reload <= 86400):
 		return fmt.Errorf("--reload %v: want seconds in [0, 86400]", *reload)
 	}
+	_, modified := serve.Stat(*path, trained.Which(*which)) // before the read, as serve.Load
 	m, err := openModel(*path, *which, stderr)
 	if err != nil {
 		return err
@@ -42,7 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := readParams(m, trained.Use{What: "serving", Rows: opt.MaxBatch, Fix: "serve with a smaller --max-batch"}); err != nil {
 		return err
 	}
-	s := serve.New(serve.Model{MLP: m.MLP, Params: m.Params, Version: m.File}, opt)
+	s := serve.New(serve.Model{MLP: m.MLP, Params: m.Params, Version: m.File, Modified: modified}, opt)
 	go s.Run(ctx)
 	say := func(line string) { fmt.Fprintf(stderr, "hetsgd serve: %s\n", line) }
 	if *reload > 0 {
