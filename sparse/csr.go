@@ -3,6 +3,7 @@ package sparse
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // CSR is a row-major sparse matrix. Row i holds the entries
@@ -157,4 +158,36 @@ func (b *Builder) Build() CSR {
 	m := b.m
 	b.m = CSR{}
 	return m
+}
+
+// Concat returns the rows of parts, in order, as one matrix. The parts
+// have the same columns, and values or not alike; there is at least one.
+func Concat(parts []CSR) CSR {
+	out := CSR{Cols: parts[0].Cols, Indptr: make([]int64, 1, 1)}
+	nnz, rows := 0, 0
+	for _, p := range parts {
+		if p.Rows > 0 {
+			nnz, rows = nnz+int(p.Indptr[p.Rows]-p.Indptr[0]), rows+p.Rows
+		}
+	}
+	out.Indptr = slices.Grow(out.Indptr, rows)
+	out.Indices = make([]int32, 0, nnz)
+	if parts[0].Values != nil {
+		out.Values = make([]float32, 0, nnz)
+	}
+	for _, p := range parts {
+		if p.Rows == 0 {
+			continue
+		}
+		base := int64(len(out.Indices))
+		for _, e := range p.Indptr[1:] {
+			out.Indptr = append(out.Indptr, base+e-p.Indptr[0])
+		}
+		out.Indices = append(out.Indices, p.Indices[p.Indptr[0]:p.Indptr[p.Rows]]...)
+		if out.Values != nil {
+			out.Values = append(out.Values, p.Values[p.Indptr[0]:p.Indptr[p.Rows]]...)
+		}
+		out.Rows += p.Rows
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -70,5 +71,34 @@ func TestGatherAndMaxNNZ(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(10, func() { Gather(&dst, &m, []int32{2, 2, 0}) }); !race.Enabled && a != 0 {
 		t.Fatalf("Gather into a reserved matrix allocates %v times", a)
+	}
+}
+
+// Concat stacks rows: a matrix cut into parts, empty ones among them, and
+// joined again is the matrix.
+func TestConcat(t *testing.T) {
+	for _, pattern := range []bool{false, true} {
+		whole := NewBuilder(5, pattern, 0, 0)
+		parts := []*Builder{NewBuilder(5, pattern, 0, 0), NewBuilder(5, pattern, 0, 0), NewBuilder(5, pattern, 0, 0)}
+		for i := range 7 {
+			p := parts[0]
+			if i >= 3 {
+				p = parts[2] // parts[1] stays empty
+			}
+			for j := range i % 4 {
+				whole.Append(int32(j+i%2), float32(i*10+j))
+				p.Append(int32(j+i%2), float32(i*10+j))
+			}
+			whole.EndRow()
+			p.EndRow()
+		}
+		var csrs []CSR
+		for _, p := range parts {
+			csrs = append(csrs, p.Build())
+		}
+		got, want := Concat(csrs), whole.Build()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("pattern %v: Concat %+v, want %+v", pattern, got, want)
+		}
 	}
 }

@@ -3,13 +3,16 @@ package tfidf
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hetsgd/hetsgd/data"
@@ -78,14 +81,11 @@ const Format = "hetsgd-tfidf/1"
 // of its columns and labels; test's labels that train lacks are dropped,
 // and counted.
 func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.Dataset, dropped int, err error) {
-	i := 0
-	v, err := Fit(o, func() (string, bool) {
-		if i == len(train) {
-			return "", false
-		}
-		i++
-		return train[i-1].Text, true
-	})
+	texts := make([]string, len(train))
+	for d := range train {
+		texts[d] = train[d].Text
+	}
+	v, grams, err := fit(o, texts)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
@@ -103,13 +103,30 @@ func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.
 	for j, l := range m.Labels {
 		names[l] = int32(j)
 	}
-	set := func(docs []Document, name string) *data.Dataset {
-		x := sparse.NewBuilder(len(v.Terms), false, len(docs), 0)
+	// The rows are computed on every core, a part's into a builder of its
+	// own, and joined in order.
+	set := func(docs []Document, name string, row func(d int, r *Row)) *data.Dataset {
+		texts := make([]string, len(docs))
+		for d := range docs {
+			texts[d] = docs[d].Text
+		}
+		parts := make([]sparse.CSR, min(runtime.GOMAXPROCS(0), max(len(docs), 1)))
+		parallel(len(parts), func(lo, hi int) {
+			var r Row
+			for p := lo; p < hi; p++ {
+				a, b := p*len(docs)/len(parts), (p+1)*len(docs)/len(parts)
+				part := sparse.NewBuilder(len(v.Terms), false, b-a, o.gramsHint(texts[a:b]))
+				for d := a; d < b; d++ {
+					row(d, &r)
+					appendRow(part, &r)
+				}
+				parts[p] = part.Build()
+			}
+		})
+		x := sparse.Concat(parts)
 		y := sparse.NewBuilder(len(m.Labels), true, len(docs), 0)
-		var r Row
 		var ids []int32
 		for _, d := range docs {
-			v.Append(x, d.Text, &r)
 			ids = ids[:0]
 			for _, l := range d.Labels {
 				if j, ok := names[l]; ok {
@@ -124,18 +141,27 @@ func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.
 			}
 			y.EndRow()
 		}
-		return &data.Dataset{Name: name, X: x.Build(), Y: y.Build()}
+		return &data.Dataset{Name: name, X: x, Y: y.Build()}
 	}
-	return m, set(train, "train"), set(test, "test"), dropped, nil
+	trainSet = set(train, "train", func(d int, r *Row) { v.row(gramsOf(grams, d), r) })
+	testSet = set(test, "test", func(d int, r *Row) { v.Transform(test[d].Text, r) })
+	return m, trainSet, testSet, dropped, nil
+}
+
+// Conversion is what Convert did: the model, the test labels dropped (not
+// in the training file), and the time each phase took.
+type Conversion struct {
+	Model                  *Model
+	Dropped                int
+	Read, Vectorize, Write time.Duration
 }
 
 // Convert reads labelled text files trainPath and testPath (see
 // ReadDocuments), fits a Model to the training file, and writes into dir
 // the two sets in the XC format (train.txt, test.txt, as data.WriteDir) and
 // the model (tfidf.json), refusing existing files unless overwrite. It
-// returns the model and the test labels dropped (not in the training
-// file).
-func Convert(trainPath, testPath, dir string, o Options, overwrite bool) (*Model, int, error) {
+// stops between phases when ctx is done.
+func Convert(ctx context.Context, trainPath, testPath, dir string, o Options, overwrite bool) (*Conversion, error) {
 	read := func(path string) ([]Document, error) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -144,33 +170,46 @@ func Convert(trainPath, testPath, dir string, o Options, overwrite bool) (*Model
 		defer f.Close()
 		return ReadDocuments(f, path)
 	}
+	var c Conversion
+	start := time.Now()
 	train, err := read(trainPath)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	test, err := read(testPath)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.Read = time.Since(start)
+	start = time.Now()
 	m, trainSet, testSet, dropped, err := Sets(o, train, test)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w (%s)", err, trainPath)
+		return nil, fmt.Errorf("%w (%s)", err, trainPath)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.Model, c.Dropped, c.Vectorize = m, dropped, time.Since(start)
+	start = time.Now()
 	js, err := json.Marshal(m)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	modelPath := filepath.Join(dir, "tfidf.json")
 	if err := atomicfile.CheckTarget(modelPath, overwrite); err != nil {
-		return nil, 0, fmt.Errorf("tfidf: %w", err)
+		return nil, fmt.Errorf("tfidf: %w", err)
 	}
 	if err := data.WriteDir(dir, trainSet, testSet, overwrite); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if err := atomicfile.WriteFile(modelPath, append(js, '\n'), overwrite); err != nil {
-		return nil, 0, fmt.Errorf("tfidf: %w", err)
+		return nil, fmt.Errorf("tfidf: %w", err)
 	}
-	return m, dropped, nil
+	c.Write = time.Since(start)
+	return &c, nil
 }
 
 // Load reads a Model that Convert wrote.
@@ -184,9 +223,14 @@ func Load(path string) (*Model, error) {
 		return nil, fmt.Errorf("tfidf: %s is no %s model: %v", path, Format, err)
 	}
 	v := m.Vectorizer
-	if err := v.check(); err != nil || len(v.Terms) != len(v.IDF) || !slices.IsSorted(v.Terms) {
-		return nil, fmt.Errorf("tfidf: %s: its settings, terms (%d, sorted %v) or idf (%d) are inconsistent: %v", path, len(v.Terms), slices.IsSorted(v.Terms), len(v.IDF), err)
+	if err := v.check(); err != nil {
+		return nil, fmt.Errorf("tfidf: %s: %w", path, err)
 	}
-	v.indexTerms()
+	if len(v.Terms) != len(v.IDF) {
+		return nil, fmt.Errorf("tfidf: %s: %d terms but %d idf values", path, len(v.Terms), len(v.IDF))
+	}
+	if err := v.index(); err != nil {
+		return nil, fmt.Errorf("tfidf: %s: %w", path, err)
+	}
 	return &m, nil
 }

@@ -7,6 +7,10 @@
 // saved beside the sets (tfidf.json), so that text can be scored later by
 // the same columns.
 //
+// Vectorizing runs on every core, and its results do not depend on how
+// many: each core numbers the n-grams of a part of the texts (lexicon), the
+// parts are merged, and terms are ordered by their text.
+//
 // Where the definitions leave a choice, this package decides: max_features
 // keeps the most frequent terms with ties broken by the term (scikit-learn
 // breaks them by NumPy's unstable sort), and text is lowercased by Go's

@@ -38,3 +38,16 @@ func FuzzReadDocuments(f *testing.F) {
 		}
 	})
 }
+
+// Whatever the texts, the vectorizer equals its definition (see
+// reference_test.go): the fitted terms, their idf and every row, and a
+// vectorizer read back from the terms gives the same rows.
+func FuzzEqualsReference(f *testing.F) {
+	f.Add("a b a b c\nb c d\nc d e a", "a b c e", uint8(1), uint8(3), uint8(1))
+	f.Add("Über über ÜBER\nx_y 12 x_y", "über 12", uint8(2), uint8(2), uint8(2))
+	f.Fuzz(func(t *testing.T, train, test string, minN, span, minDF uint8) {
+		o := Options{MinN: 1 + int(minN%3), MinDF: 1 + int(minDF%3), Sublinear: minN%2 == 0}
+		o.MaxN = o.MinN + int(span%3)
+		checkAgainstReference(t, o, strings.Split(train, "\n"), strings.Split(test, "\n"))
+	})
+}

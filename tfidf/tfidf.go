@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+	"sync"
 
 	"github.com/hetsgd/hetsgd/sparse"
 )
@@ -52,123 +52,198 @@ type Vectorizer struct {
 	IDF   []float64 `json:"idf"`
 	// Documents is the number of training documents the idf counts.
 	Documents int `json:"documents"`
-	index     map[string]int32
+	lex       *lexicon
+	column    []int32 // a lexicon id's term's id; -1: not a term
 }
 
-// Tokens appends to dst the words of text as scikit-learn's default
-// analyzer finds them: lowercased, maximal runs of at least two word
-// characters (its token pattern (?u)\b\w\w+\b: letters, numbers and the
-// underscore).
-func Tokens(text string, dst []string) []string {
-	text = strings.ToLower(text)
-	start := -1
-	for i, r := range text {
-		word := r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
-		switch {
-		case word && start < 0:
-			start = i
-		case !word && start >= 0:
-			if utf8.RuneCountInString(text[start:i]) >= 2 {
-				dst = append(dst, text[start:i])
-			}
-			start = -1
-		}
-	}
-	if start >= 0 && utf8.RuneCountInString(text[start:]) >= 2 {
-		dst = append(dst, text[start:])
-	}
-	return dst
-}
-
-// grams calls f with each n-gram of tokens, n from o.MinN to o.MaxN, its
-// words joined by a space.
-func (o Options) grams(tokens []string, f func(term string)) {
-	var b strings.Builder
-	for n := o.MinN; n <= o.MaxN; n++ {
-		for i := 0; i+n <= len(tokens); i++ {
-			if n == 1 {
-				f(tokens[i])
-				continue
-			}
-			b.Reset()
-			for w, t := range tokens[i : i+n] {
-				if w > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(t)
-			}
-			f(b.String())
-		}
-	}
-}
-
-// Fit learns the vocabulary and idf of the documents next gives, one
-// after another until it returns false: the terms on at least MinDF
-// documents, the MaxFeatures most frequent of them when MaxFeatures > 0,
+// Fit learns the vocabulary and idf of texts: the terms on at least MinDF
+// of them, the MaxFeatures most frequent of those when MaxFeatures > 0,
 // sorted; a term's idf is ln((1 + n)/(1 + df)) + 1 over the n documents,
 // df its documents (scikit-learn's smooth_idf).
-func Fit(o Options, next func() (string, bool)) (*Vectorizer, error) {
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	type count struct{ df, tf int }
-	counts := map[string]*count{}
-	seen := map[string]bool{}
-	var tokens []string
-	n := 0
-	for {
-		doc, ok := next()
-		if !ok {
-			break
-		}
-		n++
-		clear(seen)
-		tokens = Tokens(doc, tokens[:0])
-		o.grams(tokens, func(term string) {
-			c := counts[term]
-			if c == nil {
-				c = &count{}
-				counts[term] = c
-			}
-			c.tf++
-			if !seen[term] {
-				seen[term] = true
-				c.df++
-			}
-		})
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("tfidf: no documents to fit")
-	}
-	terms := make([]string, 0, len(counts))
-	for t, c := range counts {
-		if c.df >= o.MinDF {
-			terms = append(terms, t)
-		}
-	}
-	if o.MaxFeatures > 0 && len(terms) > o.MaxFeatures {
-		slices.SortFunc(terms, func(a, b string) int {
-			return cmp.Or(cmp.Compare(counts[b].tf, counts[a].tf), strings.Compare(a, b))
-		})
-		terms = terms[:o.MaxFeatures]
-	}
-	if len(terms) == 0 {
-		return nil, fmt.Errorf("tfidf: no term is on %d or more of the %d documents", o.MinDF, n)
-	}
-	slices.Sort(terms)
-	v := &Vectorizer{Options: o, Terms: terms, IDF: make([]float64, len(terms)), Documents: n}
-	for j, t := range terms {
-		v.IDF[j] = math.Log(float64(1+n)/float64(1+counts[t].df)) + 1
-	}
-	v.indexTerms()
-	return v, nil
+func Fit(o Options, texts []string) (*Vectorizer, error) {
+	v, _, err := fit(o, texts)
+	return v, err
 }
 
-func (v *Vectorizer) indexTerms() {
-	v.index = make(map[string]int32, len(v.Terms))
-	for j, t := range v.Terms {
-		v.index[t] = int32(j)
+// fit is Fit that also returns each text's n-grams, by lexicon id.
+//
+// Each core counts the n-grams of a part of the texts in a lexicon of its
+// own (tokenizing and one map lookup an n-gram: most of the work); the
+// parts' lexicons are then merged, one lookup a distinct n-gram. The ids
+// depend on the number of cores; nothing fit returns does, since terms
+// are ordered by their text.
+func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
+	if err := o.check(); err != nil {
+		return nil, nil, err
 	}
+	if len(texts) == 0 {
+		return nil, nil, fmt.Errorf("tfidf: no documents to fit")
+	}
+	type shard struct {
+		lex   *lexicon
+		grams docGrams
+		tf    []int32
+		df    []int32
+	}
+	shards := make([]*shard, min(runtime.GOMAXPROCS(0), len(texts)))
+	parallelParts(len(texts), len(shards), func(p, lo, hi int) {
+		s := &shard{lex: newLexicon(), grams: docGrams{lo: lo, offsets: make([]int, 1, hi-lo+1), ids: make([]int32, 0, o.gramsHint(texts[lo:hi]))}}
+		var tok tokenizer
+		var ws, seen []int32
+		for d := lo; d < hi; d++ {
+			tok.cut(texts[d])
+			ws = ws[:0]
+			for i := range tok.words() {
+				ws = append(ws, s.lex.addWord(tok.word(i)))
+			}
+			start := len(s.grams.ids)
+			s.grams.ids = s.lex.addGrams(ws, o.MinN, o.MaxN, s.grams.ids)
+			s.grams.offsets = append(s.grams.offsets, len(s.grams.ids))
+			if n := len(s.lex.size); n > len(s.tf) {
+				s.tf, s.df, seen = grow(s.tf, n), grow(s.df, n), grow(seen, n)
+			}
+			for _, id := range s.grams.ids[start:] {
+				s.tf[id]++
+				if seen[id] != int32(d+1) {
+					seen[id] = int32(d + 1)
+					s.df[id]++
+				}
+			}
+		}
+		shards[p] = s
+	})
+	lex := shards[0].lex
+	tf, df := shards[0].tf, shards[0].df
+	remaps := make([][]int32, len(shards))
+	for p, s := range shards[1:] {
+		remap := make([]int32, len(s.lex.size))
+		for id, first := range s.lex.first {
+			if first < 0 {
+				remap[id] = lex.addWordString(s.lex.word[id])
+			} else {
+				remap[id] = lex.addPair(remap[first], remap[s.lex.last[id]])
+			}
+		}
+		tf, df = grow(tf, len(lex.size)), grow(df, len(lex.size))
+		for id, g := range remap {
+			tf[g] += s.tf[id]
+			df[g] += s.df[id]
+		}
+		remaps[p+1] = remap
+	}
+	grams := make([]docGrams, len(shards))
+	parallelParts(len(shards), len(shards), func(p, _, _ int) {
+		grams[p] = shards[p].grams
+		if remap := remaps[p]; remap != nil {
+			for i, id := range grams[p].ids {
+				grams[p].ids[i] = remap[id]
+			}
+		}
+	})
+	var kept []term
+	for id, size := range lex.size {
+		if int(size) >= o.MinN && df[id] >= int32(o.MinDF) {
+			kept = append(kept, term{id: int32(id)})
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil, fmt.Errorf("tfidf: no term is on %d or more of the %d documents", o.MinDF, len(texts))
+	}
+	order := lex.order()
+	parallel(len(kept), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			kept[i].key = order.key(kept[i].id)
+		}
+	})
+	byText := func(a, b term) int { return order.compare(a, b) }
+	if o.MaxFeatures > 0 && len(kept) > o.MaxFeatures {
+		sortParallel(kept, func(a, b term) int { return cmp.Or(cmp.Compare(tf[b.id], tf[a.id]), byText(a, b)) })
+		kept = kept[:o.MaxFeatures]
+	}
+	sortParallel(kept, byText)
+	v := &Vectorizer{Options: o, Terms: make([]string, len(kept)), IDF: make([]float64, len(kept)), Documents: len(texts), lex: lex}
+	v.column = make([]int32, len(lex.size))
+	for i := range v.column {
+		v.column[i] = -1
+	}
+	// A part's terms are one string, cut: one allocation, not one a term.
+	n := float64(len(texts))
+	parallel(len(kept), func(lo, hi int) {
+		var b []byte
+		ends := make([]int, 0, hi-lo)
+		for j := lo; j < hi; j++ {
+			id := kept[j].id
+			b = lex.appendText(b, id)
+			ends = append(ends, len(b))
+			v.IDF[j] = math.Log((1+n)/float64(1+df[id])) + 1
+			v.column[id] = int32(j)
+		}
+		all, start := string(b), 0
+		for i, end := range ends {
+			v.Terms[lo+i], start = all[start:end], end
+		}
+	})
+	return v, grams, nil
+}
+
+// gramsHint guesses, to size buffers, how many n-grams texts hold: a
+// word and its separator take about six bytes of English.
+func (o Options) gramsHint(texts []string) int {
+	n := 0
+	for _, t := range texts {
+		n += len(t)
+	}
+	return n / 6 * (o.MaxN - o.MinN + 1)
+}
+
+// grow returns s lengthened to n, the new elements zero.
+func grow(s []int32, n int) []int32 {
+	if n <= len(s) {
+		return s
+	}
+	return slices.Grow(s, n-len(s))[:n]
+}
+
+// docGrams are the n-grams of documents lo, lo+1, … by lexicon id:
+// document lo+d's are ids[offsets[d]:offsets[d+1]].
+type docGrams struct {
+	lo      int
+	ids     []int32
+	offsets []int
+}
+
+// gramsOf returns document d's n-grams from parts, which hold it.
+func gramsOf(parts []docGrams, d int) []int32 {
+	for _, p := range parts {
+		if i := d - p.lo; i < len(p.offsets)-1 {
+			return p.ids[p.offsets[i]:p.offsets[i+1]]
+		}
+	}
+	panic("tfidf: no n-grams of the document")
+}
+
+// index numbers the terms of a vectorizer read from a file.
+func (v *Vectorizer) index() error {
+	v.lex = newLexicon()
+	ids := make([]int32, len(v.Terms))
+	for j, t := range v.Terms {
+		if j > 0 && t <= v.Terms[j-1] {
+			return fmt.Errorf("term %d (%q) is not after term %d (%q): the terms are sorted and distinct", j, t, j-1, v.Terms[j-1])
+		}
+		n := strings.Count(t, " ") + 1
+		if n < v.MinN || n > v.MaxN || strings.Contains(" "+t+" ", "  ") {
+			return fmt.Errorf("term %d (%q) is not %d to %d words joined by single spaces", j, t, v.MinN, v.MaxN)
+		}
+		ids[j] = v.lex.addTerm(t)
+	}
+	v.column = make([]int32, len(v.lex.size))
+	for i := range v.column {
+		v.column[i] = -1
+	}
+	for j, id := range ids {
+		v.column[id] = int32(j)
+	}
+	return nil
 }
 
 // Row is a document's TF-IDF row: its terms' ids, ascending, and their
@@ -176,42 +251,55 @@ func (v *Vectorizer) indexTerms() {
 type Row struct {
 	IDs    []int32
 	Values []float32
-	tokens []string
-	tf     map[int32]int
+	tok    tokenizer
+	words  []int32
+	grams  []int32
 	vals   []float64
 }
 
 // Transform computes text's row into r, reusing its buffers.
 func (v *Vectorizer) Transform(text string, r *Row) {
-	if r.tf == nil {
-		r.tf = map[int32]int{}
-	}
-	clear(r.tf)
-	r.tokens = Tokens(text, r.tokens[:0])
-	v.grams(r.tokens, func(term string) {
-		if j, ok := v.index[term]; ok {
-			r.tf[j]++
-		}
-	})
+	r.tok.cut(text)
+	r.words = v.lex.wordIDs(&r.tok, r.words[:0])
+	r.grams = v.lex.grams(r.words, v.MinN, v.MaxN, r.grams[:0])
+	v.row(r.grams, r)
+}
+
+// row computes into r the row of a document of n-grams grams (lexicon
+// ids; reordered).
+func (v *Vectorizer) row(grams []int32, r *Row) {
 	r.IDs = r.IDs[:0]
-	for j := range r.tf {
-		r.IDs = append(r.IDs, j)
+	for _, id := range grams {
+		if j := v.column[id]; j >= 0 {
+			r.IDs = append(r.IDs, j)
+		}
 	}
 	slices.Sort(r.IDs)
-	r.vals = slices.Grow(r.vals[:0], len(r.IDs))[:len(r.IDs)]
-	vals := r.vals
+	// Count each term's occurrences, runs of equal ids, in place.
+	r.vals = r.vals[:0]
+	n := 0
+	for i := 0; i < len(r.IDs); {
+		k := i + 1
+		for k < len(r.IDs) && r.IDs[k] == r.IDs[i] {
+			k++
+		}
+		r.IDs[n] = r.IDs[i]
+		r.vals = append(r.vals, float64(k-i))
+		n, i = n+1, k
+	}
+	r.IDs = r.IDs[:n]
 	var norm float64
-	for n, j := range r.IDs {
-		tf := float64(r.tf[j])
+	for i, j := range r.IDs {
+		tf := r.vals[i]
 		if v.Sublinear {
 			tf = 1 + math.Log(tf)
 		}
-		vals[n] = tf * v.IDF[j]
-		norm += vals[n] * vals[n]
+		r.vals[i] = tf * v.IDF[j]
+		norm += r.vals[i] * r.vals[i]
 	}
 	norm = math.Sqrt(norm)
 	r.Values = r.Values[:0]
-	for _, x := range vals {
+	for _, x := range r.vals {
 		r.Values = append(r.Values, float32(x/norm))
 	}
 }
@@ -219,8 +307,79 @@ func (v *Vectorizer) Transform(text string, r *Row) {
 // Append adds text's row to b, a builder of the vocabulary's columns.
 func (v *Vectorizer) Append(b *sparse.Builder, text string, r *Row) {
 	v.Transform(text, r)
+	appendRow(b, r)
+}
+
+func appendRow(b *sparse.Builder, r *Row) {
 	for n, j := range r.IDs {
 		b.Append(j, r.Values[n])
 	}
 	b.EndRow()
+}
+
+// parallel calls f with the ranges of a split of [0, n) into parts, one
+// part a core, concurrently.
+func parallel(n int, f func(lo, hi int)) {
+	parallelParts(n, runtime.GOMAXPROCS(0), func(_, lo, hi int) { f(lo, hi) })
+}
+
+// parallelParts calls f concurrently with each part p of a split of
+// [0, n) into at most parts parts, and the part's range.
+func parallelParts(n, parts int, f func(p, lo, hi int)) {
+	parts = max(min(parts, n), 1)
+	if parts == 1 {
+		f(0, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { f(p, p*n/parts, (p+1)*n/parts) })
+	}
+	wg.Wait()
+}
+
+// sortParallel sorts s by cmp, which orders any two distinct elements
+// (the order is total): its parts are sorted each on a core and merged.
+func sortParallel[T any](s []T, cmp func(a, b T) int) {
+	sortParts(s, cmp, min(runtime.GOMAXPROCS(0), len(s)/4096))
+}
+
+// sortParts is sortParallel in parts parts.
+func sortParts[T any](s []T, cmp func(a, b T) int, parts int) {
+	if parts = min(parts, len(s)); parts <= 1 {
+		slices.SortFunc(s, cmp)
+		return
+	}
+	bounds := make([]int, parts+1)
+	for p := range bounds {
+		bounds[p] = p * len(s) / parts
+	}
+	parallelParts(parts, parts, func(p, _, _ int) { slices.SortFunc(s[bounds[p]:bounds[p+1]], cmp) })
+	buf := make([]T, len(s))
+	src, dst := s, buf
+	for len(bounds) > 2 {
+		var next []int
+		var wg sync.WaitGroup
+		for i := 0; i+1 < len(bounds); i += 2 {
+			lo, mid, hi := bounds[i], bounds[i+1], bounds[min(i+2, len(bounds)-1)]
+			next = append(next, lo)
+			wg.Go(func() { merge(dst[lo:hi], src[lo:mid], src[mid:hi], cmp) })
+		}
+		wg.Wait()
+		bounds = append(next, len(s))
+		src, dst = dst, src
+	}
+	copy(s, src) // a no-op when the last round merged into s
+}
+
+// merge writes into dst (of their joint length) the sorted a and b, merged.
+func merge[T any](dst, a, b []T, cmp func(a, b T) int) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(b) || (i < len(a) && cmp(a[i], b[j]) <= 0) {
+			dst[k], i = a[i], i+1
+		} else {
+			dst[k], j = b[j], j+1
+		}
+	}
 }

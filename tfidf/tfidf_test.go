@@ -38,7 +38,7 @@ func untiedCut(docs []Document, minN, maxN int) int {
 	tf := map[string]int{}
 	o := Options{MinN: minN, MaxN: maxN}
 	for _, d := range docs {
-		o.grams(Tokens(d.Text, nil), func(term string) { tf[term]++ })
+		refGrams(o, Tokens(d.Text, nil), func(term string) { tf[term]++ })
 	}
 	var counts []int
 	for _, c := range tf {
@@ -57,14 +57,7 @@ func untiedCut(docs []Document, minN, maxN int) int {
 // A vocabulary and rows by hand: two documents, unigrams, no min_df.
 func TestKnownAnswer(t *testing.T) {
 	docs := []string{"apple banana apple", "banana cherry"}
-	i := 0
-	v, err := Fit(Options{MinN: 1, MaxN: 1, MinDF: 1}, func() (string, bool) {
-		if i == len(docs) {
-			return "", false
-		}
-		i++
-		return docs[i-1], true
-	})
+	v, err := Fit(Options{MinN: 1, MaxN: 1, MinDF: 1}, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +159,12 @@ func TestMatchesScikitLearn(t *testing.T) {
 func TestConvertAndLoad(t *testing.T) {
 	dir := t.TempDir()
 	trainPath, testPath := filepath.Join("testdata", "corpus.tsv"), filepath.Join("testdata", "corpus_test.tsv")
-	m, dropped, err := Convert(trainPath, testPath, dir, Defaults, false)
+	c, err := Convert(t.Context(), trainPath, testPath, dir, Defaults, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dropped != 1 || len(m.Labels) != 4 {
-		t.Errorf("%d test labels dropped, %d labels: want 1 (robots) and 4", dropped, len(m.Labels))
+	if m := c.Model; c.Dropped != 1 || len(m.Labels) != 4 {
+		t.Errorf("%d test labels dropped, %d labels: want 1 (robots) and 4", c.Dropped, len(m.Labels))
 	}
 	back, err := Load(filepath.Join(dir, "tfidf.json"))
 	if err != nil {
@@ -193,7 +186,7 @@ func TestConvertAndLoad(t *testing.T) {
 		}
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "train.txt"))
-	if _, _, err := Convert(testPath, trainPath, dir, Defaults, false); err == nil || !strings.Contains(err.Error(), "exists") {
+	if _, err := Convert(t.Context(), testPath, trainPath, dir, Defaults, false); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("a second conversion into the folder: %v", err)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "train.txt")); string(after) != string(before) {

@@ -208,7 +208,7 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // runDataFromText is "hetsgd data from-text": labelled text to a dataset
 // folder and its vectorizer (package tfidf).
-func runDataFromText(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runDataFromText(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("data from-text", "data from-text --train FILE --test FILE --out DIR [flags]\n\nReads lines \"labels<TAB>text\" (labels comma-separated) and writes DIR/train.txt and DIR/test.txt (XC format, TF-IDF rows of word n-grams as scikit-learn's TfidfVectorizer makes them, fitted to --train) and DIR/tfidf.json (the vectorizer and the label names).", stderr)
 	train, test, out := fs.String("train", "", "labelled text `file` to fit and convert"), fs.String("test", "", "labelled text `file` to convert"), fs.String("out", "", "output `dir`")
 	o := tfidf.Defaults
@@ -226,10 +226,11 @@ func runDataFromText(_ context.Context, args []string, stdout, stderr io.Writer)
 	if *train == "" || *test == "" || *out == "" {
 		return fmt.Errorf("give --train, --test and --out")
 	}
-	m, dropped, err := tfidf.Convert(*train, *test, *out, o, *force)
+	c, err := tfidf.Convert(ctx, *train, *test, *out, o, *force)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s/train.txt, %s/test.txt and %s/tfidf.json: %d terms, %d labels; %d test labels not in --train dropped\n", *out, *out, *out, len(m.Terms), len(m.Labels), dropped)
+	fmt.Fprintf(stdout, "wrote %s/train.txt, %s/test.txt and %s/tfidf.json: %d terms, %d labels; %d test labels not in --train dropped\n", *out, *out, *out, len(c.Model.Terms), len(c.Model.Labels), c.Dropped)
+	fmt.Fprintf(stdout, "read %.2f s, vectorized %.2f s, wrote %.2f s\n", c.Read.Seconds(), c.Vectorize.Seconds(), c.Write.Seconds())
 	return nil
 }
