@@ -7,24 +7,37 @@
 #
 # Env: BIN (the hetsgd binary, default ./hetsgd), POINTS (generated training
 # points, default 60000), REQUESTS (timed requests a run, default 300),
-# CONC (the batched run's concurrency, default 64).
+# CONC (the batched run's concurrency, default 64), OUTPUT (the model's
+# output layer in training: dense, the default, or lsh), RANK (how serve
+# ranks: exact, the default, or tables; with tables, eval first reports
+# what the tables cost on the test set: their recall and P@k against the
+# exact ranking's).
 set -euo pipefail
 out=${1:?usage: bench/serve.sh OUT}
 bin=${BIN:-./hetsgd}
 mkdir -p "$out"
 [ -d "$out/amz" ] || "$bin" data gen --like amazon-670k --points "${POINTS:-60000}" --out "$out/amz" > /dev/null
-[ -d "$out/ck" ] || "$bin" train --data "$out/amz" --epochs 0.01 --eval-points 100 --checkpoint "$out/ck" --progress off > /dev/null
+output=${OUTPUT:-dense}
+rank=${RANK:-exact}
+ck="$out/ck"
+[ "$output" = dense ] || ck="$out/ck-$output"
+[ -d "$ck" ] || "$bin" train --data "$out/amz" --epochs 0.01 --eval-points 100 --output "$output" --checkpoint "$ck" --progress off > /dev/null
+if [ "$rank" = tables ]; then
+  for r in exact tables; do
+    echo "{\"eval_rank\": \"$r\", \"scores\": $("$bin" eval --model "$ck" --data "$out/amz" --eval-points 2000 --rank "$r" --json)}"
+  done
+fi
 load() { go run ./bench/serveload --url "$1" --data "$out/amz" "${@:2}"; }
 
 # predict: every test point, in its chunks.
 rm -f "$out/top5.tsv"
 start=$(date +%s.%N)
-"$bin" predict --model "$out/ck" --data "$out/amz" --top 5 --out "$out/top5.tsv"
+"$bin" predict --model "$ck" --data "$out/amz" --top 5 --out "$out/top5.tsv"
 end=$(date +%s.%N)
 n=$(wc -l < "$out/top5.tsv")
 echo "{\"predict_points\": $n, \"predict_seconds\": $(echo "$end - $start" | bc), \"predict_points_per_s\": $(echo "$n / ($end - $start)" | bc -l)}"
 
-"$bin" serve --model "$out/ck" --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
+"$bin" serve --model "$ck" --rank "$rank" --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
 pid=$!
 trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 until url=$(grep -o 'http://[^ ]*/predict' "$out/serve.out" 2>/dev/null); do

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -214,6 +215,31 @@ type Claim struct {
 	made    bool
 	before  []string
 	hadBest bool
+	// attached are the files Attach wrote that were not there before.
+	attached []string
+}
+
+// Attach writes a file the run's models need beside its checkpoints, as
+// name in the folder: a text vectorizer that turns text into the model's
+// inputs, say, so that the folder is enough to score text. A file of that
+// name already there with the same bytes is kept (a resumed run's); with
+// other bytes it is refused, named. Abandon removes a file Attach wrote.
+func (c *Claim) Attach(name string, b []byte) error {
+	path := filepath.Join(string(c.dir), name)
+	had, err := os.ReadFile(path)
+	switch {
+	case err == nil && bytes.Equal(had, b):
+		return nil
+	case err == nil:
+		return fmt.Errorf("checkpoint: %s is another run's (its bytes differ from this run's): give another --checkpoint folder, or remove it", path)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := atomicfile.WriteFile(path, b, false); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	c.attached = append(c.attached, path)
+	return nil
 }
 
 // Owner returns the record the claim wrote.
@@ -344,6 +370,9 @@ func (c *Claim) Abandon() {
 	defer c.Release()
 	if list, _ := c.dir.List(); !slices.Equal(list, c.before) {
 		return
+	}
+	for _, path := range c.attached {
+		os.Remove(path)
 	}
 	dir := string(c.dir)
 	if !c.hadBest {

@@ -181,3 +181,43 @@ func TestClaimLinksAndLeftovers(t *testing.T) {
 		t.Errorf("an abandoned run left %v", entries)
 	}
 }
+
+// Attach writes a file beside the checkpoints, keeps one with the same
+// bytes, refuses one with others, and Abandon takes back what it wrote
+// (the folder it made included); after a checkpoint the file stays.
+func TestClaimAttach(t *testing.T) {
+	d := Dir(filepath.Join(t.TempDir(), "ck"))
+	c, err := d.Claim(Owner{Run: "a"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Attach("vec.json", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Attach("vec.json", []byte("v1")); err != nil {
+		t.Fatalf("the same bytes again: %v", err)
+	}
+	if err := c.Attach("vec.json", []byte("v2")); err == nil || !strings.Contains(err.Error(), "vec.json is another run's") {
+		t.Fatalf("other bytes: %v", err)
+	}
+	c.Abandon()
+	if _, err := os.Stat(string(d)); err == nil {
+		t.Fatal("Abandon left the folder it made, or the file it attached")
+	}
+	c, err = d.Claim(Owner{Run: "a"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Attach("vec.json", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := Create(d.Path(10))
+	w.Bytes("x", nil)
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c.Abandon()
+	if b, err := os.ReadFile(filepath.Join(string(d), "vec.json")); string(b) != "v1" {
+		t.Fatalf("after a checkpoint, Abandon took the attached file: %q %v", b, err)
+	}
+}

@@ -200,6 +200,24 @@ func openInput(ctx context.Context, path string) (*os.File, os.FileInfo, func(),
 	return file, fi, func() { unclose(); file.Close() }, nil
 }
 
+// OpenFile opens path, a file or Stdin, for one pass under ctx: until it
+// is closed, the end of ctx closes it, so that a read blocked on a pipe or
+// a terminal returns.
+func OpenFile(ctx context.Context, path string) (io.ReadCloser, error) {
+	file, _, done, err := openInput(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return closer{file, done}, nil
+}
+
+type closer struct {
+	io.Reader
+	done func()
+}
+
+func (c closer) Close() error { c.done(); return nil }
+
 // Stdin is the path that names the standard input: it is read once, as a
 // stream (never cached), and named "standard input" in messages.
 const Stdin = "-"

@@ -2,6 +2,7 @@ package metric
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,9 +100,32 @@ func (f PredictionFormat) Valid() bool { return f == TSV || f == JSONL }
 // Scores are written as the shortest decimal that reads back as the same
 // float32. Its Write is Predict's emit.
 type PredictionWriter struct {
-	w    io.Writer
-	f    PredictionFormat
-	line []byte // reused from line to line: writing allocates nothing
+	w     io.Writer
+	f     PredictionFormat
+	line  []byte   // reused from line to line: writing allocates nothing
+	names [][]byte // a label's name as written, when SetNames gave them
+}
+
+// SetNames has the labels written by name, names[id], not by id: in TSV
+// as name:score (a name may hold colons: the score follows the last), in
+// JSONL as strings. Names hold no tab or newline.
+func (pw *PredictionWriter) SetNames(names []string) {
+	pw.names = make([][]byte, len(names))
+	for i, n := range names {
+		if pw.f == JSONL {
+			pw.names[i], _ = json.Marshal(n) // a string always marshals
+		} else {
+			pw.names[i] = []byte(n)
+		}
+	}
+}
+
+// appendLabel appends label l, by name when the writer has names.
+func (pw *PredictionWriter) appendLabel(line []byte, l int32) []byte {
+	if pw.names != nil {
+		return append(line, pw.names[l]...)
+	}
+	return strconv.AppendInt(line, int64(l), 10)
 }
 
 // NewPredictionWriter returns a writer of predictions to w in format f
@@ -120,7 +144,7 @@ func (pw *PredictionWriter) Write(pr Prediction) error {
 		line = strconv.AppendInt(line, int64(pr.Point), 10)
 		for i, l := range pr.Labels {
 			line = append(line, '\t')
-			line = strconv.AppendInt(line, int64(l), 10)
+			line = pw.appendLabel(line, l)
 			line = append(line, ':')
 			line = strconv.AppendFloat(line, float64(pr.Scores[i]), 'g', -1, 32)
 		}
@@ -132,7 +156,7 @@ func (pw *PredictionWriter) Write(pr Prediction) error {
 			if i > 0 {
 				line = append(line, ',')
 			}
-			line = strconv.AppendInt(line, int64(l), 10)
+			line = pw.appendLabel(line, l)
 		}
 		line = append(line, `],"scores":[`...)
 		for i, s := range pr.Scores {

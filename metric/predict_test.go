@@ -37,6 +37,25 @@ func TestPredictionWriterFormats(t *testing.T) {
 			t.Errorf("%s: %q, want %q", f, b.String(), want)
 		}
 	}
+	// By name: a name's colons stay, JSON quotes what it must.
+	names := make([]string, 41)
+	names[7], names[40], names[3] = "role::program", `say "hi"`, "x"
+	for f, want := range map[PredictionFormat]string{
+		TSV:   "0\trole::program:3.25\tsay \"hi\":0.1\n12\tx:-1e-07\n",
+		JSONL: "{\"point\":0,\"labels\":[\"role::program\",\"say \\\"hi\\\"\"],\"scores\":[3.25,0.1]}\n{\"point\":12,\"labels\":[\"x\"],\"scores\":[-1e-07]}\n",
+	} {
+		var b bytes.Buffer
+		pw, _ := NewPredictionWriter(&b, f)
+		pw.SetNames(names)
+		for _, pr := range preds {
+			if err := pw.Write(pr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b.String() != want {
+			t.Errorf("%s by name: %q, want %q", f, b.String(), want)
+		}
+	}
 	if _, err := NewPredictionWriter(&bytes.Buffer{}, "csv"); err == nil || PredictionFormat("csv").Valid() {
 		t.Errorf("format csv: %v", err)
 	}

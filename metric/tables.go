@@ -45,31 +45,86 @@ func TablesBytes(m *model.MLP, t Tables) int64 {
 // softmax over all of them. The network needs a hidden layer, whose width
 // is t.Family's dimension.
 func (e *Evaluator) SetTables(t Tables) error {
-	layers := e.m.Layers()
+	ts, err := newTableScorer(e.m, t)
+	e.tables = ts
+	return err
+}
+
+func newTableScorer(m *model.MLP, t Tables) (*tableScorer, error) {
+	layers := m.Layers()
 	l := layers[len(layers)-1]
 	switch {
 	case len(layers) < 2:
-		return fmt.Errorf("metric: approximate top-k needs a hidden layer to hash")
+		return nil, fmt.Errorf("metric: approximate top-k needs a hidden layer to hash")
 	case t.Capacity < 1 || t.Budget < 1:
-		return fmt.Errorf("metric: approximate top-k with buckets of %d rows and %d rows a point: need at least 1 of each", t.Capacity, t.Budget)
+		return nil, fmt.Errorf("metric: approximate top-k with buckets of %d rows and %d rows a point: need at least 1 of each", t.Capacity, t.Budget)
 	}
 	ix, err := lsh.NewIndex(t.Family, l.Out, t.Capacity)
 	if err != nil {
-		return fmt.Errorf("metric: %w", err)
+		return nil, fmt.Errorf("metric: %w", err)
 	}
-	e.tables = &tableScorer{cfg: t, ix: ix, in: l.In}
+	ts := &tableScorer{cfg: t, ix: ix, in: l.In}
 	if !l.Transposed {
-		e.tables.wt = make([]float32, l.In*l.Out)
+		ts.wt = make([]float32, l.In*l.Out)
 	}
 	for c := range tableParts {
 		s, err := lsh.NewSampler(ix, t.Budget, t.Seed+uint64(c))
 		if err != nil {
-			return fmt.Errorf("metric: %w", err)
+			return nil, fmt.Errorf("metric: %w", err)
 		}
-		part := &e.tables.parts[c]
+		part := &ts.parts[c]
 		part.s, part.got, part.z = s, make([]int32, 0, s.Size()), make([]float32, s.Size())
 	}
-	return nil
+	return ts, nil
+}
+
+// A TableRanker ranks points' labels through tables over a network's
+// output rows, as Evaluator.SetTables does, point by point: SLIDE's
+// inference for a server. It is not safe for concurrent use.
+type TableRanker struct {
+	ts *tableScorer
+}
+
+// NewTableRanker returns a ranker of network m's labels at parameters p
+// through tables t, which it builds (TablesBytes estimates their memory).
+func NewTableRanker(m *model.MLP, p []float32, t Tables) (*TableRanker, error) {
+	ts, err := newTableScorer(m, t)
+	if err != nil {
+		return nil, err
+	}
+	ts.build(m, p)
+	return &TableRanker{ts: ts}, nil
+}
+
+// Width is the hidden vector's width a point is ranked by: the last hidden
+// layer's (model.Workspace.Hidden).
+func (r *TableRanker) Width() int { return r.ts.in }
+
+// Top writes into labels the top len(labels) labels that hidden vector h
+// retrieves, best first, and their scores into scores, and returns how
+// many it wrote: fewer when fewer are retrieved.
+func (r *TableRanker) Top(h []float32, labels []int32, scores []float32) int {
+	part := &r.ts.parts[0]
+	got, z := r.ts.retrieve(part.s, part.got, part.z, h)
+	part.got = got
+	top := model.TopK(z, len(labels), labels)
+	for i, j := range top {
+		labels[i], scores[i] = got[j], z[j]
+	}
+	return len(top)
+}
+
+// retrieve scores the output rows hidden vector h retrieves through
+// sampler s: their ids, in got's buffer, and their scores (the rows' dot
+// products with h plus their biases), in z's.
+func (t *tableScorer) retrieve(s *lsh.Sampler, got []int32, z []float32, h []float32) ([]int32, []float32) {
+	got = s.Retrieve(got, h, nil)
+	z = z[:len(got)]
+	kernel.RowDots(z, t.rows, got, h)
+	for j, r := range got {
+		z[j] += t.b[r]
+	}
+	return got, z
 }
 
 // tableScorer holds the tables of an approximate evaluation and the
@@ -109,13 +164,8 @@ func (t *tableScorer) Part(c, n int) {
 	y := t.y
 	part := &t.parts[c]
 	for i := c * y.Rows / n; i < (c+1)*y.Rows/n; i++ {
-		h := t.h[i*t.in : (i+1)*t.in]
-		part.got = part.s.Retrieve(part.got, h, nil)
-		z := part.z[:len(part.got)]
-		kernel.RowDots(z, t.rows, part.got, h)
-		for j, r := range part.got {
-			z[j] += t.b[r]
-		}
+		var z []float32
+		part.got, z = t.retrieve(part.s, part.got, part.z, t.h[i*t.in:(i+1)*t.in])
 		top := model.TopK(z, 5, part.top[:])
 		ids := part.ids[:len(top)]
 		for r, j := range top {

@@ -1,6 +1,7 @@
 package metric
 
 import (
+	"math"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
@@ -130,5 +131,38 @@ func TestTablesNoAlloc(t *testing.T) {
 	}
 	if first.P1 == 0 {
 		t.Errorf("DWTA tables over a trained network rank no label right: %+v", first)
+	}
+}
+
+// A ranker with tables that retrieve every row ranks as the network does;
+// with a budget of b rows of such tables, only labels 0…b−1, and a point
+// gets fewer labels than asked when fewer are retrieved.
+func TestTableRanker(t *testing.T) {
+	test, m, _, p, _ := trained(t)
+	ws := m.NewWorkspace(test.Len())
+	h := append([]float32(nil), ws.Hidden(p, &test.X)...)
+	ws.Forward(p, &test.X)
+	L := test.Labels()
+	for _, budget := range []int{L, 20, 3} {
+		r, err := NewTableRanker(m, p, Tables{Family: oneBucket{2}, Capacity: L, Budget: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		labels, scores := make([]int32, 5), make([]float32, 5)
+		for i := range 50 {
+			n := r.Top(h[i*r.Width():(i+1)*r.Width()], labels, scores)
+			row := ws.Logits()[i*L : (i+1)*L][:budget]
+			want := model.TopK(row, 5, make([]int32, 5))
+			if n != len(want) {
+				t.Fatalf("budget %d, point %d: %d labels, want %d", budget, i, n, len(want))
+			}
+			for j := range n {
+				// The dot products are summed in another order than the
+				// forward pass's: equal to float32 rounding.
+				if d := math.Abs(float64(scores[j] - row[want[j]])); labels[j] != want[j] || d > 1e-5*(1+math.Abs(float64(row[want[j]]))) {
+					t.Fatalf("budget %d, point %d: %v %v, want %v", budget, i, labels[:n], scores[:n], want)
+				}
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -24,6 +25,8 @@ import (
 //
 //	card   uint8 [n], optional: a model card, JSON in UTF-8 (how the model
 //	       was made and scored; json.loads(z["card"].tobytes()))
+//	tfidf  uint8 [n], optional: the text vectorizer of the model's inputs
+//	       and the names of its labels, JSON (package tfidf's model file)
 //
 // The network is h₀ = x, hᵢ₊₁ = relu(hᵢ·wᵢ + bᵢ) for the hidden layers, and
 // the labels' scores are the last layer's h·w + b without the ReLU (a
@@ -37,6 +40,13 @@ func WriteNPZ(w io.Writer, cfg Config, p []float32) error { return WriteNPZCard(
 // WriteNPZCard is WriteNPZ with a model card: card, JSON, goes into the
 // archive as card.npy, an array of its bytes (none when card is nil).
 func WriteNPZCard(w io.Writer, cfg Config, p []float32, card []byte) error {
+	return WriteNPZBytes(w, cfg, p, map[string][]byte{"card": card})
+}
+
+// WriteNPZBytes is WriteNPZ with byte arrays beside the network: each of
+// extra, NAME.npy, an array of its bytes (none for a nil value), in the
+// order of their names.
+func WriteNPZBytes(w io.Writer, cfg Config, p []float32, extra map[string][]byte) error {
 	m, err := New(cfg)
 	if err != nil {
 		return err
@@ -55,12 +65,19 @@ func WriteNPZCard(w io.Writer, cfg Config, p []float32, card []byte) error {
 	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	if card != nil {
-		f, err := z.CreateHeader(&zip.FileHeader{Name: cardName, Method: zip.Store})
+	for _, name := range slices.Sorted(maps.Keys(extra)) {
+		b := extra[name]
+		if b == nil {
+			continue
+		}
+		f, err := z.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
 		if err != nil {
 			return fmt.Errorf("model: %w", err)
 		}
-		if _, err := f.Write(append(npyHeader("|u1", []int{len(card)}), card...)); err != nil {
+		if _, err := f.Write(npyHeader("|u1", []int{len(b)})); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		if _, err := f.Write(b); err != nil {
 			return fmt.Errorf("model: %w", err)
 		}
 	}
@@ -172,15 +189,18 @@ func ReadNPZ(r io.ReaderAt, size int64) (Config, []float32, error) {
 	return m.Config(), p, nil
 }
 
-// cardName is the model card's array in an archive.
-const cardName = "card.npy"
-
 // maxCard bounds the card ReadNPZCard reads: a card is a few kilobytes.
 const maxCard = 1 << 20
 
 // ReadNPZCard reads the model card of an archive of WriteNPZCard, nil when
 // it has none.
 func ReadNPZCard(r io.ReaderAt, size int64) ([]byte, error) {
+	return ReadNPZBytes(r, size, "card", maxCard)
+}
+
+// ReadNPZBytes reads the byte array name of an archive of WriteNPZBytes,
+// nil when it has none; one over limit bytes is refused.
+func ReadNPZBytes(r io.ReaderAt, size int64, name string, limit int) ([]byte, error) {
 	z, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("model: not an .npz archive: %w", err)
@@ -189,22 +209,23 @@ func ReadNPZCard(r io.ReaderAt, size int64) ([]byte, error) {
 	for _, f := range z.File {
 		files[f.Name] = f
 	}
-	if files[cardName] == nil {
+	file := name + ".npy"
+	if files[file] == nil {
 		return nil, nil
 	}
-	rc, shape, err := openNPY(files, cardName, "|u1", nil)
+	rc, shape, err := openNPY(files, file, "|u1", nil)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	if len(shape) != 1 || shape[0] > maxCard {
-		return nil, fmt.Errorf("model: %s holds %v bytes, want a card of at most %d", cardName, shape, maxCard)
+	if len(shape) != 1 || shape[0] > limit {
+		return nil, fmt.Errorf("model: %s holds %v bytes, want one array of at most %d", file, shape, limit)
 	}
-	card := make([]byte, shape[0])
-	if _, err := io.ReadFull(rc, card); err != nil {
-		return nil, fmt.Errorf("model: %s: %w", cardName, err)
+	b := make([]byte, shape[0])
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return nil, fmt.Errorf("model: %s: %w", file, err)
 	}
-	return card, nil
+	return b, nil
 }
 
 // NPZShape reads the shape of the network an archive of WriteNPZ holds,

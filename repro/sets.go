@@ -110,3 +110,87 @@ func loadFolder(ctx context.Context, name, dataDir, note string) (*Set, error) {
 	set, err := NewSet(name, tr, te, note)
 	return &set, err
 }
+
+// LoadInputs reads from dataDir (LoadSet, with seed) the data sel's
+// studies run on, each set once, every one before any study runs, so that
+// a missing or bad one stops a bench before it writes anything. stage is
+// told of each set read, and note of each set or section skipped. The
+// paper study run only as a part of all (not sel.NamedPaper) without its
+// sets is dropped from sel; named without them, or with --sets naming
+// one the folder lacks (setsNamed), it is an error.
+func LoadInputs(ctx context.Context, sel *Selection, dataDir string, seed uint64, setsNamed bool, stage, note func(string)) (Inputs, error) {
+	var in Inputs
+	stopped := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped while reading the data: %w", err)
+		}
+		return nil
+	}
+	// load reads the sets named into *into; absent one calls missing.
+	load := func(names []string, into *[]Set, missing func(name string) error) error {
+		for _, name := range names {
+			if err := stopped(); err != nil {
+				return err
+			}
+			stage("reading " + name)
+			set, err := LoadSet(ctx, name, dataDir, seed)
+			if err != nil {
+				return err
+			}
+			if set != nil {
+				*into = append(*into, *set)
+			} else if err := missing(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if sel.Runs("adaptive") || sel.Runs("heterogeneity") {
+		err := load(sel.Sets, &in.Sets, func(name string) error {
+			note(fmt.Sprintf("skipping %s: no --data folder holds it", name))
+			return nil
+		})
+		if err != nil {
+			return in, err
+		}
+	}
+	err := load(sel.Paper, &in.Paper, func(name string) error {
+		if !setsNamed {
+			return nil // the default: those --data holds
+		}
+		return fmt.Errorf("--sets %s: no --data folder holds %s/ (write it with hetsgd data gen --like %s --out DIR/%s)", name, name, name, name)
+	})
+	if err != nil {
+		return in, err
+	}
+	if sel.Runs("paper") && len(in.Paper) == 0 && !sel.NamedPaper {
+		// --study all: the paper study needs data that takes minutes to
+		// write, so its absence skips the study rather than the bench.
+		note(fmt.Sprintf("no --data folder holds %s/: skipping the paper study", strings.Join(PaperSetNames(), "/ or ")))
+		sel.Studies = slices.DeleteFunc(sel.Studies, func(s string) bool { return s == "paper" })
+	} else if sel.Runs("paper") && len(in.Paper) == 0 {
+		return in, fmt.Errorf("--study paper needs a stand-in of a paper's set in a --data folder: write one with hetsgd data gen --like %s --out DIR/%s", PaperSetNames()[0], PaperSetNames()[0])
+	}
+	for i := range in.Sets {
+		if in.Sets[i].Name == "delicious" {
+			in.Delicious = &in.Sets[i] // loaded once, for every study
+		}
+	}
+	if (sel.Runs("lsgd") || sel.Runs("adacons")) && in.Delicious == nil {
+		if in.Delicious, err = LoadSet(ctx, "delicious", dataDir, seed); err != nil {
+			return in, err
+		}
+		if in.Delicious == nil {
+			note("no --data folder holds delicious/: the studies skip their Delicious sections")
+		}
+	}
+	if sel.Runs("gem") {
+		if in.MNIST, err = LoadSet(ctx, "mnist", dataDir, seed); err != nil {
+			return in, err
+		}
+		if in.MNIST == nil {
+			return in, fmt.Errorf("--study gem needs MNIST: a --data folder holding mnist/")
+		}
+	}
+	return in, stopped()
+}

@@ -12,4 +12,8 @@
 // while it serves (Follow reloads it when a run writes a newer
 // checkpoint); requests already checked are scored by the model they were
 // checked against.
+//
+// A model with a text vectorizer (Model.Text, from trained.Model.Text)
+// takes documents as well as features, vectorized by the model they are
+// scored with, and names its labels in its answers.
 package serve

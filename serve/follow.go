@@ -2,24 +2,49 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/hetsgd/hetsgd/internal/memory"
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/trained"
 )
 
 // Load reads the model which names at path (trained.File): a checkpoint
 // folder's newest or best model, a checkpoint file or an .npz archive,
 // refused when the machine lacks the memory to serve it in passes of
-// batch points besides held bytes (a model being replaced).
-func Load(path string, which trained.Which, batch int, held int64) (Model, error) {
+// batch points besides held bytes (a model being replaced); with tables
+// when not nil (Served).
+func Load(path string, which trained.Which, batch int, held int64, tables *metric.Tables) (Model, error) {
 	_, mod := Stat(path, which) // before the read: a file replaced during it is read again
 	m, err := trained.Load(path, which, trained.Use{What: "serving", Rows: batch, Held: held, Fix: "serve with a smaller --max-batch"})
 	if err != nil {
 		return Model{}, err
 	}
-	return Model{MLP: m.MLP, Params: m.Params, Version: m.File, Modified: mod}, nil
+	return Served(m, mod, tables)
+}
+
+// Served is the model m, its parameters read, as a Server scores with it:
+// with its text vectorizer when it has one, modified at mod (Stat's), and
+// ranking through tables when not nil (Model.Ranker), built now if the
+// memory they take is there.
+func Served(m *trained.Model, mod time.Time, tables *metric.Tables) (Model, error) {
+	t, err := m.Text()
+	if err != nil && !errors.Is(err, trained.ErrNoText) {
+		return Model{}, err
+	}
+	s := Model{MLP: m.MLP, Params: m.Params, Version: m.File, Modified: mod, Text: t}
+	if tables != nil {
+		if err := memory.Check(metric.TablesBytes(m.MLP, *tables), "serving through approximate top-k's tables"); err != nil {
+			return Model{}, fmt.Errorf("serve: %w: fewer --lsh-l, a smaller --lsh-k", err)
+		}
+		if s.Ranker, err = metric.NewTableRanker(m.MLP, m.Params, *tables); err != nil {
+			return Model{}, err
+		}
+	}
+	return s, nil
 }
 
 // Stat returns the file which names at path and its modification time
@@ -60,7 +85,7 @@ func (s *Server) Follow(ctx context.Context, path string, which trained.Which, e
 			continue
 		}
 		cur := s.Current()
-		next, err := Load(path, which, s.opt.MaxBatch, 4*int64(len(cur.Params)))
+		next, err := Load(path, which, s.opt.MaxBatch, 4*int64(len(cur.Params)), s.opt.Tables)
 		file, mod = f, m // a file that failed is not tried again until it changes
 		if err != nil {
 			say(fmt.Sprintf("kept %s: reloading %s failed: %v", cur.Version, f, err))

@@ -16,11 +16,13 @@ func FuzzRequests(f *testing.F) {
 		`{"inputs": [{"name": "indices", "datatype": "INT32", "shape": [1], "data": [1]}, {"name": "offsets", "datatype": "INT64", "shape": [2], "data": [0, 1]}], "parameters": {"top_k": 2}}`,
 		`{"inputs": [{"name": "values", "datatype": "FP32", "shape": [2], "data": [[1], [2]]}]}`,
 		`{"instances": [{"indices": [1e9]}]}`, `[]`, `null`, ``,
+		`{"texts": ["apple pie", ""], "top_k": 2}`,
+		`{"inputs": [{"name": "text", "datatype": "BYTES", "shape": [1], "data": ["a hammer"]}], "outputs": [{"name": "label_names"}]}`,
 	} {
 		f.Add(seed, false)
 		f.Add(seed, true)
 	}
-	s := New(testModel(f, 4), Options{MaxPoints: 64, MaxBody: 1 << 16})
+	s := New(textModel(f), Options{MaxPoints: 64, MaxBody: 1 << 16})
 	ctx, cancel := context.WithCancel(context.Background())
 	f.Cleanup(cancel)
 	go s.Run(ctx)

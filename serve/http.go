@@ -86,10 +86,16 @@ func (s *Server) metadata() map[string]any {
 	spec := func(name, dt string, shape ...int64) map[string]any {
 		return map[string]any{"name": name, "datatype": dt, "shape": shape}
 	}
+	inputs := []any{spec("indices", "INT32", -1), spec("values", "FP32", -1), spec("offsets", "INT64", -1)}
+	outputs := []any{spec("labels", "INT32", -1, -1), spec("scores", "FP32", -1, -1)}
+	if m.Text != nil {
+		inputs = append(inputs, spec("text", "BYTES", -1))
+		outputs = append(outputs, spec("label_names", "BYTES", -1, -1))
+	}
 	return map[string]any{
 		"name": s.opt.Name, "versions": []string{m.Version}, "platform": "hetsgd",
-		"inputs":     []any{spec("indices", "INT32", -1), spec("values", "FP32", -1), spec("offsets", "INT64", -1)},
-		"outputs":    []any{spec("labels", "INT32", -1, -1), spec("scores", "FP32", -1, -1)},
+		"inputs":     inputs,
+		"outputs":    outputs,
 		"parameters": map[string]any{"features": cfg.Inputs, "labels": cfg.Outputs, "max_points": s.opt.MaxPoints, "max_top_k": s.opt.MaxK},
 	}
 }
@@ -103,9 +109,13 @@ func (s *Server) metadata() map[string]any {
 //   - "values", FP32 or FP64, shape [nnz], optional: the features'
 //     values (absent: 1 each).
 //
+// Or, for a model with a text vectorizer (Model.Text), the points are
+// documents: the one input "text", BYTES, shape [n], its data n strings.
+//
 // Its parameters may hold "top_k", the labels a point gets (default
 // Options.K). Outputs, when given, name those wanted of "labels" (INT32,
-// [n, k], best first) and "scores" (FP32, [n, k]).
+// [n, k], best first), "scores" (FP32, [n, k]) and, for a model with a
+// text vectorizer, "label_names" (BYTES, [n, k]); none named: all.
 type InferRequest struct {
 	ID         string         `json:"id,omitempty"`
 	Parameters map[string]any `json:"parameters,omitempty"`
@@ -120,20 +130,22 @@ func (s *Server) serveInfer(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	x, k, err := s.inferPoints(&req)
-	j, ok := s.score(w, r, x, k, err)
+	x, texts, k, err := s.inferPoints(&req)
+	j, ok := s.score(w, r, x, texts, k, err)
 	if !ok {
 		return
 	}
-	want := map[string]bool{"labels": len(req.Outputs) == 0, "scores": len(req.Outputs) == 0}
+	names := j.m.Text != nil
+	all := len(req.Outputs) == 0
+	want := map[string]bool{"labels": all, "scores": all, "label_names": all && names}
 	for _, o := range req.Outputs {
-		if o.Name != "labels" && o.Name != "scores" {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("output %q: the model gives labels and scores", o.Name))
+		if _, known := want[o.Name]; !known || o.Name == "label_names" && !names {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("output %q: the model gives labels and scores (and label_names, with a text vectorizer)", o.Name))
 			return
 		}
 		want[o.Name] = true
 	}
-	shape := []int64{int64(x.Rows), int64(j.k)}
+	shape := []int64{int64(j.x.Rows), int64(j.k)}
 	var outs []tensor
 	if want["labels"] {
 		outs = append(outs, tensor{Name: "labels", Datatype: "INT32", Shape: shape, Data: mustJSON(j.labels)})
@@ -141,17 +153,36 @@ func (s *Server) serveInfer(w http.ResponseWriter, r *http.Request) {
 	if want["scores"] {
 		outs = append(outs, tensor{Name: "scores", Datatype: "FP32", Shape: shape, Data: mustJSON(j.scores)})
 	}
+	if want["label_names"] {
+		outs = append(outs, tensor{Name: "label_names", Datatype: "BYTES", Shape: shape, Data: mustJSON(j.names(j.labels))})
+	}
 	m := j.m
 	writeJSON(w, http.StatusOK, map[string]any{"model_name": s.opt.Name, "model_version": m.Version, "id": req.ID, "outputs": outs})
 }
 
-// inferPoints reads the points and top k of an inference request.
-func (s *Server) inferPoints(req *InferRequest) (sparse.CSR, int, error) {
+// inferPoints reads the points (or texts) and top k of an inference
+// request.
+func (s *Server) inferPoints(req *InferRequest) (sparse.CSR, []string, int, error) {
 	var idx, off, val []float64
+	var texts []string
 	for _, in := range req.Inputs {
 		var dst *[]float64
 		var types []string
 		switch in.Name {
+		case "text":
+			if texts != nil {
+				return sparse.CSR{}, nil, 0, bad("input %q given twice", in.Name)
+			}
+			if in.Datatype != "BYTES" {
+				return sparse.CSR{}, nil, 0, bad("input %q of datatype %q: want BYTES", in.Name, in.Datatype)
+			}
+			if err := json.Unmarshal(in.Data, &texts); err != nil || texts == nil {
+				return sparse.CSR{}, nil, 0, bad("input %q: want its data a list of strings: %v", in.Name, err)
+			}
+			if len(in.Shape) != 1 || in.Shape[0] != int64(len(texts)) {
+				return sparse.CSR{}, nil, 0, bad("input %q: shape %v for %d strings: want [%d]", in.Name, in.Shape, len(texts), len(texts))
+			}
+			continue
 		case "indices":
 			dst, types = &idx, []string{"INT32", "INT64"}
 		case "offsets":
@@ -159,36 +190,52 @@ func (s *Server) inferPoints(req *InferRequest) (sparse.CSR, int, error) {
 		case "values":
 			dst, types = &val, []string{"FP32", "FP64"}
 		default:
-			return sparse.CSR{}, 0, bad("input %q: the model takes indices, offsets and values", in.Name)
+			return sparse.CSR{}, nil, 0, bad("input %q: the model takes indices, offsets and values, or text", in.Name)
 		}
 		if *dst != nil {
-			return sparse.CSR{}, 0, bad("input %q given twice", in.Name)
+			return sparse.CSR{}, nil, 0, bad("input %q given twice", in.Name)
 		}
 		if in.Datatype != types[0] && in.Datatype != types[1] {
-			return sparse.CSR{}, 0, bad("input %q of datatype %q: want %s or %s", in.Name, in.Datatype, types[0], types[1])
+			return sparse.CSR{}, nil, 0, bad("input %q of datatype %q: want %s or %s", in.Name, in.Datatype, types[0], types[1])
 		}
 		v, err := flatten(in.Data)
 		if err != nil {
-			return sparse.CSR{}, 0, bad("input %q: %v", in.Name, err)
+			return sparse.CSR{}, nil, 0, bad("input %q: %v", in.Name, err)
 		}
 		if len(in.Shape) != 1 || in.Shape[0] != int64(len(v)) {
-			return sparse.CSR{}, 0, bad("input %q: shape %v for %d values: want [%d]", in.Name, in.Shape, len(v), len(v))
+			return sparse.CSR{}, nil, 0, bad("input %q: shape %v for %d values: want [%d]", in.Name, in.Shape, len(v), len(v))
 		}
 		*dst = v
-	}
-	if idx == nil || off == nil {
-		return sparse.CSR{}, 0, bad("inputs indices and offsets are required (values is optional)")
 	}
 	k := s.opt.K
 	if v, ok := req.Parameters["top_k"]; ok {
 		f, isNum := v.(float64)
 		if !isNum || f != math.Trunc(f) {
-			return sparse.CSR{}, 0, bad("parameter top_k %v: want a whole number", v)
+			return sparse.CSR{}, nil, 0, bad("parameter top_k %v: want a whole number", v)
 		}
 		k = int(max(min(f, 1e9), -1))
 	}
+	switch {
+	case texts != nil && (idx != nil || off != nil || val != nil):
+		return sparse.CSR{}, nil, 0, bad("give input text, or indices and offsets, not both")
+	case texts != nil:
+		return sparse.CSR{}, texts, k, s.checkTexts(texts, k)
+	case idx == nil || off == nil:
+		return sparse.CSR{}, nil, 0, bad("inputs indices and offsets are required (values is optional), or text")
+	}
 	x, err := s.points(idx, off, val, k)
-	return x, k, err
+	return x, nil, k, err
+}
+
+// checkTexts checks the texts and top k of a request.
+func (s *Server) checkTexts(texts []string, k int) error {
+	switch {
+	case k < 1 || k > s.opt.MaxK:
+		return bad("top_k %d: want 1 to %d", k, s.opt.MaxK)
+	case len(texts) < 1 || len(texts) > s.opt.MaxPoints:
+		return bad("%d texts: a request holds 1 to %d", len(texts), s.opt.MaxPoints)
+	}
+	return nil
 }
 
 // points checks and assembles points given as compressed sparse rows.
@@ -266,15 +313,17 @@ func flatten(raw json.RawMessage) ([]float64, error) {
 }
 
 // PredictRequest is the body of POST /predict: points as feature ids and
-// their values (absent: 1 each), and the labels a point gets (default
-// Options.K). The answer is {"predictions": [{"labels": […], "scores":
-// […]}, …]}, a point's best first.
+// their values (absent: 1 each), or, for a model with a text vectorizer,
+// as texts; and the labels a point gets (default Options.K). The answer
+// is {"predictions": [{"labels": […], "scores": […]}, …]}, a point's best
+// first, with its labels' "names" for a model with a text vectorizer.
 type PredictRequest struct {
 	Instances []struct {
 		Indices []float64 `json:"indices"`
 		Values  []float64 `json:"values,omitempty"`
-	} `json:"instances"`
-	TopK *float64 `json:"top_k,omitempty"`
+	} `json:"instances,omitempty"`
+	Texts []string `json:"texts,omitempty"`
+	TopK  *float64 `json:"top_k,omitempty"`
 }
 
 func (s *Server) servePredict(w http.ResponseWriter, r *http.Request) {
@@ -307,30 +356,42 @@ func (s *Server) servePredict(w http.ResponseWriter, r *http.Request) {
 		}
 		k = int(max(min(*req.TopK, 1e9), -1))
 	}
-	x, err := s.points(idx, off, val, k)
-	j, ok := s.score(w, r, x, k, err)
+	var x sparse.CSR
+	var err error
+	switch {
+	case req.Texts != nil && req.Instances != nil:
+		err = bad("give instances or texts, not both")
+	case req.Texts != nil:
+		err = s.checkTexts(req.Texts, k)
+	default:
+		x, err = s.points(idx, off, val, k)
+	}
+	j, ok := s.score(w, r, x, req.Texts, k, err)
 	if !ok {
 		return
 	}
 	type prediction struct {
 		Labels []int32   `json:"labels"`
 		Scores []float32 `json:"scores"`
+		Names  []string  `json:"names,omitempty"`
 	}
-	out := make([]prediction, x.Rows)
+	out := make([]prediction, j.x.Rows)
 	for i := range out {
-		out[i] = prediction{j.labels[i*j.k : (i+1)*j.k], j.scores[i*j.k : (i+1)*j.k]}
+		labels := j.labels[i*j.k : (i+1)*j.k]
+		out[i] = prediction{labels, j.scores[i*j.k : (i+1)*j.k], j.names(labels)}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"model_version": j.m.Version, "predictions": out})
 }
 
-// score waits for the top k labels of points x, read from r's body with
-// error err, or answers the error; false when it answered.
-func (s *Server) score(w http.ResponseWriter, r *http.Request, x sparse.CSR, k int, err error) (*job, bool) {
+// score waits for the top k labels of points x (texts', when not nil),
+// read from r's body with error err, or answers the error; false when it
+// answered.
+func (s *Server) score(w http.ResponseWriter, r *http.Request, x sparse.CSR, texts []string, k int, err error) (*job, bool) {
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return nil, false
 	}
-	j, err := s.predict(r.Context(), x, k)
+	j, err := s.predict(r.Context(), x, texts, k)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return nil, false

@@ -165,7 +165,7 @@ func TestBatchedEqualsAlone(t *testing.T) {
 				}
 				b.EndRow()
 			}
-			j, err := s.predict(context.Background(), b.Build(), 2)
+			j, err := s.predict(context.Background(), b.Build(), nil, 2)
 			if err != nil {
 				t.Error(err)
 			}
@@ -304,7 +304,7 @@ func TestSwapAndFollow(t *testing.T) {
 		os.Chtimes(path, mod, mod)
 	}
 	write(a, time.Unix(1000, 0))
-	first, err := Load(path, "last", 4, 0)
+	first, err := Load(path, "last", 4, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	x := sparse.CSR{Rows: 1, Cols: 6, Indptr: []int64{0, 1}, Indices: []int32{2}}
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 1)
-	go func() { _, err := s.predict(context.Background(), x, 1); errs <- err }()
+	go func() { _, err := s.predict(context.Background(), x, nil, 1); errs <- err }()
 	for len(s.queue) == 0 {
 		time.Sleep(time.Millisecond)
 	}

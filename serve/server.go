@@ -8,8 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hetsgd/hetsgd/metric"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/sparse"
+	"github.com/hetsgd/hetsgd/tfidf"
+	"github.com/hetsgd/hetsgd/trained"
 )
 
 // Model is what a Server scores with: a network, its parameters, and the
@@ -18,6 +21,15 @@ type Model struct {
 	MLP     *model.MLP
 	Params  []float32
 	Version string
+	// Text, when not nil, turns text into the network's inputs and names
+	// its labels (trained.Model.Text): requests may then hold text.
+	Text *tfidf.Model
+	// Ranker, when not nil, ranks a point's labels among those hash
+	// tables over the output layer retrieve for it (SLIDE's inference),
+	// not among all: sub-linear in the labels, at a cost in recall. A
+	// point that retrieves fewer than the k labels asked gets label -1,
+	// scored the lowest float32, for each missing.
+	Ranker *metric.TableRanker
 	// Modified is the file's modification time when it was read (zero:
 	// not read from a file): Follow serves a file newer than it.
 	Modified time.Time
@@ -38,6 +50,9 @@ type Options struct {
 	// MaxK is the most labels a request may ask for (default 100), and K
 	// those it gets when it names none (default 5).
 	MaxK, K int
+	// Tables, when not nil, are the hash tables a model Follow loads
+	// ranks through (Model.Ranker).
+	Tables *metric.Tables
 }
 
 func (o Options) withDefaults() Options {
@@ -89,6 +104,21 @@ type job struct {
 	scores []float32 // their scores
 	err    error
 	done   chan struct{}
+}
+
+// names returns the names of labels under the job's model's vectorizer,
+// nil when it has none.
+func (j *job) names(labels []int32) []string {
+	if j.m.Text == nil {
+		return nil
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		if l >= 0 { // -1: none retrieved (Model.Ranker)
+			out[i] = j.m.Text.Labels[l]
+		}
+	}
+	return out
 }
 
 // errOverflow is a point whose top scores are not finite: its values,
@@ -154,10 +184,17 @@ func (s *Server) Run(ctx context.Context) {
 	}
 }
 
-// predict queues x's points for their top k labels under the current
-// model, checked against it, and waits for them.
-func (s *Server) predict(ctx context.Context, x sparse.CSR, k int) (*job, error) {
+// predict queues x's points, or texts' when texts is not nil, for their
+// top k labels under the current model, checked against it (texts
+// vectorized by it), and waits for them.
+func (s *Server) predict(ctx context.Context, x sparse.CSR, texts []string, k int) (*job, error) {
 	m := s.cur.Load()
+	if texts != nil {
+		if m.Text == nil {
+			return nil, bad("the model takes features, not text: %v", trained.ErrNoText)
+		}
+		x = m.Text.Rows(texts, "request").X
+	}
 	if err := check(&x, m.MLP.Config().Inputs); err != nil {
 		return nil, err
 	}
@@ -262,6 +299,23 @@ func (b *batcher) reset(m *loaded) {
 // pass scores the buffered rows and writes each one's top labels into its
 // job.
 func (b *batcher) pass(m *loaded) {
+	if m.Ranker != nil {
+		h, w := m.ws.Hidden(m.Params, &b.x), m.Ranker.Width()
+		for r, at := range b.rows {
+			j := at.j
+			labels, scores := j.labels[at.i*j.k:(at.i+1)*j.k], j.scores[at.i*j.k:(at.i+1)*j.k]
+			n := m.Ranker.Top(h[r*w:(r+1)*w], labels, scores)
+			for _, v := range scores[:n] {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					j.err = errOverflow
+				}
+			}
+			for i := n; i < j.k; i++ {
+				labels[i], scores[i] = -1, -math.MaxFloat32
+			}
+		}
+		return
+	}
 	m.ws.Forward(m.Params, &b.x)
 	logits, L := m.ws.Logits(), m.MLP.Config().Outputs
 	for r, at := range b.rows {

@@ -76,6 +76,10 @@ type Model struct {
 // Format names the model's file format.
 const Format = "hetsgd-tfidf/1"
 
+// File is the model's file name in a dataset folder (Convert writes it
+// there) and in a checkpoint folder (hetsgd train copies it there).
+const File = "tfidf.json"
+
 // Sets fits a Model to train (the vectorizer to its texts, the labels
 // its documents carry, sorted) and returns it with train and test as sets
 // of its columns and labels; test's labels that train lacks are dropped,
@@ -103,27 +107,12 @@ func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.
 	for j, l := range m.Labels {
 		names[l] = int32(j)
 	}
-	// The rows are computed on every core, a part's into a builder of its
-	// own, and joined in order.
 	set := func(docs []Document, name string, row func(d int, r *Row)) *data.Dataset {
 		texts := make([]string, len(docs))
 		for d := range docs {
 			texts[d] = docs[d].Text
 		}
-		parts := make([]sparse.CSR, min(runtime.GOMAXPROCS(0), max(len(docs), 1)))
-		parallel(len(parts), func(lo, hi int) {
-			var r Row
-			for p := lo; p < hi; p++ {
-				a, b := p*len(docs)/len(parts), (p+1)*len(docs)/len(parts)
-				part := sparse.NewBuilder(len(v.Terms), false, b-a, o.gramsHint(texts[a:b]))
-				for d := a; d < b; d++ {
-					row(d, &r)
-					appendRow(part, &r)
-				}
-				parts[p] = part.Build()
-			}
-		})
-		x := sparse.Concat(parts)
+		x := v.rows(texts, row)
 		y := sparse.NewBuilder(len(m.Labels), true, len(docs), 0)
 		var ids []int32
 		for _, d := range docs {
@@ -146,6 +135,25 @@ func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.
 	trainSet = set(train, "train", func(d int, r *Row) { v.row(gramsOf(grams, d), r) })
 	testSet = set(test, "test", func(d int, r *Row) { v.Transform(test[d].Text, r) })
 	return m, trainSet, testSet, dropped, nil
+}
+
+// rows returns the rows of texts, row computing document d's: on every
+// core, a part's into a builder of its own, joined in order.
+func (v *Vectorizer) rows(texts []string, row func(d int, r *Row)) sparse.CSR {
+	parts := make([]sparse.CSR, min(runtime.GOMAXPROCS(0), max(len(texts), 1)))
+	parallel(len(parts), func(lo, hi int) {
+		var r Row
+		for p := lo; p < hi; p++ {
+			a, b := p*len(texts)/len(parts), (p+1)*len(texts)/len(parts)
+			part := sparse.NewBuilder(len(v.Terms), false, b-a, v.gramsHint(texts[a:b]))
+			for d := a; d < b; d++ {
+				row(d, &r)
+				appendRow(part, &r)
+			}
+			parts[p] = part.Build()
+		}
+	})
+	return sparse.Concat(parts)
 }
 
 // Conversion is what Convert did: the model, the test labels dropped (not
@@ -198,7 +206,7 @@ func Convert(ctx context.Context, trainPath, testPath, dir string, o Options, ov
 	if err != nil {
 		return nil, err
 	}
-	modelPath := filepath.Join(dir, "tfidf.json")
+	modelPath := filepath.Join(dir, File)
 	if err := atomicfile.CheckTarget(modelPath, overwrite); err != nil {
 		return nil, fmt.Errorf("tfidf: %w", err)
 	}
@@ -218,19 +226,25 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tfidf: %w", err)
 	}
+	return Parse(b, path)
+}
+
+// Parse reads a Model from b, the bytes of a model file; name names them
+// in errors.
+func Parse(b []byte, name string) (*Model, error) {
 	var m Model
 	if err := json.Unmarshal(b, &m); err != nil || m.Format != Format || m.Vectorizer == nil {
-		return nil, fmt.Errorf("tfidf: %s is no %s model: %v", path, Format, err)
+		return nil, fmt.Errorf("tfidf: %s is no %s model: %v", name, Format, err)
 	}
 	v := m.Vectorizer
 	if err := v.check(); err != nil {
-		return nil, fmt.Errorf("tfidf: %s: %w", path, err)
+		return nil, fmt.Errorf("tfidf: %s: %w", name, err)
 	}
 	if len(v.Terms) != len(v.IDF) {
-		return nil, fmt.Errorf("tfidf: %s: %d terms but %d idf values", path, len(v.Terms), len(v.IDF))
+		return nil, fmt.Errorf("tfidf: %s: %d terms but %d idf values", name, len(v.Terms), len(v.IDF))
 	}
 	if err := v.index(); err != nil {
-		return nil, fmt.Errorf("tfidf: %s: %w", path, err)
+		return nil, fmt.Errorf("tfidf: %s: %w", name, err)
 	}
 	return &m, nil
 }

@@ -3,6 +3,7 @@ package tfidf
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -194,5 +195,43 @@ func TestConvertAndLoad(t *testing.T) {
 	}
 	if _, err := Load(trainPath); err == nil {
 		t.Error("a text file loaded as a model")
+	}
+}
+
+// Reader deals a line a point, a blank line a point without terms, the
+// text after a line's first tab, in chunks of at most n; a line that is
+// not UTF-8 is refused with its number.
+func TestReader(t *testing.T) {
+	m, _, _, _, err := Sets(Defaults, []Document{{Text: "apple banana", Labels: []string{"a"}}, {Text: "banana cherry", Labels: []string{"b"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{"apple", "", "x,y\tbanana cherry", "cherry\tapple banana"}
+	next := m.Reader(strings.NewReader(strings.Join(lines, "\n")+"\n"), "in.txt")
+	var r Row
+	point := 0
+	for _, want := range []int{3, 1} {
+		ds, err := next(3)
+		if err != nil || ds.Len() != want || ds.Features() != len(m.Terms) || ds.Y.Cols != 2 {
+			t.Fatalf("chunk of %v points: %v", ds, err)
+		}
+		for i := range ds.Len() {
+			text := lines[point]
+			if _, after, ok := strings.Cut(text, "\t"); ok {
+				text = after
+			}
+			m.Transform(text, &r)
+			if ids, vals := ds.X.Row(i); !slices.Equal(ids, r.IDs) || !slices.Equal(vals, r.Values) {
+				t.Errorf("point %d (%q): row %v %v, want %v %v", point, lines[point], ids, vals, r.IDs, r.Values)
+			}
+			point++
+		}
+	}
+	if _, err := next(3); err != io.EOF {
+		t.Errorf("after the last line: %v, want io.EOF", err)
+	}
+	next = m.Reader(strings.NewReader("fine\nbad \xff\n"), "in.txt")
+	if _, err := next(5); err == nil || !strings.Contains(err.Error(), "in.txt:2: not UTF-8") {
+		t.Errorf("a line not UTF-8: %v", err)
 	}
 }

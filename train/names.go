@@ -130,7 +130,7 @@ var packages = []string{
 	"adacons", "adaptive", "asynclocal", "atomicfile", "bounded", "checkpoint", "comm", "commtest", "cost",
 	"crossbow", "dashboard", "data", "diloco", "elastic", "engine", "enginetest", "kernel", "launch", "lsh",
 	"memory", "metric", "model", "mpi", "mpirun", "openblas", "optim", "progress", "ps", "race", "report",
-	"repro", "runlog", "setting", "sparse", "stage", "standin", "strategy", "strategytest", "syncsgd", "tfidf", "timing", "train",
+	"repro", "runlog", "serve", "setting", "sparse", "stage", "standin", "strategy", "strategytest", "syncsgd", "tfidf", "timing", "train",
 	"trained", "tune", "workload",
 }
 

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hetsgd/hetsgd/checkpoint"
@@ -19,6 +22,7 @@ import (
 	"github.com/hetsgd/hetsgd/progress"
 	"github.com/hetsgd/hetsgd/runlog"
 	"github.com/hetsgd/hetsgd/strategy"
+	"github.com/hetsgd/hetsgd/tfidf"
 	"github.com/hetsgd/hetsgd/workload"
 )
 
@@ -72,6 +76,7 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 	// and its checkpoint folder claimed: a bad one is found now, not at the
 	// first checkpoint, an epoch in.
 	in := f.Inputs(from)
+	var claim *checkpoint.Claim
 	runID := checkpoint.NewRunID()
 	if from != nil {
 		runID = from.Run()
@@ -86,8 +91,8 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 			if from != nil {
 				owner.From, adopt = from.From()
 			}
-			claim, cerr := checkpoint.Dir(f.Checkpoint).Claim(owner, adopt)
-			if cerr != nil {
+			var cerr error
+			if claim, cerr = checkpoint.Dir(f.Checkpoint).Claim(owner, adopt); cerr != nil {
 				return cerr
 			}
 			defer func() {
@@ -106,6 +111,9 @@ func Run(ctx context.Context, f *Settings, fs *flag.FlagSet, from *Resumed, worl
 		return err
 	}
 	loadSeconds := time.Since(loadStart).Seconds()
+	if err := attachVectorizer(claim, f.DataDir); err != nil {
+		return err
+	}
 	ShareThreads(f.Threads)
 	// The precision is the kernels' for the run's length: a program that
 	// runs several gets its own back.
@@ -406,4 +414,25 @@ func (p *evalPrinter) Eval(r runlog.Eval) {
 	}
 	fmt.Fprintf(p.w, "epoch %6.2f  train %7.2fs  P@1 %.4f  P@3 %.4f  P@5 %.4f  nDCG@5 %.4f  PSP@5 %.4f  loss %.4f  train loss %.4f\n",
 		r.Epoch, r.TrainSeconds, r.P1, r.P3, r.P5, r.NDCG5, r.PSP5, r.Loss, r.TrainLoss)
+}
+
+// attachVectorizer copies into the checkpoint folder of claim (nil: none)
+// the text vectorizer of a --data folder that has one (hetsgd data
+// from-text's tfidf.json), so that the folder's models score text without
+// the data (package trained, Model.Text).
+func attachVectorizer(claim *checkpoint.Claim, dataDir string) error {
+	if claim == nil || dataDir == "" || strings.HasPrefix(dataDir, "bundled:") {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(dataDir, tfidf.File))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		err = claim.Attach(tfidf.File, b)
+	}
+	if err != nil {
+		return fmt.Errorf("--data %s's vectorizer: %w", dataDir, err)
+	}
+	return nil
 }

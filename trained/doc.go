@@ -28,6 +28,11 @@
 // too large is refused with the figures before anything large is
 // allocated. Load is Open and ReadParams.
 //
+// Text. A model trained on a set that hetsgd data from-text made has a
+// text vectorizer (package tfidf), which Text finds: in the archive, or
+// beside the checkpoint, where hetsgd train copies it; a model without one
+// is ErrNoText.
+//
 // Errors. The readers' errors (os, checkpoint, engine) pass through as
 // they are: they name the file already, and a front end puts its own name
 // for the path before them (hetsgd says "--model: …"); a file of neither

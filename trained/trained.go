@@ -13,6 +13,7 @@ import (
 	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/runlog"
+	"github.com/hetsgd/hetsgd/tfidf"
 )
 
 // Which names a model of a checkpoint folder.
@@ -65,6 +66,9 @@ type Model struct {
 	// of eval takes it: a file, a dataset folder, or bundled:NAME; "" when
 	// not known; TestFormat its format (--format), "" for detected.
 	TestData, TestFormat string
+
+	text    *tfidf.Model // Text's, once read
+	textErr error
 }
 
 // File returns the file of the model which names at path: for Last, the
@@ -224,16 +228,24 @@ func (m *Model) read(npz func(f *os.File, size int64) error, ckpt func(rd *check
 	return ckpt(rd)
 }
 
-// WriteNPZ writes the model as an .npz archive (model.WriteNPZCard), which
-// NumPy loads as it is and Read reads back, with card as its model card
-// (none when nil).
+// WriteNPZ writes the model as an .npz archive (model.WriteNPZBytes),
+// which NumPy loads as it is and Read reads back, with card as its model
+// card (none when nil) and its text vectorizer, when it has one (Text).
 func (m *Model) WriteNPZ(w io.Writer, card *Card) error {
-	var b []byte
+	extra := map[string][]byte{}
 	if card != nil {
 		var err error
-		if b, err = json.MarshalIndent(card, "", "  "); err != nil {
+		if extra["card"], err = json.MarshalIndent(card, "", "  "); err != nil {
 			return fmt.Errorf("trained: the model card: %w", err)
 		}
 	}
-	return model.WriteNPZCard(w, m.Config(), m.Params, b)
+	switch t, err := m.Text(); {
+	case err == nil:
+		if extra["tfidf"], err = json.Marshal(t); err != nil {
+			return fmt.Errorf("trained: the text vectorizer: %w", err)
+		}
+	case !errors.Is(err, ErrNoText):
+		return err
+	}
+	return model.WriteNPZBytes(w, m.Config(), m.Params, extra)
 }

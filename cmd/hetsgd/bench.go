@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
@@ -59,54 +58,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sel.SetsIgnored {
 		fmt.Fprintf(line, "hetsgd bench: warning: --sets applies to the adaptive, heterogeneity and paper studies; ignored\n")
 	}
-	// load reads the sets named into *into; absent one calls missing.
-	load := func(names []string, into *[]repro.Set, missing func(name string) error) error {
-		for _, name := range names {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("stopped while reading the data: %w", err)
-			}
-			line.Stage("reading "+name, 0, "")
-			set, err := repro.LoadSet(ctx, name, *dataDir, *seed)
-			if err != nil {
-				return err
-			}
-			if set != nil {
-				*into = append(*into, *set)
-			} else if err := missing(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var input repro.Inputs
-	if sel.Runs("adaptive") || sel.Runs("heterogeneity") {
-		err := load(sel.Sets, &input.Sets, func(name string) error {
-			fmt.Fprintf(line, "hetsgd bench: skipping %s: no --data folder holds it\n", name)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	err = load(sel.Paper, &input.Paper, func(name string) error {
-		if !train.Visited(fs)["sets"] {
-			return nil // the default: those --data holds
-		}
-		return fmt.Errorf("--sets %s: no --data folder holds %s/ (write it with hetsgd data gen --like %s --out DIR/%s)", name, name, name, name)
-	})
+	// Every input is read before the report is started, so that a missing
+	// or bad one stops the bench before it writes anything.
+	input, err := repro.LoadInputs(ctx, sel, *dataDir, *seed, train.Visited(fs)["sets"],
+		func(s string) { line.Stage(s, 0, "") }, func(s string) { fmt.Fprintf(line, "hetsgd bench: %s\n", s) })
 	if err != nil {
 		return err
 	}
-	if sel.Runs("paper") && len(input.Paper) == 0 && !sel.NamedPaper {
-		// --study all: the paper study needs data that takes minutes to
-		// write, so its absence skips the study rather than the bench.
-		fmt.Fprintf(line, "hetsgd bench: no --data folder holds %s/: skipping the paper study\n", strings.Join(repro.PaperSetNames(), "/ or "))
-		sel.Studies = slices.DeleteFunc(sel.Studies, func(s string) bool { return s == "paper" })
-	} else if sel.Runs("paper") && len(input.Paper) == 0 {
-		return fmt.Errorf("--study paper needs a stand-in of a paper's set in a --data folder: write one with hetsgd data gen --like %s --out DIR/%s", repro.PaperSetNames()[0], repro.PaperSetNames()[0])
-	}
-	// Every input is read before the report is started, so that a missing
-	// or bad one stops the bench before it writes anything.
 	opt := repro.Options{Quick: *quick, Seed: *seed, Log: line.Beside(stdout), Parts: sel.Parts, Reuse: *reuse, Progress: line}
 	if *network != "" {
 		m, err := train.LoadNetwork(*network)
@@ -114,32 +72,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		opt.Network, opt.NetworkSource = &m, *network
-	}
-	for i := range input.Sets {
-		if input.Sets[i].Name == "delicious" {
-			input.Delicious = &input.Sets[i] // loaded once, for every study
-		}
-	}
-	if (sel.Runs("lsgd") || sel.Runs("adacons")) && input.Delicious == nil {
-		var err error
-		if input.Delicious, err = repro.LoadSet(ctx, "delicious", *dataDir, *seed); err != nil {
-			return err
-		}
-		if input.Delicious == nil {
-			fmt.Fprintln(line, "hetsgd bench: no --data folder holds delicious/: the studies skip their Delicious sections")
-		}
-	}
-	if sel.Runs("gem") {
-		var err error
-		if input.MNIST, err = repro.LoadSet(ctx, "mnist", *dataDir, *seed); err != nil {
-			return err
-		}
-		if input.MNIST == nil {
-			return fmt.Errorf("--study gem needs MNIST: a --data folder holding mnist/")
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("stopped while reading the data: %w", err)
 	}
 	rep, err := report.Create(*out, *force)
 	if err != nil {

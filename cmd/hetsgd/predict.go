@@ -15,6 +15,7 @@ import (
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/train"
 	"github.com/hetsgd/hetsgd/trained"
 	"github.com/hetsgd/hetsgd/workload"
@@ -54,6 +55,53 @@ func readParams(m *trained.Model, use trained.Use) error {
 		return fmt.Errorf("--model: %w", err)
 	}
 	return nil
+}
+
+// ranking holds the flags of approximate top-k, which eval and serve
+// share: --rank and the tables' settings.
+type ranking struct {
+	rank string
+	tab  workload.Sampling
+	seed uint64
+}
+
+func (r *ranking) register(fs *flag.FlagSet, more string) {
+	r.tab = workload.DefaultSampling()
+	fs.StringVar(&r.rank, "rank", "exact", "exact (every label ranked) or tables (SLIDE's inference: a point's labels ranked among those its hash tables over the output layer retrieve, at most --lsh-active of them"+more+")")
+	fs.Uint64Var(&r.seed, "seed", 1, "--rank tables: seed of the tables' hash functions")
+	fs.StringVar(&r.tab.Hash, "lsh-hash", r.tab.Hash, "--rank tables: hash family, dwta or srp")
+	fs.IntVar(&r.tab.K, "lsh-k", r.tab.K, "--rank tables: hash values per table (`K`; dwta: 3 bits each, srp: 1)")
+	fs.IntVar(&r.tab.L, "lsh-l", r.tab.L, "--rank tables: hash `tables`")
+	fs.IntVar(&r.tab.Capacity, "lsh-capacity", r.tab.Capacity, "--rank tables: `rows` a bucket keeps")
+	fs.Float64Var(&r.tab.Active, "lsh-active", r.tab.Active, "--rank tables: `share` of the labels a point ranks at most, those in the most tables first")
+}
+
+// check refuses a --rank other than exact or tables, and the tables'
+// settings given without --rank tables or out of their ranges.
+func (r *ranking) check(fs *flag.FlagSet) error {
+	if r.rank != "exact" && r.rank != "tables" {
+		return fmt.Errorf("--rank %q: want exact or tables", r.rank)
+	}
+	var onlyTables error
+	fs.Visit(func(f *flag.Flag) {
+		if r.rank == "exact" && onlyTables == nil && (f.Name == "seed" || strings.HasPrefix(f.Name, "lsh-")) {
+			onlyTables = fmt.Errorf("--%s applies with --rank tables only", f.Name)
+		}
+	})
+	if onlyTables != nil {
+		return onlyTables
+	}
+	return train.CheckRanges(fs, engine.Ranges)
+}
+
+// tables returns the tables of --rank tables for networks of m's shape,
+// nil for --rank exact.
+func (r *ranking) tables(m *model.MLP) (*metric.Tables, error) {
+	if r.rank != "tables" {
+		return nil, nil
+	}
+	t, err := r.tab.Tables(m, r.seed)
+	return &t, err
 }
 
 // whichFlag registers --which, the model of a checkpoint folder to take.
@@ -111,33 +159,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	prop := metric.DefaultPropensity
 	fs.Var(&prop, "propensity", "the label propensity model of PSP@k and PSnDCG@k: `A,B`, or xc (0.55,1.5), amazon (0.6,2.6) or wikipedia (0.5,0.4), as hetsgd train's --propensity")
 	trainPath := fs.String("train", "", "the training set `file` whose label counts fit the propensities of PSP@k and PSnDCG@k (default: --data's training split, when it names a dataset folder or bundled:NAME; otherwise they are not scored)")
-	rank := fs.String("rank", "exact", "exact (every label ranked) or tables (SLIDE's inference: a point's labels ranked among those its hash tables over the output layer retrieve, at most --lsh-active of them; no loss)")
-	tab := workload.DefaultSampling()
-	seed := fs.Uint64("seed", 1, "--rank tables: seed of the tables' hash functions")
-	fs.StringVar(&tab.Hash, "lsh-hash", tab.Hash, "--rank tables: hash family, dwta or srp")
-	fs.IntVar(&tab.K, "lsh-k", tab.K, "--rank tables: hash values per table (`K`; dwta: 3 bits each, srp: 1)")
-	fs.IntVar(&tab.L, "lsh-l", tab.L, "--rank tables: hash `tables`")
-	fs.IntVar(&tab.Capacity, "lsh-capacity", tab.Capacity, "--rank tables: `rows` a bucket keeps")
-	fs.Float64Var(&tab.Active, "lsh-active", tab.Active, "--rank tables: `share` of the labels a point ranks at most, those in the most tables first")
+	var rk ranking
+	rk.register(fs, "; no loss")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := sc.check(false); err != nil {
 		return err
 	}
-	if *rank != "exact" && *rank != "tables" {
-		return fmt.Errorf("--rank %q: want exact or tables", *rank)
-	}
-	var onlyTables error
-	fs.Visit(func(f *flag.Flag) {
-		if *rank == "exact" && onlyTables == nil && (f.Name == "seed" || strings.HasPrefix(f.Name, "lsh-")) {
-			onlyTables = fmt.Errorf("--%s applies with --rank tables only", f.Name)
-		}
-	})
-	if onlyTables != nil {
-		return onlyTables
-	}
-	if err := train.CheckRanges(fs, engine.Ranges); err != nil {
+	if err := rk.check(fs); err != nil {
 		return err
 	}
 	m, err := openModel(sc.model, *sc.which, stderr)
@@ -183,16 +213,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	tables := *rank == "tables"
+	tables := rk.rank == "tables"
 	if tables {
-		t, err := tab.Tables(m.MLP, *seed)
+		t, err := rk.tables(m.MLP)
 		if err != nil {
 			return err
 		}
-		if err := memory.Check(memory.Add(use.Need(m.MLP), metric.TablesBytes(m.MLP, t)), "scoring through approximate top-k's tables"); err != nil {
+		if err := memory.Check(memory.Add(use.Need(m.MLP), metric.TablesBytes(m.MLP, *t)), "scoring through approximate top-k's tables"); err != nil {
 			return fmt.Errorf("%w: fewer --lsh-l, a smaller --lsh-k", err)
 		}
-		if err := e.SetTables(t); err != nil {
+		if err := e.SetTables(*t); err != nil {
 			return err
 		}
 	}
@@ -212,15 +242,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// Why the scores may lie far below the exact ranking's: a label the
 		// tables do not retrieve for a point is never ranked.
 		_, err = fmt.Fprintf(stdout, "the tables retrieved %.1f%% of the points' true labels, %.0f of the %d labels a point on average (at most --lsh-active %g of them); a label not retrieved is not ranked, so P@k is SLIDE's approximate inference, not the model's accuracy: --rank exact scores every label\n",
-			100*s.Recall, s.Retrieved, m.Config().Outputs, tab.Active)
+			100*s.Recall, s.Retrieved, m.Config().Outputs, rk.tab.Active)
 	}
 	return err
 }
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("predict", "predict --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME|- [flags]", stderr)
+	fs := newFlagSet("predict", "predict --model CHECKPOINT|MODEL.npz --data FILE|DIR|bundled:NAME|- [flags]\n  or: predict --model CHECKPOINT|MODEL.npz --text FILE|- [flags]", stderr)
 	var sc scoring
 	sc.register(fs, "a dataset `file` (read a chunk at a time: it may be larger than memory), a dataset folder (its test set) or bundled:NAME")
+	text := fs.String("text", "", "score text instead of --data, with the model's vectorizer (a model trained on a set of hetsgd data from-text): a document a line (after the line's first tab, if any: labels<TAB>text), from `file` or - (the standard input); the labels are written by name")
 	top := fs.Int("top", 5, "labels to write per point, best first")
 	outPath := fs.String("out", "", "write the predictions to `file` (default: standard output)")
 	force := fs.Bool("force", false, "overwrite an existing --out")
@@ -229,9 +260,13 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := sc.check(true); err != nil {
+	if err := sc.check(*text == ""); err != nil {
 		return err
 	}
+	if *text != "" && sc.data != "" {
+		return fmt.Errorf("give --data or --text, not both")
+	}
+	sc.in.Add("--text", *text)
 	if err := sc.in.Check("--out", *outPath); err != nil {
 		return err
 	}
@@ -254,15 +289,28 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	use := trained.Use{What: "predicting", Rows: *rows, Fix: "score fewer points at once (--rows)"}
 	// The source: a text file streamed, or a set held whole (bundled, MNIST).
 	var next func(n int) (*data.Dataset, error)
+	var names []string
 	file := sc.data
-	if atomicfile.IsDir(file) {
+	if *text != "" {
+		t, err := m.Text()
+		if err != nil {
+			return fmt.Errorf("--text: %w", err)
+		}
+		r, err := data.OpenFile(ctx, *text)
+		if err != nil {
+			return fmt.Errorf("--text: %w", err)
+		}
+		defer r.Close()
+		next, names = t.Reader(r, *text), t.Labels
+	} else if atomicfile.IsDir(file) {
 		if f, err := data.TestFile(file); err == nil {
 			file = f
 		} else {
 			file = "" // an MNIST folder, or one without a test set: LoadDir says which
 		}
 	}
-	if _, bundled := strings.CutPrefix(sc.data, "bundled:"); bundled || file == "" {
+	if _, bundled := strings.CutPrefix(sc.data, "bundled:"); next != nil {
+	} else if bundled || file == "" {
 		sets, err := sc.load(ctx, sc.data, "auto", stderr)
 		if err != nil {
 			return err
@@ -288,6 +336,9 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		pw, err := metric.NewPredictionWriter(w, metric.PredictionFormat(*as))
 		if err != nil {
 			return err
+		}
+		if names != nil {
+			pw.SetNames(names)
 		}
 		return metric.Predict(ctx, m.MLP, m.Params, *top, *rows, next, pw.Write)
 	}

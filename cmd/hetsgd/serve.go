@@ -23,6 +23,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&opt.MaxBatch, "max-batch", 256, "most `points` scored in one pass: the requests queued when the scorer frees are scored together, up to it")
 	fs.IntVar(&opt.MaxPoints, "max-points", 1024, "most `points` one request may hold")
 	fs.Int64Var(&opt.MaxBody, "max-body", 16<<20, "most `bytes` of a request's body")
+	var rk ranking
+	rk.register(fs, "; -1 for a label a point did not retrieve")
 	reload := fs.Float64("reload", 5, "`seconds` between looks for a newer model at --model (a run's next checkpoint, served once written; 0: never)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -35,6 +37,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case !(*reload >= 0 && *reload <= 86400):
 		return fmt.Errorf("--reload %v: want seconds in [0, 86400]", *reload)
 	}
+	if err := rk.check(fs); err != nil {
+		return err
+	}
 	_, modified := serve.Stat(*path, trained.Which(*which)) // before the read, as serve.Load
 	m, err := openModel(*path, *which, stderr)
 	if err != nil {
@@ -43,7 +48,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := readParams(m, trained.Use{What: "serving", Rows: opt.MaxBatch, Fix: "serve with a smaller --max-batch"}); err != nil {
 		return err
 	}
-	s := serve.New(serve.Model{MLP: m.MLP, Params: m.Params, Version: m.File, Modified: modified}, opt)
+	if opt.Tables, err = rk.tables(m.MLP); err != nil {
+		return err
+	}
+	sm, err := serve.Served(m, modified, opt.Tables)
+	if err != nil {
+		return err
+	}
+	s := serve.New(sm, opt)
 	go s.Run(ctx)
 	say := func(line string) { fmt.Fprintf(stderr, "hetsgd serve: %s\n", line) }
 	if *reload > 0 {
