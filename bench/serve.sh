@@ -7,11 +7,12 @@
 #
 # Env: BIN (the hetsgd binary, default ./hetsgd), POINTS (generated training
 # points, default 60000), REQUESTS (timed requests a run, default 300),
-# CONC (the batched run's concurrency, default 64), OUTPUT (the model's
-# output layer in training: dense, the default, or lsh), RANK (how serve
-# ranks: exact, the default, or tables; with tables, eval first reports
-# what the tables cost on the test set: their recall and P@k against the
-# exact ranking's).
+# CONC (the batched run's concurrency, default 64), EPOCHS (of training,
+# default 0.01), OUTPUT (the model's output layer in training: dense, the
+# default, or lsh), RANK (how serve ranks: exact, the default, or tables;
+# with tables, eval first reports what the tables cost on the test set:
+# their recall and P@k against the exact ranking's), LSH (more flags of
+# serve's and eval's --rank tables, e.g. "--lsh-k 4 --lsh-active 0.02").
 set -euo pipefail
 out=${1:?usage: bench/serve.sh OUT}
 bin=${BIN:-./hetsgd}
@@ -20,11 +21,11 @@ mkdir -p "$out"
 output=${OUTPUT:-dense}
 rank=${RANK:-exact}
 ck="$out/ck"
-[ "$output" = dense ] || ck="$out/ck-$output"
-[ -d "$ck" ] || "$bin" train --data "$out/amz" --epochs 0.01 --eval-points 100 --output "$output" --checkpoint "$ck" --progress off > /dev/null
+[ "$output" = dense ] && [ -z "${EPOCHS:-}" ] || ck="$out/ck-$output-${EPOCHS:-0.01}"
+[ -d "$ck" ] || "$bin" train --data "$out/amz" --epochs "${EPOCHS:-0.01}" --eval-points 100 --output "$output" --checkpoint "$ck" --progress off > /dev/null
 if [ "$rank" = tables ]; then
   for r in exact tables; do
-    echo "{\"eval_rank\": \"$r\", \"scores\": $("$bin" eval --model "$ck" --data "$out/amz" --eval-points 2000 --rank "$r" --json)}"
+    echo "{\"eval_rank\": \"$r\", \"scores\": $("$bin" eval --model "$ck" --data "$out/amz" --eval-points 2000 --rank "$r" $([ "$r" = tables ] && echo ${LSH:-}) --json)}"
   done
 fi
 load() { go run ./bench/serveload --url "$1" --data "$out/amz" "${@:2}"; }
@@ -37,7 +38,7 @@ end=$(date +%s.%N)
 n=$(wc -l < "$out/top5.tsv")
 echo "{\"predict_points\": $n, \"predict_seconds\": $(echo "$end - $start" | bc), \"predict_points_per_s\": $(echo "$n / ($end - $start)" | bc -l)}"
 
-"$bin" serve --model "$ck" --rank "$rank" --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
+"$bin" serve --model "$ck" --rank "$rank" $([ "$rank" = tables ] && echo ${LSH:-}) --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
 pid=$!
 trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 until url=$(grep -o 'http://[^ ]*/predict' "$out/serve.out" 2>/dev/null); do

@@ -79,10 +79,16 @@ func newTableScorer(m *model.MLP, t Tables) (*tableScorer, error) {
 }
 
 // A TableRanker ranks points' labels through tables over a network's
-// output rows, as Evaluator.SetTables does, point by point: SLIDE's
-// inference for a server. It is not safe for concurrent use.
+// output rows, as Evaluator.SetTables does: SLIDE's inference for a
+// server. It is not safe for concurrent use.
 type TableRanker struct {
 	ts *tableScorer
+	// The batch TopAll ranks.
+	h      []float32
+	k      int
+	labels []int32
+	scores []float32
+	counts []int
 }
 
 // NewTableRanker returns a ranker of network m's labels at parameters p
@@ -100,18 +106,32 @@ func NewTableRanker(m *model.MLP, p []float32, t Tables) (*TableRanker, error) {
 // layer's (model.Workspace.Hidden).
 func (r *TableRanker) Width() int { return r.ts.in }
 
-// Top writes into labels the top len(labels) labels that hidden vector h
-// retrieves, best first, and their scores into scores, and returns how
-// many it wrote: fewer when fewer are retrieved.
-func (r *TableRanker) Top(h []float32, labels []int32, scores []float32) int {
-	part := &r.ts.parts[0]
-	got, z := r.ts.retrieve(part.s, part.got, part.z, h)
-	part.got = got
-	top := model.TopK(z, len(labels), labels)
-	for i, j := range top {
-		labels[i], scores[i] = got[j], z[j]
+// TopAll ranks the points whose hidden vectors are h (a row of Width
+// each), on every core: point i's top k labels among those it retrieves,
+// best first, into labels[i*k:(i+1)*k], their scores into
+// scores[i*k:(i+1)*k], and their number, fewer than k when fewer are
+// retrieved, into counts[i].
+func (r *TableRanker) TopAll(h []float32, k int, labels []int32, scores []float32, counts []int) {
+	r.h, r.k, r.labels, r.scores, r.counts = h, k, labels, scores, counts
+	kernel.Default().Run(r, tableParts)
+}
+
+// Part ranks the c-th of n parts of TopAll's points, with the c-th
+// sampler: the parts draw from samplers of their own, so the ranking does
+// not depend on which goroutine runs a part.
+func (r *TableRanker) Part(c, n int) {
+	points := len(r.counts)
+	part := &r.ts.parts[c]
+	for i := c * points / n; i < (c+1)*points/n; i++ {
+		var z []float32
+		part.got, z = r.ts.retrieve(part.s, part.got, part.z, r.h[i*r.ts.in:(i+1)*r.ts.in])
+		labels, scores := r.labels[i*r.k:(i+1)*r.k], r.scores[i*r.k:(i+1)*r.k]
+		top := model.TopK(z, r.k, labels)
+		for t, j := range top {
+			labels[t], scores[t] = part.got[j], z[j]
+		}
+		r.counts[i] = len(top)
 	}
-	return len(top)
 }
 
 // retrieve scores the output rows hidden vector h retrieves through

@@ -148,9 +148,11 @@ func TestTableRanker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		labels, scores := make([]int32, 5), make([]float32, 5)
-		for i := range 50 {
-			n := r.Top(h[i*r.Width():(i+1)*r.Width()], labels, scores)
+		const points = 50
+		all, allScores, counts := make([]int32, 5*points), make([]float32, 5*points), make([]int, points)
+		r.TopAll(h[:points*r.Width()], 5, all, allScores, counts)
+		for i := range points {
+			n, labels, scores := counts[i], all[5*i:5*i+5], allScores[5*i:5*i+5]
 			row := ws.Logits()[i*L : (i+1)*L][:budget]
 			want := model.TopK(row, 5, make([]int32, 5))
 			if n != len(want) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -232,10 +233,14 @@ func check(x *sparse.CSR, inputs int) error {
 // batcher scores jobs' points in passes of at most max rows, through one
 // buffer of rows reused from pass to pass.
 type batcher struct {
-	max  int
-	x    sparse.CSR
-	top  []int32
-	rows []struct {
+	max int
+	x   sparse.CSR
+	top []int32
+	// A pass's ranking through tables (Model.Ranker).
+	tabLabels []int32
+	tabScores []float32
+	counts    []int
+	rows      []struct {
 		j *job
 		i int // the point's row in its job
 	}
@@ -300,17 +305,28 @@ func (b *batcher) reset(m *loaded) {
 // job.
 func (b *batcher) pass(m *loaded) {
 	if m.Ranker != nil {
-		h, w := m.ws.Hidden(m.Params, &b.x), m.Ranker.Width()
+		// The pass's points ranked on every core, as many labels each as
+		// the most any asks for.
+		k := 0
+		for _, at := range b.rows {
+			k = max(k, at.j.k)
+		}
+		n := len(b.rows)
+		b.tabLabels, b.tabScores = slices.Grow(b.tabLabels[:0], n*k)[:n*k], slices.Grow(b.tabScores[:0], n*k)[:n*k]
+		b.counts = slices.Grow(b.counts[:0], n)[:n]
+		m.Ranker.TopAll(m.ws.Hidden(m.Params, &b.x), k, b.tabLabels, b.tabScores, b.counts)
 		for r, at := range b.rows {
 			j := at.j
 			labels, scores := j.labels[at.i*j.k:(at.i+1)*j.k], j.scores[at.i*j.k:(at.i+1)*j.k]
-			n := m.Ranker.Top(h[r*w:(r+1)*w], labels, scores)
-			for _, v := range scores[:n] {
+			got := min(b.counts[r], j.k)
+			copy(labels, b.tabLabels[r*k:r*k+got])
+			copy(scores, b.tabScores[r*k:r*k+got])
+			for _, v := range scores[:got] {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					j.err = errOverflow
 				}
 			}
-			for i := n; i < j.k; i++ {
+			for i := got; i < j.k; i++ {
 				labels[i], scores[i] = -1, -math.MaxFloat32
 			}
 		}

@@ -156,6 +156,42 @@ func (v *Vectorizer) rows(texts []string, row func(d int, r *Row)) sparse.CSR {
 	return sparse.Concat(parts)
 }
 
+// ReadPath reads the labelled text of path (ReadDocuments): a file, or a
+// folder whose files, in the order of their names, are read one after
+// another (hidden files, those whose names begin with a dot, left out).
+func ReadPath(path string) ([]Document, error) {
+	files := []string{path}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, fmt.Errorf("tfidf: %w", err)
+		}
+		files = files[:0]
+		for _, e := range entries { // sorted by name
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("tfidf: the folder %s holds no files of labelled text", path)
+		}
+	}
+	var docs []Document
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("tfidf: %w", err)
+		}
+		d, err := ReadDocuments(f, name)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d...)
+	}
+	return docs, nil
+}
+
 // Conversion is what Convert did: the model, the test labels dropped (not
 // in the training file), and the time each phase took.
 type Conversion struct {
@@ -164,27 +200,19 @@ type Conversion struct {
 	Read, Vectorize, Write time.Duration
 }
 
-// Convert reads labelled text files trainPath and testPath (see
-// ReadDocuments), fits a Model to the training file, and writes into dir
+// Convert reads labelled text trainPath and testPath, files or folders of
+// them (ReadPath), fits a Model to the training file, and writes into dir
 // the two sets in the XC format (train.txt, test.txt, as data.WriteDir) and
 // the model (tfidf.json), refusing existing files unless overwrite. It
 // stops between phases when ctx is done.
 func Convert(ctx context.Context, trainPath, testPath, dir string, o Options, overwrite bool) (*Conversion, error) {
-	read := func(path string) ([]Document, error) {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("tfidf: %w", err)
-		}
-		defer f.Close()
-		return ReadDocuments(f, path)
-	}
 	var c Conversion
 	start := time.Now()
-	train, err := read(trainPath)
+	train, err := ReadPath(trainPath)
 	if err != nil {
 		return nil, err
 	}
-	test, err := read(testPath)
+	test, err := ReadPath(testPath)
 	if err != nil {
 		return nil, err
 	}

@@ -235,3 +235,20 @@ func TestReader(t *testing.T) {
 		t.Errorf("a line not UTF-8: %v", err)
 	}
 }
+
+// A folder of labelled text files reads as its files, in the order of
+// their names, hidden ones left out; an empty folder is refused.
+func TestReadPathFolder(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"b.tsv": "y\tsecond\n", "a.tsv": "x\tfirst\n", ".hidden": "z\tnever\n"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	docs, err := ReadPath(dir)
+	if err != nil || len(docs) != 2 || docs[0].Text != "first" || docs[1].Text != "second" {
+		t.Fatalf("ReadPath(folder) = %+v, %v", docs, err)
+	}
+	empty := t.TempDir()
+	if _, err := ReadPath(empty); err == nil || !strings.Contains(err.Error(), "holds no files") {
+		t.Errorf("an empty folder: %v", err)
+	}
+}

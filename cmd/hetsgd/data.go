@@ -26,7 +26,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"gen":       runDataGen,
 		"from-text": runDataFromText,
 	}
-	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR\n  hetsgd data from-text --train FILE --test FILE --out DIR [--ngram MIN,MAX] [--min-df N] [--max-features N]\n\nRun \"hetsgd data SUBCOMMAND --help\" for its flags.\n"
+	const usage = "Usage:\n  hetsgd data stats [--format F] [--top N] [--cache MODE] FILE|DIR|bundled:NAME ...\n  hetsgd data gen --like NAME|profile:NAME|FILE|DIR|FIT.json [--scale S] [--points N] [--seed N] [--save-fit FILE] --out DIR\n  hetsgd data from-text --train FILE|DIR --test FILE|DIR --out DIR [--ngram MIN,MAX] [--min-df N] [--max-features N]\n\nRun \"hetsgd data SUBCOMMAND --help\" for its flags.\n"
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(stdout, usage) // asked for: not an error
 		return flag.ErrHelp
@@ -209,8 +209,8 @@ func runDataGen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // runDataFromText is "hetsgd data from-text": labelled text to a dataset
 // folder and its vectorizer (package tfidf).
 func runDataFromText(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data from-text", "data from-text --train FILE --test FILE --out DIR [flags]\n\nReads lines \"labels<TAB>text\" (labels comma-separated) and writes DIR/train.txt and DIR/test.txt (XC format, TF-IDF rows of word n-grams as scikit-learn's TfidfVectorizer makes them, fitted to --train) and DIR/tfidf.json (the vectorizer and the label names).", stderr)
-	train, test, out := fs.String("train", "", "labelled text `file` to fit and convert"), fs.String("test", "", "labelled text `file` to convert"), fs.String("out", "", "output `dir`")
+	fs := newFlagSet("data from-text", "data from-text --train FILE|DIR --test FILE|DIR --out DIR [flags]\n\nReads lines \"labels<TAB>text\" (labels comma-separated) and writes DIR/train.txt and DIR/test.txt (XC format, TF-IDF rows of word n-grams as scikit-learn's TfidfVectorizer makes them, fitted to --train) and DIR/tfidf.json (the vectorizer and the label names).", stderr)
+	train, test, out := fs.String("train", "", "labelled text to fit and convert: a `file`, or a folder of them"), fs.String("test", "", "labelled text to convert: a `file`, or a folder of them"), fs.String("out", "", "output `dir`")
 	o := tfidf.Defaults
 	ngram := fs.String("ngram", "1,2", "word n-gram range `min,max` (ngram_range)")
 	fs.IntVar(&o.MinDF, "min-df", o.MinDF, "keep the terms on at least `n` training documents (min_df)")
