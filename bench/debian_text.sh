@@ -3,7 +3,8 @@
 # package descriptions with their debtags as labels. Builds the corpus,
 # vectorizes it with hetsgd data from-text and with scikit-learn's
 # TfidfVectorizer (bench/sklearn_text.py) in alternating rounds, compares
-# the two sets, and trains hetsgd on each with the same settings.
+# the two sets, trains hetsgd on each with the same settings, and serves
+# hetsgd's model to text requests (bench/serveload --text).
 #
 #   bench/debian_text.sh OUT
 #
@@ -57,6 +58,21 @@ for split in ("train.txt", "test.txt"):
 print(json.dumps({"rows_compared": rows, "max_abs_diff": worst}))
 PY
 
+rm -rf "$out/ck"
 for set in hx sk; do
-  "$bin" train --data "$out/$set" --epochs "${EPOCHS:-5}" --progress off --log "$out/$set.jsonl" --force 2>/dev/null | grep '^best' | sed "s/^/$set: /"
+  ck=()
+  [ "$set" = hx ] && ck=(--checkpoint "$out/ck")
+  "$bin" train --data "$out/$set" --epochs "${EPOCHS:-5}" --progress off --log "$out/$set.jsonl" --force "${ck[@]}" 2>/dev/null | grep '^best' | sed "s/^/$set: /"
 done
+
+# The text model served: single-text requests of the test file's texts,
+# vectorized by the server, at concurrency 1 and 64.
+"$bin" serve --model "$out/ck" --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
+pid=$!
+trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+until url=$(grep -o 'http://[^ ]*/predict' "$out/serve.out" 2>/dev/null); do
+  kill -0 $pid || { cat "$out/serve.err"; exit 1; }
+  sleep 0.2
+done
+go run ./bench/serveload --url "$url" --text "$out/corpus/test.tsv" --concurrency 1 --requests 500 --warmup 20
+go run ./bench/serveload --url "$url" --text "$out/corpus/test.tsv" --concurrency 64 --requests 3000 --warmup 64

@@ -22,34 +22,52 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/data"
+	"github.com/hetsgd/hetsgd/tfidf"
 )
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:8000/predict", "the server's /predict")
 	path := flag.String("data", "bundled:bibtex", "the points: a dataset folder (its test split), a file or bundled:NAME")
+	text := flag.String("text", "", "send texts instead, to a model with a vectorizer: the documents of a labelled text file (labels<TAB>text lines), in order")
 	conc := flag.Int("concurrency", 1, "requests in flight at once")
 	n := flag.Int("requests", 200, "requests to time")
 	per := flag.Int("points", 1, "points a request")
 	warm := flag.Int("warmup", 10, "requests sent first, not timed")
 	k := flag.Int("top", 5, "labels a point")
 	flag.Parse()
-	if err := run(*url, *path, *conc, *n, *per, *warm, *k); err != nil {
+	if err := run(*url, *path, *text, *conc, *n, *per, *warm, *k); err != nil {
 		fmt.Fprintln(os.Stderr, "serveload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, path string, conc, n, per, warm, k int) error {
+func run(url, path, text string, conc, n, per, warm, k int) error {
 	if conc < 1 || n < 1 || per < 1 || warm < 0 || k < 1 {
 		return fmt.Errorf("--concurrency, --requests, --points and --top at least 1, --warmup at least 0")
 	}
-	sets, err := data.Loader{}.LoadAny(path)
+	// Every body is made before the clock starts.
+	var bodies [][]byte
+	var err error
+	if text != "" {
+		bodies, err = textBodies(text, warm+n, per, k)
+	} else {
+		bodies, err = pointBodies(path, warm+n, per, k)
+	}
 	if err != nil {
 		return err
 	}
+	return load(url, bodies, conc, n, per, warm)
+}
+
+// pointBodies makes count /predict bodies of per points each, the rows of
+// the set at path in order.
+func pointBodies(path string, count, per, k int) ([][]byte, error) {
+	sets, err := data.Loader{}.LoadAny(path)
+	if err != nil {
+		return nil, err
+	}
 	set := sets[len(sets)-1]
-	// Every body is made before the clock starts.
-	bodies := make([][]byte, warm+n)
+	bodies := make([][]byte, count)
 	type instance struct {
 		Indices []int32   `json:"indices"`
 		Values  []float32 `json:"values,omitempty"`
@@ -64,9 +82,41 @@ func run(url, path string, conc, n, per, warm, k int) error {
 			req.Instances = append(req.Instances, instance{f, v})
 		}
 		if bodies[r], err = json.Marshal(req); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return bodies, nil
+}
+
+// textBodies makes count /predict bodies of per texts each, the documents
+// of the labelled text at path in order.
+func textBodies(path string, count, per, k int) ([][]byte, error) {
+	docs, err := tfidf.ReadPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s holds no documents", path)
+	}
+	bodies := make([][]byte, count)
+	for r := range bodies {
+		req := struct {
+			Texts []string `json:"texts"`
+			TopK  int      `json:"top_k"`
+		}{TopK: k}
+		for p := range per {
+			req.Texts = append(req.Texts, docs[(r*per+p)%len(docs)].Text)
+		}
+		if bodies[r], err = json.Marshal(req); err != nil {
+			return nil, err
+		}
+	}
+	return bodies, nil
+}
+
+// load sends bodies from conc clients, the first warm untimed, and prints
+// the latencies' percentiles and the rates.
+func load(url string, bodies [][]byte, conc, n, per, warm int) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}, Timeout: time.Minute}
 	send := func(b []byte) (time.Duration, error) {
 		start := time.Now()
