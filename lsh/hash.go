@@ -53,6 +53,9 @@ func NewSRP(dim, k, l int, seed uint64) (*SRP, error) {
 	return s, nil
 }
 
+// Dim is the width of the vectors s hashes.
+func (s *SRP) Dim() int { return s.dim }
+
 func (s *SRP) Tables() int { return s.l }
 func (s *SRP) Bits() int   { return s.k }
 
@@ -131,6 +134,9 @@ func NewDWTA(dim, k, l int, seed uint64) (*DWTA, error) {
 	d.shift = uint(32 - (bits.Len(uint(n)) - 1))
 	return d, nil
 }
+
+// Dim is the width of the vectors d hashes.
+func (d *DWTA) Dim() int { return d.dim }
 
 func (d *DWTA) Tables() int { return d.l }
 func (d *DWTA) Bits() int   { return binBits * d.k }

@@ -59,6 +59,9 @@ func newTableScorer(m *model.MLP, t Tables) (*tableScorer, error) {
 	case t.Capacity < 1 || t.Budget < 1:
 		return nil, fmt.Errorf("metric: approximate top-k with buckets of %d rows and %d rows a point: need at least 1 of each", t.Capacity, t.Budget)
 	}
+	if d, ok := t.Family.(interface{ Dim() int }); ok && d.Dim() != l.In {
+		return nil, fmt.Errorf("metric: approximate top-k's hash functions take vectors of %d, but the network's last hidden layer is %d wide: tables of another network", d.Dim(), l.In)
+	}
 	ix, err := lsh.NewIndex(t.Family, l.Out, t.Capacity)
 	if err != nil {
 		return nil, fmt.Errorf("metric: %w", err)
@@ -107,7 +110,7 @@ func NewTableRanker(m *model.MLP, p []float32, t Tables) (*TableRanker, error) {
 func (r *TableRanker) Width() int { return r.ts.in }
 
 // TopAll ranks the points whose hidden vectors are h (a row of Width
-// each), on every core: point i's top k labels among those it retrieves,
+// each), in four parts on the kernels' pool: point i's top k labels among those it retrieves,
 // best first, into labels[i*k:(i+1)*k], their scores into
 // scores[i*k:(i+1)*k], and their number, fewer than k when fewer are
 // retrieved, into counts[i].

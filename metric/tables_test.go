@@ -2,6 +2,7 @@ package metric
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/internal/race"
@@ -166,5 +167,17 @@ func TestTableRanker(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Tables of another network's hidden width are refused, not hashed.
+func TestTablesOfAnotherWidth(t *testing.T) {
+	_, m, _, p, _ := trained(t) // hidden 32
+	fam, err := lsh.NewDWTA(16, 4, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewTableRanker(m, p, Tables{Family: fam, Capacity: 8, Budget: 8}); err == nil || !strings.Contains(err.Error(), "take vectors of 16, but the network's last hidden layer is 32 wide") {
+		t.Errorf("tables of width 16 for a hidden layer of 32: %v", err)
 	}
 }

@@ -9,15 +9,17 @@ import (
 
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/metric"
+	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/trained"
 )
 
 // Load reads the model which names at path (trained.File): a checkpoint
 // folder's newest or best model, a checkpoint file or an .npz archive,
 // refused when the machine lacks the memory to serve it in passes of
-// batch points besides held bytes (a model being replaced); with tables
-// when not nil (Served).
-func Load(path string, which trained.Which, batch int, held int64, tables *metric.Tables) (Model, error) {
+// batch points besides held bytes (a model being replaced); ranking
+// through the tables that tables gives for its shape, when not nil
+// (Served).
+func Load(path string, which trained.Which, batch int, held int64, tables func(*model.MLP) (*metric.Tables, error)) (Model, error) {
 	_, mod := Stat(path, which) // before the read: a file replaced during it is read again
 	m, err := trained.Load(path, which, trained.Use{What: "serving", Rows: batch, Held: held, Fix: "serve with a smaller --max-batch"})
 	if err != nil {
@@ -27,22 +29,27 @@ func Load(path string, which trained.Which, batch int, held int64, tables *metri
 }
 
 // Served is the model m, its parameters read, as a Server scores with it:
-// with its text vectorizer when it has one, modified at mod (Stat's), and
-// ranking through tables when not nil (Model.Ranker), built now if the
-// memory they take is there.
-func Served(m *trained.Model, mod time.Time, tables *metric.Tables) (Model, error) {
+// with its text vectorizer when it has one, modified at mod (Stat's), and,
+// when tables is not nil, ranking through the tables it gives for m's
+// shape (Model.Ranker), built now if the memory they take is there.
+func Served(m *trained.Model, mod time.Time, tables func(*model.MLP) (*metric.Tables, error)) (Model, error) {
 	t, err := m.Text()
 	if err != nil && !errors.Is(err, trained.ErrNoText) {
 		return Model{}, err
 	}
 	s := Model{MLP: m.MLP, Params: m.Params, Version: m.File, Modified: mod, Text: t}
-	if tables != nil {
-		if err := memory.Check(metric.TablesBytes(m.MLP, *tables), "serving through approximate top-k's tables"); err != nil {
-			return Model{}, fmt.Errorf("serve: %w: fewer --lsh-l, a smaller --lsh-k", err)
-		}
-		if s.Ranker, err = metric.NewTableRanker(m.MLP, m.Params, *tables); err != nil {
-			return Model{}, err
-		}
+	if tables == nil {
+		return s, nil
+	}
+	tab, err := tables(m.MLP)
+	if err != nil || tab == nil {
+		return s, err
+	}
+	if err := memory.Check(metric.TablesBytes(m.MLP, *tab), "serving through approximate top-k's tables"); err != nil {
+		return Model{}, fmt.Errorf("serve: %w: fewer --lsh-l, a smaller --lsh-k", err)
+	}
+	if s.Ranker, err = metric.NewTableRanker(m.MLP, m.Params, *tab); err != nil {
+		return Model{}, err
 	}
 	return s, nil
 }

@@ -51,9 +51,9 @@ type Options struct {
 	// MaxK is the most labels a request may ask for (default 100), and K
 	// those it gets when it names none (default 5).
 	MaxK, K int
-	// Tables, when not nil, are the hash tables a model Follow loads
-	// ranks through (Model.Ranker).
-	Tables *metric.Tables
+	// Tables, when not nil, gives the hash tables a model Follow loads
+	// ranks through (Model.Ranker), for the model's shape.
+	Tables func(*model.MLP) (*metric.Tables, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -305,8 +305,8 @@ func (b *batcher) reset(m *loaded) {
 // job.
 func (b *batcher) pass(m *loaded) {
 	if m.Ranker != nil {
-		// The pass's points ranked on every core, as many labels each as
-		// the most any asks for.
+		// The pass's points ranked on the kernels' pool, as many labels
+		// each as the most any asks for.
 		k := 0
 		for _, at := range b.rows {
 			k = max(k, at.j.k)

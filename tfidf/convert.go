@@ -145,7 +145,10 @@ func (v *Vectorizer) rows(texts []string, row func(d int, r *Row)) sparse.CSR {
 		var r Row
 		for p := lo; p < hi; p++ {
 			a, b := p*len(texts)/len(parts), (p+1)*len(texts)/len(parts)
-			part := sparse.NewBuilder(len(v.Terms), false, b-a, v.gramsHint(texts[a:b]))
+			// A row holds fewer terms than its text has n-grams (a
+			// repeated one counts once, one outside the vocabulary not at
+			// all): start from a word a term, and grow.
+			part := sparse.NewBuilder(len(v.Terms), false, b-a, textBytes(texts[a:b])/6)
 			for d := a; d < b; d++ {
 				row(d, &r)
 				appendRow(part, &r)
@@ -261,8 +264,13 @@ func Load(path string) (*Model, error) {
 // in errors.
 func Parse(b []byte, name string) (*Model, error) {
 	var m Model
-	if err := json.Unmarshal(b, &m); err != nil || m.Format != Format || m.Vectorizer == nil {
-		return nil, fmt.Errorf("tfidf: %s is no %s model: %v", name, Format, err)
+	switch err := json.Unmarshal(b, &m); {
+	case err != nil:
+		return nil, fmt.Errorf("tfidf: %s is no %s model: %w", name, Format, err)
+	case m.Format != Format:
+		return nil, fmt.Errorf("tfidf: %s is no %s model: its format is %q", name, Format, m.Format)
+	case m.Vectorizer == nil || m.Terms == nil:
+		return nil, fmt.Errorf("tfidf: %s is no %s model: it holds no vectorizer (terms)", name, Format)
 	}
 	v := m.Vectorizer
 	if err := v.check(); err != nil {

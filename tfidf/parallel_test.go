@@ -2,6 +2,7 @@ package tfidf
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -86,6 +87,39 @@ func TestSetsIndependentOfCores(t *testing.T) {
 			if !reflect.DeepEqual(got, first[i:i+4]) {
 				t.Fatalf("%+v on %d cores: a vocabulary or rows unlike on 1 core", o, procs)
 			}
+		}
+	}
+}
+
+// A vocabulary large enough for the parallel sort (over 8,192 terms)
+// equals the definition, at several numbers of cores.
+func TestLargeVocabularyEqualsReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	words := make([]string, 150)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%03d", i)
+	}
+	var train, test []string
+	for d := range 360 {
+		var b strings.Builder
+		for range 40 {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		if d < 300 {
+			train = append(train, b.String())
+		} else {
+			test = append(test, b.String())
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{2, 3, 7} {
+		runtime.GOMAXPROCS(procs)
+		for _, o := range []Options{Defaults, {MinN: 1, MaxN: 2, MinDF: 1, MaxFeatures: 9000}} {
+			if terms, _ := refFit(o, train); len(terms) < 8192 {
+				t.Fatalf("%+v: %d terms: too few for the parallel sort", o, len(terms))
+			}
+			checkAgainstReference(t, o, train, test)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package tfidf
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -23,8 +25,9 @@ func (m *Model) Rows(texts []string, name string) *data.Dataset {
 // line's text is the whole line, or what follows its first tab: a
 // labels<TAB>text line of data from-text, its labels dropped. Every line
 // is a point, a blank one without terms, so point i is line i+1. An
-// error names the file (name) and the line.
-func (m *Model) Reader(r io.Reader, name string) func(n int) (*data.Dataset, error) {
+// error names the file (name) and the line; a read that fails once ctx is
+// done (which closes a file of data.OpenFile) is ctx's error.
+func (m *Model) Reader(ctx context.Context, r io.Reader, name string) func(n int) (*data.Dataset, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	line := 0
@@ -42,8 +45,13 @@ func (m *Model) Reader(r io.Reader, name string) func(n int) (*data.Dataset, err
 			}
 			texts = append(texts, string(b))
 		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("tfidf: %s: %w (a line holds at most %d bytes)", name, err, maxLine)
+		switch err := sc.Err(); {
+		case err != nil && ctx.Err() != nil:
+			return nil, fmt.Errorf("tfidf: %s: stopped after line %d: %w", name, line, ctx.Err())
+		case errors.Is(err, bufio.ErrTooLong):
+			return nil, fmt.Errorf("tfidf: %s:%d: a line over %d bytes", name, line+1, maxLine)
+		case err != nil:
+			return nil, fmt.Errorf("tfidf: %s: after line %d: %w", name, line, err)
 		}
 		if len(texts) == 0 {
 			return nil, io.EOF

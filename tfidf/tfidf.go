@@ -82,8 +82,9 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 	type shard struct {
 		lex   *lexicon
 		grams docGrams
-		tf    []int32
+		tf    []int64 // a term's occurrences may pass 2³¹ in a large corpus
 		df    []int32
+		err   error
 	}
 	shards := make([]*shard, min(runtime.GOMAXPROCS(0), len(texts)))
 	parallelParts(len(texts), len(shards), func(p, lo, hi int) {
@@ -99,7 +100,10 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 			start := len(s.grams.ids)
 			s.grams.ids = s.lex.addGrams(ws, o.MinN, o.MaxN, s.grams.ids)
 			s.grams.offsets = append(s.grams.offsets, len(s.grams.ids))
-			if n := len(s.lex.size); n > len(s.tf) {
+			if n := len(s.lex.size); n > maxIDs {
+				s.err = fmt.Errorf("tfidf: the texts hold more than %d distinct n-grams: fewer texts, or a narrower --ngram", maxIDs)
+				break
+			} else if n > len(s.tf) {
 				s.tf, s.df, seen = grow(s.tf, n), grow(s.df, n), grow(seen, n)
 			}
 			for _, id := range s.grams.ids[start:] {
@@ -112,6 +116,11 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 		}
 		shards[p] = s
 	})
+	for _, s := range shards {
+		if s.err != nil {
+			return nil, nil, s.err
+		}
+	}
 	lex := shards[0].lex
 	tf, df := shards[0].tf, shards[0].df
 	remaps := make([][]int32, len(shards))
@@ -123,6 +132,9 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 			} else {
 				remap[id] = lex.addPair(remap[first], remap[s.lex.last[id]])
 			}
+		}
+		if len(lex.size) > maxIDs {
+			return nil, nil, fmt.Errorf("tfidf: the texts hold more than %d distinct n-grams: fewer texts, or a narrower --ngram", maxIDs)
 		}
 		tf, df = grow(tf, len(lex.size)), grow(df, len(lex.size))
 		for id, g := range remap {
@@ -188,16 +200,22 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 
 // gramsHint guesses, to size buffers, how many n-grams texts hold: a
 // word and its separator take about six bytes of English.
-func (o Options) gramsHint(texts []string) int {
+func (o Options) gramsHint(texts []string) int { return textBytes(texts) / 6 * (o.MaxN - o.MinN + 1) }
+
+func textBytes(texts []string) int {
 	n := 0
 	for _, t := range texts {
 		n += len(t)
 	}
-	return n / 6 * (o.MaxN - o.MinN + 1)
+	return n
 }
 
+// maxIDs bounds the n-grams a lexicon numbers: ids and pair keys are
+// int32, and a document (at most maxLine bytes) adds fewer than 2²⁶.
+const maxIDs = math.MaxInt32 - 1<<26
+
 // grow returns s lengthened to n, the new elements zero.
-func grow(s []int32, n int) []int32 {
+func grow[T int32 | int64](s []T, n int) []T {
 	if n <= len(s) {
 		return s
 	}

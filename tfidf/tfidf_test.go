@@ -1,7 +1,9 @@
 package tfidf
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/hetsgd/hetsgd/data"
 	"github.com/hetsgd/hetsgd/internal/testdata"
@@ -207,7 +210,7 @@ func TestReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := []string{"apple", "", "x,y\tbanana cherry", "cherry\tapple banana"}
-	next := m.Reader(strings.NewReader(strings.Join(lines, "\n")+"\n"), "in.txt")
+	next := m.Reader(t.Context(), strings.NewReader(strings.Join(lines, "\n")+"\n"), "in.txt")
 	var r Row
 	point := 0
 	for _, want := range []int{3, 1} {
@@ -230,9 +233,20 @@ func TestReader(t *testing.T) {
 	if _, err := next(3); err != io.EOF {
 		t.Errorf("after the last line: %v, want io.EOF", err)
 	}
-	next = m.Reader(strings.NewReader("fine\nbad \xff\n"), "in.txt")
+	next = m.Reader(t.Context(), strings.NewReader("fine\nbad \xff\n"), "in.txt")
 	if _, err := next(5); err == nil || !strings.Contains(err.Error(), "in.txt:2: not UTF-8") {
 		t.Errorf("a line not UTF-8: %v", err)
+	}
+	// A read that fails once the context is done is the context's error.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	next = m.Reader(ctx, iotest.ErrReader(errors.New("file already closed")), "-")
+	if _, err := next(5); !errors.Is(err, context.Canceled) {
+		t.Errorf("a read failing after Ctrl-C: %v, want context.Canceled", err)
+	}
+	next = m.Reader(t.Context(), strings.NewReader(strings.Repeat("x", maxLine+1)), "in.txt")
+	if _, err := next(5); err == nil || !strings.Contains(err.Error(), "in.txt:1: a line over") {
+		t.Errorf("a line too long: %v", err)
 	}
 }
 

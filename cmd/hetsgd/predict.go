@@ -301,7 +301,11 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("--text: %w", err)
 		}
 		defer r.Close()
-		next, names = t.Reader(r, *text), t.Labels
+		name := *text
+		if name == data.Stdin {
+			name = "standard input"
+		}
+		next, names = t.Reader(ctx, r, name), t.Labels
 	} else if atomicfile.IsDir(file) {
 		if f, err := data.TestFile(file); err == nil {
 			file = f

@@ -48,8 +48,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := readParams(m, trained.Use{What: "serving", Rows: opt.MaxBatch, Fix: "serve with a smaller --max-batch"}); err != nil {
 		return err
 	}
-	if opt.Tables, err = rk.tables(m.MLP); err != nil {
-		return err
+	if rk.rank == "tables" {
+		opt.Tables = rk.tables // for each model served: a reload may change its shape
 	}
 	sm, err := serve.Served(m, modified, opt.Tables)
 	if err != nil {
