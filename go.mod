@@ -3,6 +3,7 @@ module github.com/hetsgd/hetsgd
 go 1.26
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.38.0
 	gonum.org/v1/plot v0.17.0

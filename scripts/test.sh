@@ -3,7 +3,9 @@
 # pure-Go tests with and without the race detector, every fuzz target
 # briefly, then the tests of the two cgo builds — OpenBLAS (-tags openblas)
 # and OpenMPI (-tags mpi; they start mpirun themselves, on shared memory and
-# loopback only). The Debian packages those builds need, NumPy (a test reads
+# loopback only) — and of the GPU backend's build (-tags cuda: it loads
+# CUDA's libraries when it runs; its tests build stand-ins of them with
+# gcc, so they need no GPU). The Debian packages those builds need, NumPy (a test reads
 # the exported model with it), scikit-learn (the TF-IDF vectors are checked
 # against its TfidfVectorizer's) and Chromium (the dashboard's test draws its
 # page in it, headless) are installed when missing and apt-get can (as
@@ -122,6 +124,10 @@ mpi_env() {
   fi
 }
 
+cuda_tests() {
+  go vet -tags cuda ./cuda/... ./cmd/hetsgd && go test -count=1 -tags cuda -timeout "$(limit 5)" ./cuda/...
+}
+
 mpi_tests() {
   mpi_env
   go vet -tags mpi ./... && go test -count=1 -tags mpi -timeout "$(limit 20)" ./comm/... ./cmd/hetsgd
@@ -159,6 +165,7 @@ stage "tests of ${heavy[*]#./}" go test -count=1 -timeout "$(limit 15)" "${heavy
 stage "tests with the race detector" go test -count=1 -race -timeout "$(limit 10)" "${light[@]}"
 stage "tests of ${heavy[*]#./} with the race detector" go test -count=1 -race -timeout "$(limit 20)" "${heavy[@]}"
 stage "every fuzz target, briefly, from its corpus" fuzz_all
+stage "the cuda build (CUDA's libraries found when it runs; stand-ins built with gcc)" cuda_tests
 if have_blas; then
   stage "the openblas build (OpenBLAS's SGEMM through the same conformance tests)" \
     bash -c "go vet -tags openblas ./... && go test -count=1 -tags openblas -timeout $(limit 15) ./kernel/... ./engine"

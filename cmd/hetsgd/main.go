@@ -44,6 +44,7 @@ func commands() []command {
 		{"tune", "compare strategies over a grid of learning rates and batches, at one shared rate and at each one's best", runTune},
 		{"data", "describe or generate datasets (data stats, data gen)", runData},
 		{"calibrate", "measure this machine's kernel times for the virtual clock's cost model", runCalibrate},
+		{"gpus", "list the GPUs and CUDA libraries this binary finds, or say what is missing", runGPUs},
 		{"step", "time one training step at a paper's shape, with this run's SGEMM peak and the step's roofline", runStep},
 		{"bench", "reproduce the papers' experiments and write a report (tables, figures, logs)", runBench},
 		{"version", "print the version", runVersion},

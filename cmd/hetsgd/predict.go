@@ -11,14 +11,11 @@ import (
 	"time"
 
 	"github.com/hetsgd/hetsgd/data"
-	"github.com/hetsgd/hetsgd/engine"
 	"github.com/hetsgd/hetsgd/internal/atomicfile"
 	"github.com/hetsgd/hetsgd/internal/memory"
 	"github.com/hetsgd/hetsgd/metric"
-	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/train"
 	"github.com/hetsgd/hetsgd/trained"
-	"github.com/hetsgd/hetsgd/workload"
 )
 
 // openModel opens the model --model and --which name (package trained),
@@ -55,53 +52,6 @@ func readParams(m *trained.Model, use trained.Use) error {
 		return fmt.Errorf("--model: %w", err)
 	}
 	return nil
-}
-
-// ranking holds the flags of approximate top-k, which eval and serve
-// share: --rank and the tables' settings.
-type ranking struct {
-	rank string
-	tab  workload.Sampling
-	seed uint64
-}
-
-func (r *ranking) register(fs *flag.FlagSet, more string) {
-	r.tab = workload.DefaultSampling()
-	fs.StringVar(&r.rank, "rank", "exact", "exact (every label ranked) or tables (SLIDE's inference: a point's labels ranked among those its hash tables over the output layer retrieve, at most --lsh-active of them"+more+")")
-	fs.Uint64Var(&r.seed, "seed", 1, "--rank tables: seed of the tables' hash functions")
-	fs.StringVar(&r.tab.Hash, "lsh-hash", r.tab.Hash, "--rank tables: hash family, dwta or srp")
-	fs.IntVar(&r.tab.K, "lsh-k", r.tab.K, "--rank tables: hash values per table (`K`; dwta: 3 bits each, srp: 1)")
-	fs.IntVar(&r.tab.L, "lsh-l", r.tab.L, "--rank tables: hash `tables`")
-	fs.IntVar(&r.tab.Capacity, "lsh-capacity", r.tab.Capacity, "--rank tables: `rows` a bucket keeps")
-	fs.Float64Var(&r.tab.Active, "lsh-active", r.tab.Active, "--rank tables: `share` of the labels a point ranks at most, those in the most tables first")
-}
-
-// check refuses a --rank other than exact or tables, and the tables'
-// settings given without --rank tables or out of their ranges.
-func (r *ranking) check(fs *flag.FlagSet) error {
-	if r.rank != "exact" && r.rank != "tables" {
-		return fmt.Errorf("--rank %q: want exact or tables", r.rank)
-	}
-	var onlyTables error
-	fs.Visit(func(f *flag.Flag) {
-		if r.rank == "exact" && onlyTables == nil && (f.Name == "seed" || strings.HasPrefix(f.Name, "lsh-")) {
-			onlyTables = fmt.Errorf("--%s applies with --rank tables only", f.Name)
-		}
-	})
-	if onlyTables != nil {
-		return onlyTables
-	}
-	return train.CheckRanges(fs, engine.Ranges)
-}
-
-// tables returns the tables of --rank tables for networks of m's shape,
-// nil for --rank exact.
-func (r *ranking) tables(m *model.MLP) (*metric.Tables, error) {
-	if r.rank != "tables" {
-		return nil, nil
-	}
-	t, err := r.tab.Tables(m, r.seed)
-	return &t, err
 }
 
 // whichFlag registers --which, the model of a checkpoint folder to take.
@@ -159,15 +109,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	prop := metric.DefaultPropensity
 	fs.Var(&prop, "propensity", "the label propensity model of PSP@k and PSnDCG@k: `A,B`, or xc (0.55,1.5), amazon (0.6,2.6) or wikipedia (0.5,0.4), as hetsgd train's --propensity")
 	trainPath := fs.String("train", "", "the training set `file` whose label counts fit the propensities of PSP@k and PSnDCG@k (default: --data's training split, when it names a dataset folder or bundled:NAME; otherwise they are not scored)")
-	var rk ranking
-	rk.register(fs, "; no loss")
+	var rk train.Ranking
+	rk.Register(fs, "; no loss")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := sc.check(false); err != nil {
 		return err
 	}
-	if err := rk.check(fs); err != nil {
+	if err := rk.Check(fs); err != nil {
 		return err
 	}
 	m, err := openModel(sc.model, *sc.which, stderr)
@@ -213,9 +163,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	tables := rk.rank == "tables"
+	tables := rk.Rank == "tables"
 	if tables {
-		t, err := rk.tables(m.MLP)
+		t, err := rk.Tables(m.MLP)
 		if err != nil {
 			return err
 		}
@@ -242,7 +192,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// Why the scores may lie far below the exact ranking's: a label the
 		// tables do not retrieve for a point is never ranked.
 		_, err = fmt.Fprintf(stdout, "the tables retrieved %.1f%% of the points' true labels, %.0f of the %d labels a point on average (at most --lsh-active %g of them); a label not retrieved is not ranked, so P@k is SLIDE's approximate inference, not the model's accuracy: --rank exact scores every label\n",
-			100*s.Recall, s.Retrieved, m.Config().Outputs, rk.tab.Active)
+			100*s.Recall, s.Retrieved, m.Config().Outputs, rk.Sampling.Active)
 	}
 	return err
 }

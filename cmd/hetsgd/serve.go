@@ -8,6 +8,7 @@ import (
 
 	"github.com/hetsgd/hetsgd/internal/httpserve"
 	"github.com/hetsgd/hetsgd/serve"
+	"github.com/hetsgd/hetsgd/train"
 	"github.com/hetsgd/hetsgd/trained"
 )
 
@@ -23,8 +24,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&opt.MaxBatch, "max-batch", 256, "most `points` scored in one pass: the requests queued when the scorer frees are scored together, up to it")
 	fs.IntVar(&opt.MaxPoints, "max-points", 1024, "most `points` one request may hold")
 	fs.Int64Var(&opt.MaxBody, "max-body", 16<<20, "most `bytes` of a request's body")
-	var rk ranking
-	rk.register(fs, "; -1 for a label a point did not retrieve")
+	var rk train.Ranking
+	rk.Register(fs, "; -1 for a label a point did not retrieve")
 	reload := fs.Float64("reload", 5, "`seconds` between looks for a newer model at --model (a run's next checkpoint, served once written; 0: never)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -37,7 +38,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case !(*reload >= 0 && *reload <= 86400):
 		return fmt.Errorf("--reload %v: want seconds in [0, 86400]", *reload)
 	}
-	if err := rk.check(fs); err != nil {
+	if err := rk.Check(fs); err != nil {
 		return err
 	}
 	_, modified := serve.Stat(*path, trained.Which(*which)) // before the read, as serve.Load
@@ -48,8 +49,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := readParams(m, trained.Use{What: "serving", Rows: opt.MaxBatch, Fix: "serve with a smaller --max-batch"}); err != nil {
 		return err
 	}
-	if rk.rank == "tables" {
-		opt.Tables = rk.tables // for each model served: a reload may change its shape
+	if rk.Rank == "tables" {
+		opt.Tables = rk.Tables // for each model served: a reload may change its shape
 	}
 	sm, err := serve.Served(m, modified, opt.Tables)
 	if err != nil {
