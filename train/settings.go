@@ -301,35 +301,7 @@ var Decls = []Decl{
 func (s *Settings) Register(fs *flag.FlagSet) {
 	s.LSH.Background = true
 	for _, d := range Decls {
-		p := d.value(s)
-		if d.Default != nil {
-			v := reflect.ValueOf(p).Elem()
-			def := reflect.ValueOf(d.Default).Convert(v.Type())
-			if def.Kind() == reflect.Slice { // a copy: Set reuses its list
-				def = reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, def.Len()), def)
-			}
-			v.Set(def)
-		}
-		usage := d.Usage
-		if d.usage != nil {
-			usage = d.usage()
-		}
-		switch p := p.(type) {
-		case *string:
-			fs.StringVar(p, d.Name, *p, usage)
-		case *int:
-			fs.IntVar(p, d.Name, *p, usage)
-		case *float64:
-			fs.Float64Var(p, d.Name, *p, usage)
-		case *bool:
-			fs.BoolVar(p, d.Name, *p, usage)
-		case *uint64:
-			fs.Uint64Var(p, d.Name, *p, usage)
-		case flag.Value:
-			fs.Var(p, d.Name, usage)
-		default:
-			panic(fmt.Sprintf("train: setting %s: a field of type %T", d.Name, p))
-		}
+		d.register(fs, s, d.Default)
 	}
 	s.Options = map[string]*OptionFlag{}
 	for _, i := range strategy.List() {
@@ -340,6 +312,61 @@ func (s *Settings) Register(fs *flag.FlagSet) {
 		}
 	}
 	DocumentRanges(fs, engine.Ranges)
+}
+
+// RegisterSome declares the settings names as flags of fs, setting s's
+// fields, as Register does, each with its declaration's help and range;
+// defaults gives some of them a default of their own (another command's,
+// as tune's 4 devices on the virtual clock). An unknown name panics.
+func (s *Settings) RegisterSome(fs *flag.FlagSet, defaults map[string]any, names ...string) {
+	for _, name := range names {
+		d, ok := DeclOf(name)
+		if !ok {
+			panic("train: no setting " + name)
+		}
+		def, ok := defaults[name]
+		if !ok {
+			def = d.Default
+		}
+		d.register(fs, s, def)
+		if r, ok := d.Range(); ok {
+			fs.Lookup(name).Usage += "; " + r.String()
+		}
+	}
+}
+
+// register declares d as a flag of fs, setting s's field, with default
+// def (nil: the field's zero value).
+func (d Decl) register(fs *flag.FlagSet, s *Settings, def any) {
+	p := d.value(s)
+	if def != nil {
+		v := reflect.ValueOf(p).Elem()
+		dv := reflect.ValueOf(def).Convert(v.Type())
+		if dv.Kind() == reflect.Slice { // a copy: Set reuses its list
+			dv = reflect.AppendSlice(reflect.MakeSlice(v.Type(), 0, dv.Len()), dv)
+		}
+		v.Set(dv)
+	}
+	usage := d.Usage
+	if d.usage != nil {
+		usage = d.usage()
+	}
+	switch p := p.(type) {
+	case *string:
+		fs.StringVar(p, d.Name, *p, usage)
+	case *int:
+		fs.IntVar(p, d.Name, *p, usage)
+	case *float64:
+		fs.Float64Var(p, d.Name, *p, usage)
+	case *bool:
+		fs.BoolVar(p, d.Name, *p, usage)
+	case *uint64:
+		fs.Uint64Var(p, d.Name, *p, usage)
+	case flag.Value:
+		fs.Var(p, d.Name, usage)
+	default:
+		panic(fmt.Sprintf("train: setting %s: a field of type %T", d.Name, p))
+	}
 }
 
 func strategyNames() []string {

@@ -79,3 +79,33 @@ func checkDeclared(fs *flag.FlagSet, f *Settings) error {
 	}
 	return err
 }
+
+// RegisterSome declares the settings named as Register does — the same
+// help, range and field — with the defaults given in place of theirs.
+func TestRegisterSome(t *testing.T) {
+	all := flag.NewFlagSet("train", flag.ContinueOnError)
+	var a Settings
+	a.Register(all)
+	some := flag.NewFlagSet("tune", flag.ContinueOnError)
+	var s Settings
+	s.RegisterSome(some, map[string]any{"devices": 4, "epochs": 10}, "devices", "epochs", "data")
+	n := 0
+	some.VisitAll(func(f *flag.Flag) {
+		n++
+		if g := all.Lookup(f.Name); g == nil || g.Usage != f.Usage {
+			t.Errorf("--%s: help %q, train's %q", f.Name, f.Usage, g.Usage)
+		}
+	})
+	if n != 3 || s.Devices != 4 || s.Epochs != 10 || some.Lookup("devices").DefValue != "4" {
+		t.Errorf("%d flags, devices %d, epochs %v", n, s.Devices, s.Epochs)
+	}
+	if err := some.Parse([]string{"--devices", "7", "--data", "d"}); err != nil || s.Devices != 7 || s.DataDir != "d" {
+		t.Errorf("parsed: %v, devices %d, data %q", err, s.Devices, s.DataDir)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("an unknown setting did not panic")
+		}
+	}()
+	s.RegisterSome(flag.NewFlagSet("x", flag.ContinueOnError), nil, "no-such-setting")
+}

@@ -23,30 +23,20 @@ import (
 
 func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("tune", "tune [--data DIR] [--strategies LIST] [--lrs A:B|LIST|default] [--batches LIST] [--seeds LIST] [flags]", stderr)
-	dataDir := fs.String("data", "", "dataset `dir` (train.txt and test.txt); with no data flag, the bundled "+train.BundledDefault)
-	trainPath := fs.String("train", "", "training set `file`")
-	testPath := fs.String("test", "", "test set `file`")
-	cache := fs.String("cache", "auto", "binary cache of large text files: auto, refresh or off")
+	// The settings every run of the grid shares, as train declares them,
+	// some with tune's defaults: a grid is compared on the virtual clock.
+	var set train.Settings
+	set.RegisterSome(fs, map[string]any{"devices": 4, "time": "virtual", "epochs": 10, "eval-every": 0.5},
+		"data", "train", "test", "cache", "devices", "speeds", "time", "epochs", "time-budget", "eval-every", "hidden", "dropout")
 	strategies := fs.String("strategies", "all", "strategies to compare, comma-separated, or all; a strategy with settings in brackets is a variant of its own: its options, optimizer=NAME and lr=RATE, e.g. adaptive[gamma=0.5,optimizer=adam,lr=0.01]")
 	lrs := fs.String("lrs", "1e-3:10", "learning rates: a list, A:B for the powers of ten and half steps from A to B, or default for each strategy's own (with --optimizer strategy, or a variant's optimizer= and lr=)")
 	batches := fs.String("batches", "128", "batch sizes per device, comma-separated")
 	seeds := fs.String("seeds", "1", "seeds of each point, comma-separated (results are averaged over them)")
 	optimizer := fs.String("optimizer", "sgd", "local optimizer of every strategy, or \"strategy\" for each strategy's own (parameter servers always commit Δ = −lr·g)")
-	devices := fs.Int("devices", 4, "devices of every run")
-	var speeds train.FloatList
-	fs.Var(&speeds, "speeds", "relative `speed` of each device (default all 1)")
-	clock := fs.String("time", "virtual", "clock of every run: virtual (deterministic) or real")
-	epochs := fs.Float64("epochs", 10, "training budget of every run, in epochs (0: none)")
-	budget := fs.Float64("time-budget", 0, "training budget of every run, in the clock's `seconds` (0: none)")
-	evalEvery := fs.Float64("eval-every", 0.5, "`epochs` between evaluations (time-to-accuracy is measured at them)")
 	target := fs.Float64("target", 0, "P@1 of time-to-accuracy (0: 90% of the best mean P@1 of the grid)")
-	hidden := train.IntList(workload.DefaultHidden())
-	fs.Var(&hidden, "hidden", "hidden layer `widths`")
-	dropout := fs.Float64("dropout", workload.DefaultDropout, "dropout of the hidden units")
 	logPath := fs.String("log", "", "write every run and the summary as JSON Lines to `file`")
 	force := fs.Bool("force", false, "overwrite an existing --log file")
 	mode := fs.String("progress", stage.Auto, progressHelp)
-	train.DocumentRanges(fs, engine.Ranges)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -75,10 +65,11 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err := g.Validate(); err != nil {
 		return err
 	}
-	base := engine.Config{Devices: *devices, Clock: engine.Clock(*clock), Epochs: *epochs, TimeBudget: *budget,
-		EvalEvery: *evalEvery, Noise: engine.DefaultNoise, Cost: cost.Default(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
-	if len(speeds) > 0 {
-		base.Speeds = speeds
+	devices, clock, epochs := set.Devices, set.Clock, set.Epochs
+	base := engine.Config{Devices: devices, Clock: engine.Clock(clock), Epochs: epochs, TimeBudget: set.TimeBudget,
+		EvalEvery: set.EvalEvery, Noise: engine.DefaultNoise, Cost: cost.Default(), Net: comm.Model{Intra: comm.DefaultNetwork, Inter: comm.DefaultNetwork, AllReduce: comm.Ring}}
+	if len(set.Speeds) > 0 {
+		base.Speeds = set.Speeds
 	}
 	if *optimizer != "strategy" {
 		base.Optimizer = optim.Config{Name: strings.ToLower(*optimizer)}
@@ -97,19 +88,19 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	defer line.Close()
-	cacheMode, err := data.ParseCacheMode(*cache)
+	cacheMode, err := data.ParseCacheMode(set.Cache)
 	if err != nil {
 		return fmt.Errorf("--cache: %w", err)
 	}
 	var in atomicfile.Inputs
-	in.Add("--train file", *trainPath)
-	in.Add("--test file", *testPath)
-	in.Add("--data", *dataDir)
+	in.Add("--train file", set.TrainPath)
+	in.Add("--test file", set.TestPath)
+	in.Add("--data", set.DataDir)
 	if err := in.Check("--log", *logPath); err != nil {
 		return err
 	}
 	line.Stage("reading the data", 0, "")
-	trainSet, testSet, source, err := train.LoadData(data.Loader{Format: data.Auto, Cache: cacheMode, Log: line, Context: ctx, Opened: in.Opened}, *trainPath, *testPath, *dataDir)
+	trainSet, testSet, source, err := train.LoadData(data.Loader{Format: data.Auto, Cache: cacheMode, Log: line, Context: ctx, Opened: in.Opened}, set.TrainPath, set.TestPath, set.DataDir)
 	if err != nil {
 		return err
 	}
@@ -117,7 +108,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	for _, b := range g.Batches {
 		maxBatch = max(maxBatch, b)
 	}
-	w, err := workload.NewXML(trainSet, testSet, hidden, *dropout, 0, maxBatch)
+	w, err := workload.NewXML(trainSet, testSet, set.Hidden, set.Dropout, 0, maxBatch)
 	if err != nil {
 		return err
 	}
@@ -141,11 +132,11 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	line.Print(func() {
 		fmt.Fprintf(stdout, "hetsgd tune: %s — %d strategies × %d rates × %d batches × %d seeds = %d runs; %d devices, %s time, %g epochs; %s\n",
-			source, len(g.Strategies), len(g.LRs), len(g.Batches), len(g.Seeds), g.Size(), *devices, *clock, *epochs, opt)
+			source, len(g.Strategies), len(g.LRs), len(g.Batches), len(g.Seeds), g.Size(), devices, clock, epochs, opt)
 	})
 	if err := log.Write(tune.ConfigRecord{Event: "tune-config", Version: version, Data: source, Grid: g, Optimizer: *optimizer,
-		Devices: *devices, Speeds: base.Speeds, Clock: *clock, Epochs: *epochs, TimeBudget: *budget, EvalEvery: *evalEvery,
-		Hidden: hidden, Dropout: *dropout}); err != nil {
+		Devices: devices, Speeds: base.Speeds, Clock: clock, Epochs: epochs, TimeBudget: set.TimeBudget, EvalEvery: set.EvalEvery,
+		Hidden: set.Hidden, Dropout: set.Dropout}); err != nil {
 		return err
 	}
 	each := func(r tune.Result) error { return log.Write(tune.RunRecord{Event: "tune-run", Result: r}) }
