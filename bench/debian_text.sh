@@ -17,6 +17,7 @@
 # scikit-learn, default /usr/bin/python3), ROUNDS (timed rounds, default 5),
 # EPOCHS (default 5).
 set -euo pipefail
+. "$(dirname "$0")/serve_lib.sh"
 out=${1:?usage: bench/debian_text.sh OUT}
 bin=${BIN:-./hetsgd}
 py=${PY:-/usr/bin/python3}
@@ -67,12 +68,6 @@ done
 
 # The text model served: single-text requests of the test file's texts,
 # vectorized by the server, at concurrency 1 and 64.
-"$bin" serve --model "$out/ck" --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
-pid=$!
-trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-until url=$(grep -o 'http://[^ ]*/predict' "$out/serve.out" 2>/dev/null); do
-  kill -0 $pid || { cat "$out/serve.err"; exit 1; }
-  sleep 0.2
-done
+serve_model "$out" --model "$out/ck"
 go run ./bench/serveload --url "$url" --text "$out/corpus/test.tsv" --concurrency 1 --requests 500 --warmup 20
 go run ./bench/serveload --url "$url" --text "$out/corpus/test.tsv" --concurrency 64 --requests 3000 --warmup 64

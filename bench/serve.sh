@@ -14,6 +14,7 @@
 # their recall and P@k against the exact ranking's), LSH (more flags of
 # serve's and eval's --rank tables, e.g. "--lsh-k 4 --lsh-active 0.02").
 set -euo pipefail
+. "$(dirname "$0")/serve_lib.sh"
 out=${1:?usage: bench/serve.sh OUT}
 bin=${BIN:-./hetsgd}
 mkdir -p "$out"
@@ -38,12 +39,6 @@ end=$(date +%s.%N)
 n=$(wc -l < "$out/top5.tsv")
 echo "{\"predict_points\": $n, \"predict_seconds\": $(echo "$end - $start" | bc), \"predict_points_per_s\": $(echo "$n / ($end - $start)" | bc -l)}"
 
-"$bin" serve --model "$ck" --rank "$rank" $([ "$rank" = tables ] && echo ${LSH:-}) --addr 127.0.0.1:0 --reload 0 > "$out/serve.out" 2> "$out/serve.err" &
-pid=$!
-trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-until url=$(grep -o 'http://[^ ]*/predict' "$out/serve.out" 2>/dev/null); do
-  kill -0 $pid || { cat "$out/serve.err"; exit 1; }
-  sleep 0.2
-done
+serve_model "$out" --model "$ck" --rank "$rank" $([ "$rank" = tables ] && echo ${LSH:-})
 load "$url" --concurrency 1 --requests "${REQUESTS:-300}" --warmup 20
 load "$url" --concurrency "${CONC:-64}" --requests "$(( ${REQUESTS:-300} * 10 ))" --warmup 64

@@ -33,10 +33,11 @@ type driver struct {
 	path         string
 }
 
-// open loads the first of paths that loads, and registers into each of
-// fns (pointers to funcs) the symbol of the same index; a library that
-// lacks one is not the library wanted.
-func open(what string, paths []string, fix string, symbols []string, fns ...any) (uintptr, string, error) {
+// open loads the first of paths that loads, registers into each of fns
+// (pointers to funcs) the symbol of the same index, and returns the path;
+// a library that lacks one is not the library wanted. A library stays
+// loaded: the functions registered call into it.
+func open(what string, paths []string, fix string, symbols []string, fns ...any) (string, error) {
 	var why string
 	for _, p := range paths {
 		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
@@ -48,13 +49,13 @@ func open(what string, paths []string, fix string, symbols []string, fns ...any)
 			sym, err := purego.Dlsym(h, s)
 			if err != nil {
 				purego.Dlclose(h)
-				return 0, "", fmt.Errorf("cuda: %s is no %s: it lacks %s", p, what, s)
+				return "", fmt.Errorf("cuda: %s is no %s: it lacks %s", p, what, s)
 			}
 			purego.RegisterFunc(fns[i], sym)
 		}
-		return h, p, nil
+		return p, nil
 	}
-	return 0, "", &MissingError{What: what, Tried: paths, Why: why, Fix: fix}
+	return "", &MissingError{What: what, Tried: paths, Why: why, Fix: fix}
 }
 
 // Probe finds the driver, the GPUs it sees and the toolkit's libraries,
@@ -63,7 +64,7 @@ func open(what string, paths []string, fix string, symbols []string, fns ...any)
 func Probe(o Options) (*System, error) {
 	var d driver
 	var err error
-	d.handle, d.path, err = open("NVIDIA driver (libcuda.so.1)", driverCandidates(o),
+	d.path, err = open("NVIDIA driver (libcuda.so.1)", driverCandidates(o),
 		"install the NVIDIA driver, or name its libcuda.so.1 with "+DriverEnv,
 		[]string{"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceTotalMem_v2", "cuDeviceGetAttribute", "cuGetErrorString"},
 		&d.init, &d.version, &d.deviceCount, &d.device, &d.deviceName, &d.deviceMemory, &d.deviceAttr, &d.errorString)
@@ -116,14 +117,14 @@ func Probe(o Options) (*System, error) {
 
 	fix := "install the CUDA toolkit's libraries (Debian: nvidia-cuda-toolkit), or name their folder with " + LibsEnv
 	var nvrtcVersion func(major, minor *int32) int32
-	if _, s.NVRTC, err = open("NVRTC library", candidates(o.Libs, nvrtcNames, "/"), fix, []string{"nvrtcVersion"}, &nvrtcVersion); err != nil {
+	if s.NVRTC, err = open("NVRTC library", candidates(o.Libs, nvrtcNames, "/"), fix, []string{"nvrtcVersion"}, &nvrtcVersion); err != nil {
 		return s, err
 	}
 	var major, minor int32
 	nvrtcVersion(&major, &minor)
 	s.NVRTCVersion = [2]int{int(major), int(minor)}
 	var create func(h *uintptr) int32 // not called: a handle needs a context
-	if _, s.CUBLAS, err = open("cuBLAS library", candidates(o.Libs, cublasNames, "/"), fix, []string{"cublasCreate_v2"}, &create); err != nil {
+	if s.CUBLAS, err = open("cuBLAS library", candidates(o.Libs, cublasNames, "/"), fix, []string{"cublasCreate_v2"}, &create); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -105,10 +105,6 @@ func NewTableRanker(m *model.MLP, p []float32, t Tables) (*TableRanker, error) {
 	return &TableRanker{ts: ts}, nil
 }
 
-// Width is the hidden vector's width a point is ranked by: the last hidden
-// layer's (model.Workspace.Hidden).
-func (r *TableRanker) Width() int { return r.ts.in }
-
 // TopAll ranks the points whose hidden vectors are h (a row of Width
 // each), in four parts on the kernels' pool: point i's top k labels among those it retrieves,
 // best first, into labels[i*k:(i+1)*k], their scores into

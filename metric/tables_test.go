@@ -151,7 +151,7 @@ func TestTableRanker(t *testing.T) {
 		}
 		const points = 50
 		all, allScores, counts := make([]int32, 5*points), make([]float32, 5*points), make([]int, points)
-		r.TopAll(h[:points*r.Width()], 5, all, allScores, counts)
+		r.TopAll(h[:points*len(h)/test.Len()], 5, all, allScores, counts)
 		for i := range points {
 			n, labels, scores := counts[i], all[5*i:5*i+5], allScores[5*i:5*i+5]
 			row := ws.Logits()[i*L : (i+1)*L][:budget]

@@ -85,11 +85,7 @@ const File = "tfidf.json"
 // of its columns and labels; test's labels that train lacks are dropped,
 // and counted.
 func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.Dataset, dropped int, err error) {
-	texts := make([]string, len(train))
-	for d := range train {
-		texts[d] = train[d].Text
-	}
-	v, grams, err := fit(o, texts)
+	v, grams, err := fit(o, textsOf(train))
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
@@ -108,11 +104,7 @@ func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.
 		names[l] = int32(j)
 	}
 	set := func(docs []Document, name string, row func(d int, r *Row)) *data.Dataset {
-		texts := make([]string, len(docs))
-		for d := range docs {
-			texts[d] = docs[d].Text
-		}
-		x := v.rows(texts, row)
+		x := v.rows(textsOf(docs), row)
 		y := sparse.NewBuilder(len(m.Labels), true, len(docs), 0)
 		var ids []int32
 		for _, d := range docs {
@@ -137,24 +129,29 @@ func Sets(o Options, train, test []Document) (m *Model, trainSet, testSet *data.
 	return m, trainSet, testSet, dropped, nil
 }
 
+func textsOf(docs []Document) []string {
+	texts := make([]string, len(docs))
+	for d := range docs {
+		texts[d] = docs[d].Text
+	}
+	return texts
+}
+
 // rows returns the rows of texts, row computing document d's: on every
 // core, a part's into a builder of its own, joined in order.
 func (v *Vectorizer) rows(texts []string, row func(d int, r *Row)) sparse.CSR {
-	parts := make([]sparse.CSR, min(runtime.GOMAXPROCS(0), max(len(texts), 1)))
-	parallel(len(parts), func(lo, hi int) {
+	parts := make([]sparse.CSR, max(min(runtime.GOMAXPROCS(0), len(texts)), 1))
+	parallelParts(len(texts), len(parts), func(p, a, b int) {
+		// A row holds fewer terms than its text has n-grams (a repeated
+		// one counts once, one outside the vocabulary not at all): start
+		// from a word a term, and grow.
+		part := sparse.NewBuilder(len(v.Terms), false, b-a, textBytes(texts[a:b])/6)
 		var r Row
-		for p := lo; p < hi; p++ {
-			a, b := p*len(texts)/len(parts), (p+1)*len(texts)/len(parts)
-			// A row holds fewer terms than its text has n-grams (a
-			// repeated one counts once, one outside the vocabulary not at
-			// all): start from a word a term, and grow.
-			part := sparse.NewBuilder(len(v.Terms), false, b-a, textBytes(texts[a:b])/6)
-			for d := a; d < b; d++ {
-				row(d, &r)
-				appendRow(part, &r)
-			}
-			parts[p] = part.Build()
+		for d := a; d < b; d++ {
+			row(d, &r)
+			appendRow(part, &r)
 		}
+		parts[p] = part.Build()
 	})
 	return sparse.Concat(parts)
 }

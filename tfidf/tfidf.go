@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -101,7 +101,7 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 			s.grams.ids = s.lex.addGrams(ws, o.MinN, o.MaxN, s.grams.ids)
 			s.grams.offsets = append(s.grams.offsets, len(s.grams.ids))
 			if n := len(s.lex.size); n > maxIDs {
-				s.err = fmt.Errorf("tfidf: the texts hold more than %d distinct n-grams: fewer texts, or a narrower --ngram", maxIDs)
+				s.err = errTooManyGrams
 				break
 			} else if n > len(s.tf) {
 				s.tf, s.df, seen = grow(s.tf, n), grow(s.df, n), grow(seen, n)
@@ -134,7 +134,7 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 			}
 		}
 		if len(lex.size) > maxIDs {
-			return nil, nil, fmt.Errorf("tfidf: the texts hold more than %d distinct n-grams: fewer texts, or a narrower --ngram", maxIDs)
+			return nil, nil, errTooManyGrams
 		}
 		tf, df = grow(tf, len(lex.size)), grow(df, len(lex.size))
 		for id, g := range remap {
@@ -167,12 +167,11 @@ func fit(o Options, texts []string) (*Vectorizer, []docGrams, error) {
 			kept[i].key = order.key(kept[i].id)
 		}
 	})
-	byText := func(a, b term) int { return order.compare(a, b) }
 	if o.MaxFeatures > 0 && len(kept) > o.MaxFeatures {
-		sortParallel(kept, func(a, b term) int { return cmp.Or(cmp.Compare(tf[b.id], tf[a.id]), byText(a, b)) })
+		sortParallel(kept, func(a, b term) int { return cmp.Or(cmp.Compare(tf[b.id], tf[a.id]), order.compare(a, b)) })
 		kept = kept[:o.MaxFeatures]
 	}
-	sortParallel(kept, byText)
+	sortParallel(kept, order.compare)
 	v := &Vectorizer{Options: o, Terms: make([]string, len(kept)), IDF: make([]float64, len(kept)), Documents: len(texts), lex: lex}
 	v.column = make([]int32, len(lex.size))
 	for i := range v.column {
@@ -214,6 +213,8 @@ func textBytes(texts []string) int {
 // int32, and a document (at most maxLine bytes) adds fewer than 2²⁶.
 const maxIDs = math.MaxInt32 - 1<<26
 
+var errTooManyGrams = fmt.Errorf("tfidf: the texts hold more than %d distinct n-grams: fewer texts, or a narrower --ngram", maxIDs)
+
 // grow returns s lengthened to n, the new elements zero.
 func grow[T int32 | int64](s []T, n int) []T {
 	if n <= len(s) {
@@ -233,7 +234,7 @@ type docGrams struct {
 // gramsOf returns document d's n-grams from parts, which hold it.
 func gramsOf(parts []docGrams, d int) []int32 {
 	for _, p := range parts {
-		if i := d - p.lo; i < len(p.offsets)-1 {
+		if i := d - p.lo; i >= 0 && i < len(p.offsets)-1 {
 			return p.ids[p.offsets[i]:p.offsets[i+1]]
 		}
 	}
@@ -341,20 +342,18 @@ func parallel(n int, f func(lo, hi int)) {
 	parallelParts(n, runtime.GOMAXPROCS(0), func(_, lo, hi int) { f(lo, hi) })
 }
 
-// parallelParts calls f concurrently with each part p of a split of
-// [0, n) into at most parts parts, and the part's range.
+// parallelParts calls f concurrently, on the kernels' pool (kernel.Default,
+// as wide as --threads), with each part p of a split of [0, n) into at
+// most parts parts, and the part's range.
 func parallelParts(n, parts int, f func(p, lo, hi int)) {
-	parts = max(min(parts, n), 1)
-	if parts == 1 {
-		f(0, 0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() { f(p, p*n/parts, (p+1)*n/parts) })
-	}
-	wg.Wait()
+	parts = max(min(parts, n, 1<<16-1), 1)
+	kernel.Default().Run(partFunc(func(p, np int) { f(p, p*n/np, (p+1)*n/np) }), parts)
 }
+
+// partFunc is a function as a kernel.Task.
+type partFunc func(p, n int)
+
+func (f partFunc) Part(p, n int) { f(p, n) }
 
 // sortParallel sorts s by cmp, which orders any two distinct elements
 // (the order is total): its parts are sorted each on a core and merged.
@@ -376,14 +375,16 @@ func sortParts[T any](s []T, cmp func(a, b T) int, parts int) {
 	buf := make([]T, len(s))
 	src, dst := s, buf
 	for len(bounds) > 2 {
+		// Runs 2i and 2i+1 merge into one (a last odd run is copied).
+		runs := len(bounds) - 1
+		parallelParts((runs+1)/2, (runs+1)/2, func(i, _, _ int) {
+			lo, mid, hi := bounds[2*i], bounds[2*i+1], bounds[min(2*i+2, runs)]
+			merge(dst[lo:hi], src[lo:mid], src[mid:hi], cmp)
+		})
 		var next []int
-		var wg sync.WaitGroup
-		for i := 0; i+1 < len(bounds); i += 2 {
-			lo, mid, hi := bounds[i], bounds[i+1], bounds[min(i+2, len(bounds)-1)]
-			next = append(next, lo)
-			wg.Go(func() { merge(dst[lo:hi], src[lo:mid], src[mid:hi], cmp) })
+		for i := 0; i < runs; i += 2 {
+			next = append(next, bounds[i])
 		}
-		wg.Wait()
 		bounds = append(next, len(s))
 		src, dst = dst, src
 	}
