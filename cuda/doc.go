@@ -2,9 +2,18 @@
 // cgo: the driver (libcuda.so.1), NVRTC (which compiles CUDA C source, as
 // the GPU backend's kernels will be) and cuBLAS (its products), loaded with
 // purego (github.com/ebitengine/purego), and the GPUs the driver sees
-// (Probe, hetsgd gpus). It is the first piece of the GPU backend: the
-// devices that will run a replica on a GPU, or on a partition of one, are
-// to be built on it.
+// (Probe, hetsgd gpus). It is the GPU backend's lower floor: a GPU opened
+// (Open) gives device memory (Alloc, CopyIn, CopyOut), CUDA C programs
+// compiled by NVRTC on first use and cached (Compile), kernel launches
+// (Launch) and cuBLAS's products in row-major terms (Gemm), all run on
+// the one OS thread its context is current on (see GPU). The devices that
+// run a replica on a GPU, or on a partition of one, are built on it.
+//
+// Testing without a GPU. cuda/testdata holds stand-ins of the three
+// libraries, built with gcc by package cudatest: an emulator in which
+// device memory is host memory, NVRTC is g++ with a header that gives
+// CUDA C's built-ins (emu.h), and a launch runs a block's threads as CPU
+// threads. The same tests run on a GPU with HETSGD_GPU_TEST=real.
 //
 // The build tag. The package finds anything only in a binary built with
 // -tags cuda; in the default binary Probe returns ErrNotBuilt, which says

@@ -32,9 +32,9 @@ func fakeLib(t *testing.T, dir, name string, defs ...string) string {
 // in the folder named.
 func TestProbeFindsDevices(t *testing.T) {
 	dir := t.TempDir()
-	driver := fakeLib(t, dir, "libcuda.so.1")
-	fakeLib(t, dir, "libnvrtc.so")
-	fakeLib(t, dir, "libcublas.so.13")
+	driver := fakeLib(t, dir, "libcuda.so.1", "-DFAKE_DRIVER")
+	fakeLib(t, dir, "libnvrtc.so", "-DFAKE_NVRTC")
+	fakeLib(t, dir, "libcublas.so.13", "-DFAKE_CUBLAS")
 	s, err := Probe(Options{Driver: driver, Libs: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -70,12 +70,12 @@ func TestProbeSaysWhatIsMissing(t *testing.T) {
 		if err := os.Mkdir(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		driver := fakeLib(t, sub, "libcuda.so.1", c.defs...)
+		driver := fakeLib(t, sub, "libcuda.so.1", append(c.defs, "-DFAKE_DRIVER")...)
 		if _, err := Probe(Options{Driver: driver, Libs: dir}); err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%v: %v, want it to say %q", c.defs, err, c.says)
 		}
 	}
-	driver := fakeLib(t, dir, "libcuda.so.1")
+	driver := fakeLib(t, dir, "libcuda.so.1", "-DFAKE_DRIVER")
 	empty := t.TempDir()
 	s, err := Probe(Options{Driver: driver, Libs: empty})
 	if !errors.As(err, &missing) || !strings.Contains(err.Error(), "no NVRTC library") || !strings.Contains(err.Error(), filepath.Join(empty, "libnvrtc.so")) || !strings.Contains(err.Error(), LibsEnv) {
@@ -85,7 +85,7 @@ func TestProbeSaysWhatIsMissing(t *testing.T) {
 		t.Errorf("what was found before the missing library: %+v", s)
 	}
 	// A library without the entry points wanted is not taken for one.
-	other := fakeLib(t, t.TempDir(), "libother.so", "-DcuInit=notCuInit")
+	other := fakeLib(t, t.TempDir(), "libother.so", "-DFAKE_DRIVER", "-DcuInit=notCuInit")
 	if _, err := Probe(Options{Driver: other}); err == nil || !strings.Contains(err.Error(), "lacks cuInit") {
 		t.Errorf("a library that is not the driver: %v", err)
 	}
