@@ -125,7 +125,7 @@ mpi_env() {
 }
 
 cuda_tests() {
-  go vet -tags cuda ./cuda/... ./cmd/hetsgd && go test -count=1 -tags cuda -timeout "$(limit 5)" ./cuda/...
+  go vet -tags cuda ./cuda/... ./gpu/... ./cmd/hetsgd && go test -count=1 -tags cuda -timeout "$(limit 5)" ./cuda/... ./gpu/...
 }
 
 mpi_tests() {

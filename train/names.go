@@ -128,7 +128,7 @@ func wrappedPrefixes(err error) map[string]bool {
 // with them (TestPackagesListed keeps the list whole).
 var packages = []string{
 	"adacons", "adaptive", "asynclocal", "atomicfile", "bounded", "checkpoint", "comm", "commtest", "cost",
-	"crossbow", "cuda", "dashboard", "data", "diloco", "elastic", "engine", "enginetest", "kernel", "launch", "lsh",
+	"crossbow", "cuda", "cudatest", "dashboard", "data", "diloco", "elastic", "engine", "enginetest", "gpu", "kernel", "launch", "lsh",
 	"memory", "metric", "model", "mpi", "mpirun", "openblas", "optim", "progress", "ps", "race", "report",
 	"repro", "runlog", "serve", "setting", "sparse", "stage", "standin", "strategy", "strategytest", "syncsgd", "tfidf", "timing", "train",
 	"trained", "tune", "workload",

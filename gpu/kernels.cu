@@ -1,0 +1,129 @@
+// The kernels of the MLP's training step on a GPU (package gpu). Matrices
+// are row-major; a batch's inputs and labels arrive as CSR (int offsets),
+// its inputs also by feature (CSC over the features it has), so that the
+// first layer's gradient is written without atomics, in a fixed order.
+// Blocks that reduce have 256 threads (THREADS), and reduce through shared
+// memory in a fixed order: results do not depend on timing.
+
+#define THREADS 256
+
+// dst[r, :] = b + Σ_k val[k]·W[idx[k], :] for the rows of x: the first
+// layer. A block per row, its threads over the columns.
+extern "C" __global__ void spmm_bias(int out, const int* ptr, const int* idx, const float* val,
+                                      const float* W, const float* b, float* dst) {
+	int r = blockIdx.x;
+	for (int j = threadIdx.x; j < out; j += blockDim.x) {
+		float s = b[j];
+		for (int k = ptr[r]; k < ptr[r + 1]; k++) s += val[k] * W[(size_t)idx[k] * out + j];
+		dst[(size_t)r * out + j] = s;
+	}
+}
+
+// gW[f, :] = Σ over the batch's entries of feature f of val·up[row, :],
+// for each feature the batch has (a block each): the first layer's weight
+// gradient on its rows. fptr/frow/fval are the batch by feature.
+extern "C" __global__ void spmm_t(int out, const int* feat, const int* fptr, const int* frow, const float* fval,
+                                   const float* up, float* gW) {
+	int f = blockIdx.x;
+	for (int j = threadIdx.x; j < out; j += blockDim.x) {
+		float s = 0;
+		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(size_t)frow[e] * out + j];
+		gW[(size_t)feat[f] * out + j] = s;
+	}
+}
+
+// As spmm_t, but applying plain SGD to the rows at once: W[f, :] -= lr·g.
+extern "C" __global__ void spmm_t_sgd(int out, float lr, const int* feat, const int* fptr, const int* frow, const float* fval,
+                                       const float* up, float* W) {
+	int f = blockIdx.x;
+	for (int j = threadIdx.x; j < out; j += blockDim.x) {
+		float s = 0;
+		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(size_t)frow[e] * out + j];
+		W[(size_t)feat[f] * out + j] -= lr * s;
+	}
+}
+
+// dst[r, :] = b for rows × out.
+extern "C" __global__ void broadcast(int rows, int out, const float* b, float* dst) {
+	size_t n = (size_t)rows * out;
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = b[i % out];
+}
+
+extern "C" __global__ void relu(int n, float* a) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		a[i] = a[i] > 0 ? a[i] : 0;
+}
+
+// g = 0 where the activation act is not positive (ReLU's gradient).
+extern "C" __global__ void relu_grad(int n, float* g, const float* act) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		if (!(act[i] > 0)) g[i] = 0;
+}
+
+// dst[j] = Σ_r a[r, j]: a bias's gradient. A thread a column, the rows in
+// order.
+extern "C" __global__ void sum_rows(int rows, int cols, const float* a, float* dst) {
+	for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += gridDim.x * blockDim.x) {
+		float s = 0;
+		for (int r = 0; r < rows; r++) s += a[(size_t)r * cols + j];
+		dst[j] = s;
+	}
+}
+
+// p -= lr·g over n elements.
+extern "C" __global__ void sgd(int n, float lr, float* p, const float* g) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		p[i] -= lr * g[i];
+}
+
+// The softmax cross-entropy of a row of logits z against its labels (the
+// target spreads 1/k over its k labels): loss[r] = logΣexp(z) − mean of z
+// over the labels; with grad, z becomes scale·(softmax(z) − target). A
+// row without labels adds nothing and, with grad, reads zero. A block a
+// row.
+extern "C" __global__ void softmax_xent(int L, const int* yptr, const int* yidx, float scale, int grad,
+                                         float* z, float* loss) {
+	__shared__ float part[THREADS];
+	__shared__ float target;
+	int r = blockIdx.x, t = threadIdx.x;
+	float* row = z + (size_t)r * L;
+	int k0 = yptr[r], k = yptr[r + 1] - k0;
+	if (k == 0) {
+		if (grad)
+			for (int j = t; j < L; j += blockDim.x) row[j] = 0;
+		if (t == 0) loss[r] = 0;
+		return;
+	}
+	float m = -FLT_MAX;
+	for (int j = t; j < L; j += blockDim.x) m = fmaxf(m, row[j]);
+	part[t] = m;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w /= 2) {
+		if (t < w) part[t] = fmaxf(part[t], part[t + w]);
+		__syncthreads();
+	}
+	m = part[0];
+	__syncthreads();
+	float s = 0;
+	for (int j = t; j < L; j += blockDim.x) s += expf(row[j] - m);
+	part[t] = s;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w /= 2) {
+		if (t < w) part[t] += part[t + w];
+		__syncthreads();
+	}
+	float lse = m + logf(part[0]);
+	if (t == 0) {
+		float y = 0;
+		for (int i = 0; i < k; i++) y += row[yidx[k0 + i]];
+		target = y / k;
+		loss[r] = lse - target;
+	}
+	__syncthreads();
+	if (!grad) return;
+	for (int j = t; j < L; j += blockDim.x) row[j] = scale * expf(row[j] - lse);
+	__syncthreads();
+	if (t == 0)
+		for (int i = 0; i < k; i++) row[yidx[k0 + i]] -= scale / k;
+}
