@@ -390,4 +390,3 @@ func (n *Net) Predict(z []float32) error {
 		return cuda.CopyOut(n.g, z, n.out)
 	})
 }
-
