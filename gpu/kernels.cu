@@ -71,12 +71,6 @@ extern "C" __global__ void sum_rows(int rows, int cols, const float* a, float* d
 	}
 }
 
-// p -= lr·g over n elements.
-extern "C" __global__ void sgd(int n, float lr, float* p, const float* g) {
-	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-		p[i] -= lr * g[i];
-}
-
 // The softmax cross-entropy of a row of logits z against its labels (the
 // target spreads 1/k over its k labels): loss[r] = logΣexp(z) − mean of z
 // over the labels; with grad, z becomes scale·(softmax(z) − target). A
@@ -126,4 +120,24 @@ extern "C" __global__ void softmax_xent(int L, const int* yptr, const int* yidx,
 	__syncthreads();
 	if (t == 0)
 		for (int i = 0; i < k; i++) row[yidx[k0 + i]] -= scale / k;
+}
+
+// An optimizer's step over n parameters, as kernel.Update's rules (rule 0
+// SGD, 1 momentum, 2 Adam; lr already holds Adam's bias correction, c2 is
+// 1/√(1−β2ᵗ)); m and v are the rule's state.
+extern "C" __global__ void update(int n, int rule, float lr, float wd, float mu, float b1, float b2, float eps, float c2,
+                                  float* p, const float* g, float* m, float* v) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+		float gi = g[i] + wd * p[i];
+		if (rule == 0) {
+			p[i] -= lr * gi;
+		} else if (rule == 1) {
+			m[i] = mu * m[i] + gi;
+			p[i] -= lr * m[i];
+		} else {
+			m[i] = b1 * m[i] + (1 - b1) * gi;
+			v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+			p[i] -= lr * m[i] / (sqrtf(v[i]) * c2 + eps);
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/hetsgd/hetsgd/cuda"
+	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/model"
 	"github.com/hetsgd/hetsgd/sparse"
 )
@@ -27,6 +28,7 @@ type Net struct {
 	max struct{ rows, nnz, labels int }
 
 	p, grad    cuda.Buffer
+	om, ov     cuda.Buffer // the optimizer's state, allocated by its first step
 	acts, dact []cuda.Buffer // per hidden layer, max rows × width
 	out        cuda.Buffer   // logits, then their gradient
 	loss       cuda.Buffer   // a row's loss
@@ -39,7 +41,7 @@ type Net struct {
 	host                                                 staging
 
 	k struct {
-		spmmBias, spmmT, spmmTSGD, broadcast, relu, reluGrad, sumRows, sgd, xent cuda.Function
+		spmmBias, spmmT, spmmTSGD, broadcast, relu, reluGrad, sumRows, update, xent cuda.Function
 	}
 }
 
@@ -70,7 +72,7 @@ func NewNet(g *cuda.GPU, m *model.MLP, maxRows, maxNNZ, maxLabels int) (*Net, er
 		name string
 	}{
 		{&n.k.spmmBias, "spmm_bias"}, {&n.k.spmmT, "spmm_t"}, {&n.k.spmmTSGD, "spmm_t_sgd"}, {&n.k.broadcast, "broadcast"},
-		{&n.k.relu, "relu"}, {&n.k.reluGrad, "relu_grad"}, {&n.k.sumRows, "sum_rows"}, {&n.k.sgd, "sgd"}, {&n.k.xent, "softmax_xent"},
+		{&n.k.relu, "relu"}, {&n.k.reluGrad, "relu_grad"}, {&n.k.sumRows, "sum_rows"}, {&n.k.update, "update"}, {&n.k.xent, "softmax_xent"},
 	} {
 		if *f.fn, err = mod.Function(f.name); err != nil {
 			return nil, err
@@ -127,7 +129,7 @@ func Bytes(m *model.MLP, maxRows, maxNNZ, maxLabels int) int64 {
 
 // Close frees the replica's memory.
 func (n *Net) Close() {
-	for _, b := range append([]cuda.Buffer{n.p, n.grad, n.out, n.loss, n.xptr, n.xidx, n.xval, n.feat, n.fptr, n.frow, n.fval, n.yptr, n.yidx}, append(n.acts, n.dact...)...) {
+	for _, b := range append([]cuda.Buffer{n.p, n.grad, n.om, n.ov, n.out, n.loss, n.xptr, n.xidx, n.xval, n.feat, n.fptr, n.frow, n.fval, n.yptr, n.yidx}, append(n.acts, n.dact...)...) {
 		n.g.Free(b)
 	}
 }
@@ -272,21 +274,38 @@ func (n *Net) forward() error {
 // Gradient computes the gradient of the loaded batch's mean loss at the
 // replica's parameters into its gradient buffer (GradientOut reads it)
 // and returns that loss, as model.Workspace.Gradient does without dropout.
-func (n *Net) Gradient() (float64, error) { return n.step(0) }
+func (n *Net) Gradient() (float64, error) { return n.step(nil) }
 
-// StepSGD is Gradient followed by plain SGD at rate lr on the replica's
-// parameters, the first layer's weights updated on the batch's features
-// only (a zero gradient leaves a weight as it is); it returns the mean
-// loss before the update.
-func (n *Net) StepSGD(lr float32) (float64, error) {
-	if !(lr > 0) {
-		return 0, fmt.Errorf("gpu: learning rate %v", lr)
+// Step trains on the loaded batch: the gradient, then u applied to the
+// replica's parameters with the optimizer's state kept on the GPU (u's M
+// and V are not read), as model.Workspace.Step does; it returns the mean
+// loss before the update. Under plain SGD without decay, the first
+// layer's weights change on the batch's features only (a zero gradient
+// leaves a weight as it is), and its gradient is not written.
+func (n *Net) Step(u *kernel.Update) (float64, error) {
+	if u == nil || !(u.LR > 0) {
+		return 0, fmt.Errorf("gpu: a step needs an update with a positive rate")
 	}
-	return n.step(lr)
+	if u.Rule != kernel.SGDRule && n.om.Len == 0 {
+		var err error
+		if n.om, err = n.g.Alloc(n.p.Len); err == nil {
+			n.ov, err = n.g.Alloc(n.p.Len)
+		}
+		for _, b := range []cuda.Buffer{n.om, n.ov} {
+			if err == nil {
+				err = n.g.Fill(b, 0)
+			}
+		}
+		if err != nil {
+			return 0, fmt.Errorf("gpu: the optimizer's state: %w", err)
+		}
+	}
+	return n.step(u)
 }
 
-// step is Gradient (lr 0), or StepSGD.
-func (n *Net) step(lr float32) (float64, error) {
+// step is Gradient (u nil), or Step.
+func (n *Net) step(u *kernel.Update) (float64, error) {
+	sparseSGD := u != nil && u.Rule == kernel.SGDRule && u.WD == 0
 	var loss float64
 	err := n.g.Do(func() error {
 		if err := n.forward(); err != nil {
@@ -313,7 +332,7 @@ func (n *Net) step(lr float32) (float64, error) {
 				return err
 			}
 			if i == 0 {
-				if lr == 0 {
+				if !sparseSGD {
 					if err := g.Fill(gw, 0); err != nil {
 						return err
 					}
@@ -321,8 +340,8 @@ func (n *Net) step(lr float32) (float64, error) {
 				if n.features == 0 {
 					break
 				}
-				if lr > 0 {
-					if err := g.Launch(n.k.spmmTSGD, cuda.D1(n.features), cuda.D1(min(threads, l.Out)), cuda.I32(l.Out), cuda.F32(lr),
+				if sparseSGD {
+					if err := g.Launch(n.k.spmmTSGD, cuda.D1(n.features), cuda.D1(min(threads, l.Out)), cuda.I32(l.Out), cuda.F32(u.LR),
 						cuda.Ptr(n.feat), cuda.Ptr(n.fptr), cuda.Ptr(n.frow), cuda.Ptr(n.fval), cuda.Ptr(up), cuda.Ptr(n.p.Slice(l.W, l.B))); err != nil {
 						return err
 					}
@@ -353,11 +372,20 @@ func (n *Net) step(lr float32) (float64, error) {
 			}
 			up = down
 		}
-		if lr > 0 {
-			// Everything but the first layer's weights, updated above.
-			l0 := layers[0]
-			rest := n.p.Slice(l0.B, n.p.Len)
-			if err := g.Launch(n.k.sgd, grid(rest.Len, threads), cuda.D1(threads), cuda.I32(rest.Len), cuda.F32(lr), cuda.Ptr(rest), cuda.Ptr(n.grad.Slice(l0.B, n.grad.Len))); err != nil {
+		if u != nil {
+			// Everything, or everything but the first layer's weights,
+			// updated above.
+			from := 0
+			if sparseSGD {
+				from = layers[0].B
+			}
+			p, gr, m, v := n.p.Slice(from, n.p.Len), n.grad.Slice(from, n.grad.Len), n.om, n.ov
+			if m.Len > 0 {
+				m, v = m.Slice(from, m.Len), v.Slice(from, v.Len)
+			}
+			if err := g.Launch(n.k.update, grid(p.Len, threads), cuda.D1(threads), cuda.I32(p.Len), cuda.I32(int(u.Rule)),
+				cuda.F32(u.LR), cuda.F32(u.WD), cuda.F32(u.Mu), cuda.F32(u.Beta1), cuda.F32(u.Beta2), cuda.F32(u.Eps), cuda.F32(u.C2),
+				cuda.Ptr(p), cuda.Ptr(gr), cuda.Ptr(m), cuda.Ptr(v)); err != nil {
 				return err
 			}
 		}

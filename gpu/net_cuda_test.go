@@ -11,6 +11,7 @@ import (
 	"github.com/hetsgd/hetsgd/gpu"
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/model"
+	"github.com/hetsgd/hetsgd/optim"
 	"github.com/hetsgd/hetsgd/sparse"
 )
 
@@ -128,7 +129,7 @@ func TestStepMatchesHost(t *testing.T) {
 		if err := n.Load(x, y); err != nil {
 			t.Fatal(err)
 		}
-		loss, err := n.StepSGD(0.5)
+		loss, err := n.Step(u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,5 +173,46 @@ func TestLoadRefuses(t *testing.T) {
 	}
 	if err := n.SetParams(make([]float32, 3)); err == nil {
 		t.Error("parameters of another length: no error")
+	}
+}
+
+// Each optimizer's steps on the GPU equal optim's on the host (the state
+// kept on the GPU), with and without weight decay.
+func TestOptimizersMatchHost(t *testing.T) {
+	g := cudatest.GPU(t)
+	m, err := model.New(model.Config{Inputs: 40, Hidden: []int{16}, Outputs: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []optim.Config{{Name: "sgd", WeightDecay: 0.01}, {Name: "momentum"}, {Name: "adam"}, {Name: "adam", WeightDecay: 0.001}} {
+		r := rand.New(rand.NewPCG(8, 9))
+		p := make([]float32, m.NumParams())
+		m.Init(p, 3)
+		o, err := optim.New(cfg, len(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := gpu.NewNet(g, m, 8, 64, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.SetParams(p)
+		ws := m.NewWorkspace(8)
+		scratch := make([]float32, len(p))
+		for range 4 {
+			x, y := batch(r, 8, 40, 50, false)
+			u := o.Fused(0.01)
+			ws.Step(p, scratch, x, y, &u)
+			if err := n.Load(x, y); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := n.Step(&u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]float32, len(p))
+		n.Params(got)
+		near(t, cfg.Name+" parameters", got, p, 1e-4)
+		n.Close()
 	}
 }
