@@ -12,8 +12,8 @@
 // Testing without a GPU. cuda/testdata holds stand-ins of the three
 // libraries, built with gcc by package cudatest: an emulator in which
 // device memory is host memory, NVRTC is g++ with a header that gives
-// CUDA C's built-ins (emu.h), and a launch runs a block's threads as CPU
-// threads. The same tests run on a GPU with HETSGD_GPU_TEST=real.
+// CUDA C's built-ins (emu.h), and a launch runs a block's threads as
+// fibers on the calling thread, in turn from barrier to barrier. The same tests run on a GPU with HETSGD_GPU_TEST=real.
 //
 // The build tag. The package finds anything only in a binary built with
 // -tags cuda; in the default binary Probe returns ErrNotBuilt, which says

@@ -1,17 +1,17 @@
 // The CUDA C a kernel of the backend may use, for the stand-in NVRTC
-// (fake.c), which compiles a program with g++ and this header: a launch
-// runs a block's threads as threads of the CPU, one block after another,
-// so that __shared__ arrays (static here) are the block's, and
-// __syncthreads is a barrier. Warp-level primitives are not here: the
-// kernels reduce through shared memory.
+// (fake.c), which compiles a program with g++ and this header. A launch
+// runs on the calling thread: a block's threads are fibers (ucontext),
+// each run until it reaches __syncthreads or its end, in turn, so that
+// every thread reaches a barrier before any passes it; blocks run one
+// after another, so __shared__ arrays (static here) are the block's. It
+// is deterministic. Warp-level primitives are not here: the kernels
+// reduce through shared memory.
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
-#include <pthread.h>
-#include <thread>
 #include <type_traits>
+#include <ucontext.h>
 #include <utility>
 #include <vector>
 
@@ -19,10 +19,18 @@ struct dim3 {
 	unsigned x = 1, y = 1, z = 1;
 };
 typedef dim3 uint3;
-static thread_local uint3 threadIdx, blockIdx;
+static uint3 threadIdx, blockIdx;
 static dim3 blockDim, gridDim;
-static pthread_barrier_t emu_barrier;
-static std::mutex emu_atomics;
+
+// The fibers of a block.
+static ucontext_t emu_main;
+static std::vector<ucontext_t> emu_fiber;
+static std::vector<char> emu_stack;
+static std::vector<uint3> emu_index;
+static unsigned emu_current;
+static void (*emu_body)(void **);
+static void **emu_params;
+static const size_t emu_stack_size = 64 << 10;
 
 #define __global__
 #define __device__
@@ -30,15 +38,13 @@ static std::mutex emu_atomics;
 #define __shared__ static
 #define __restrict__ __restrict
 
-static inline void __syncthreads() { pthread_barrier_wait(&emu_barrier); }
+static inline void __syncthreads() { swapcontext(&emu_fiber[emu_current], &emu_main); }
 static inline float atomicAdd(float *a, float v) {
-	std::lock_guard<std::mutex> l(emu_atomics);
 	float o = *a;
 	*a = o + v;
 	return o;
 }
 static inline int atomicAdd(int *a, int v) {
-	std::lock_guard<std::mutex> l(emu_atomics);
 	int o = *a;
 	*a = o + v;
 	return o;
@@ -51,26 +57,45 @@ static void emu_call(void (*k)(A...), void **p, std::index_sequence<I...>) {
 	k(*static_cast<std::remove_reference_t<A> *>(p[I])...);
 }
 
+static void emu_start(int t) {
+	emu_body(emu_params);
+	emu_index[t].x = ~0u; // done
+}
+
 template <typename... A>
 static int emu_launch(void (*k)(A...), unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, void **p) {
+	static void (*kernel)(A...);
+	kernel = k;
+	emu_body = [](void **p) { emu_call(kernel, p, std::index_sequence_for<A...>{}); };
+	emu_params = p;
 	gridDim = {gx, gy, gz};
 	blockDim = {bx, by, bz};
 	unsigned n = bx * by * bz;
-	pthread_barrier_init(&emu_barrier, nullptr, n);
-	std::vector<std::thread> ts;
-	for (unsigned t = 0; t < n; t++) {
-		ts.emplace_back([=] {
-			threadIdx = {t % bx, t / bx % by, t / (bx * by)};
-			for (unsigned z = 0; z < gz; z++)
-				for (unsigned y = 0; y < gy; y++)
-					for (unsigned x = 0; x < gx; x++) {
-						blockIdx = {x, y, z};
-						emu_call(k, p, std::index_sequence_for<A...>{});
-						pthread_barrier_wait(&emu_barrier); // the block's end
+	emu_fiber.resize(n);
+	emu_index.resize(n);
+	emu_stack.resize(n * emu_stack_size);
+	for (unsigned z = 0; z < gz; z++)
+		for (unsigned y = 0; y < gy; y++)
+			for (unsigned x = 0; x < gx; x++) {
+				blockIdx = {x, y, z};
+				for (unsigned t = 0; t < n; t++) {
+					emu_index[t] = {t % bx, t / bx % by, t / (bx * by)};
+					getcontext(&emu_fiber[t]);
+					emu_fiber[t].uc_stack.ss_sp = &emu_stack[t * emu_stack_size];
+					emu_fiber[t].uc_stack.ss_size = emu_stack_size;
+					emu_fiber[t].uc_link = &emu_main;
+					makecontext(&emu_fiber[t], (void (*)())emu_start, 1, (int)t);
+				}
+				for (bool running = true; running;) {
+					running = false;
+					for (unsigned t = 0; t < n; t++) {
+						if (emu_index[t].x == ~0u) continue;
+						running = true;
+						emu_current = t;
+						threadIdx = emu_index[t];
+						swapcontext(&emu_main, &emu_fiber[t]);
 					}
-		});
-	}
-	for (auto &t : ts) t.join();
-	pthread_barrier_destroy(&emu_barrier);
+				}
+			}
 	return 0;
 }

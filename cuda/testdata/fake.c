@@ -11,7 +11,7 @@
  * (as the driver does: 201, CUDA_ERROR_INVALID_CONTEXT); NVRTC compiles a
  * program's CUDA C with g++ against emu.h (EMU_H, its path) into a
  * shared object, whose path is the "PTX"; a module is that object loaded,
- * and a launch runs each block's threads as POSIX threads (emu.h). */
+ * and a launch runs a block's threads as fibers on the calling thread (emu.h). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dlfcn.h>
