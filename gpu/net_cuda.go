@@ -28,7 +28,7 @@ type Net struct {
 	max struct{ rows, nnz, labels int }
 
 	p, grad    cuda.Buffer
-	om, ov     cuda.Buffer // the optimizer's state, allocated by its first step
+	om, ov     cuda.Buffer   // the optimizer's state, allocated by its first step
 	acts, dact []cuda.Buffer // per hidden layer, max rows × width
 	out        cuda.Buffer   // logits, then their gradient
 	loss       cuda.Buffer   // a row's loss
