@@ -141,3 +141,10 @@ extern "C" __global__ void update(int n, int rule, float lr, float wd, float mu,
 		}
 	}
 }
+
+// a *= m over n elements: a dropout mask applied to activations, or to
+// their gradient.
+extern "C" __global__ void mul(int n, float* a, const float* m) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		a[i] *= m[i];
+}

@@ -5,6 +5,7 @@ package gpu
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 
 	"github.com/hetsgd/hetsgd/cuda"
 	"github.com/hetsgd/hetsgd/kernel"
@@ -30,6 +31,9 @@ type Net struct {
 	p, grad    cuda.Buffer
 	om, ov     cuda.Buffer   // the optimizer's state, allocated by its first step
 	acts, dact []cuda.Buffer // per hidden layer, max rows × width
+	masks      []cuda.Buffer // per hidden layer, its dropout mask (with dropout)
+	dropout    *model.Dropout
+	dropped    bool // the last forward pass applied dropout
 	out        cuda.Buffer   // logits, then their gradient
 	loss       cuda.Buffer   // a row's loss
 
@@ -41,14 +45,14 @@ type Net struct {
 	host                                                 staging
 
 	k struct {
-		spmmBias, spmmT, spmmTSGD, broadcast, relu, reluGrad, sumRows, update, xent cuda.Function
+		spmmBias, spmmT, spmmTSGD, broadcast, relu, reluGrad, sumRows, update, xent, mul cuda.Function
 	}
 }
 
 // staging is the host side of a batch's upload.
 type staging struct {
 	xptr, xidx, feat, fptr, frow, yptr, yidx []int32
-	xval, fval, loss                         []float32
+	xval, fval, loss, mask                   []float32
 	count                                    []int32 // per feature, then its next slot
 	order                                    []int32 // the batch's features, in first-seen order
 }
@@ -72,7 +76,7 @@ func NewNet(g *cuda.GPU, m *model.MLP, maxRows, maxNNZ, maxLabels int) (*Net, er
 		name string
 	}{
 		{&n.k.spmmBias, "spmm_bias"}, {&n.k.spmmT, "spmm_t"}, {&n.k.spmmTSGD, "spmm_t_sgd"}, {&n.k.broadcast, "broadcast"},
-		{&n.k.relu, "relu"}, {&n.k.reluGrad, "relu_grad"}, {&n.k.sumRows, "sum_rows"}, {&n.k.update, "update"}, {&n.k.xent, "softmax_xent"},
+		{&n.k.relu, "relu"}, {&n.k.reluGrad, "relu_grad"}, {&n.k.sumRows, "sum_rows"}, {&n.k.update, "update"}, {&n.k.xent, "softmax_xent"}, {&n.k.mul, "mul"},
 	} {
 		if *f.fn, err = mod.Function(f.name); err != nil {
 			return nil, err
@@ -129,9 +133,31 @@ func Bytes(m *model.MLP, maxRows, maxNNZ, maxLabels int) int64 {
 
 // Close frees the replica's memory.
 func (n *Net) Close() {
-	for _, b := range append([]cuda.Buffer{n.p, n.grad, n.om, n.ov, n.out, n.loss, n.xptr, n.xidx, n.xval, n.feat, n.fptr, n.frow, n.fval, n.yptr, n.yidx}, append(n.acts, n.dact...)...) {
+	for _, b := range slices.Concat([]cuda.Buffer{n.p, n.grad, n.om, n.ov, n.out, n.loss, n.xptr, n.xidx, n.xval, n.feat, n.fptr, n.frow, n.fval, n.yptr, n.yidx}, n.acts, n.dact, n.masks) {
 		n.g.Free(b)
 	}
+}
+
+// SetDropout makes training passes drop hidden units with d's masks, drawn
+// on the host as model.Workspace draws them (so that a replica here and a
+// workspace there with streams of one seed drop the same units); nil, or
+// d.P = 0, turns dropout off.
+func (n *Net) SetDropout(d *model.Dropout) error {
+	n.dropout = d
+	if d == nil || d.P == 0 || n.masks != nil {
+		return nil
+	}
+	widest := 0
+	for _, l := range n.m.Layers()[:len(n.m.Layers())-1] {
+		b, err := n.g.Alloc(n.max.rows * l.Out)
+		if err != nil {
+			return fmt.Errorf("gpu: dropout masks: %w", err)
+		}
+		n.masks = append(n.masks, b)
+		widest = max(widest, l.Out)
+	}
+	n.host.mask = make([]float32, n.max.rows*widest)
+	return nil
 }
 
 // SetParams copies p into the replica's parameters.
@@ -231,9 +257,10 @@ func (n *Net) Load(x, y *sparse.CSR) error {
 func grid(n, threads int) cuda.Dim { return cuda.D1(max(1, min((n+threads-1)/threads, 65535))) }
 
 // forward computes the logits of the loaded batch (with the hidden
-// layers' activations).
-func (n *Net) forward() error {
+// layers' activations), dropping units when training with dropout.
+func (n *Net) forward(training bool) error {
 	g, rows := n.g, n.rows
+	n.dropped = training && n.dropout != nil && n.dropout.P > 0
 	if rows == 0 {
 		return nil
 	}
@@ -265,6 +292,16 @@ func (n *Net) forward() error {
 		if i < len(n.acts) {
 			if err := g.Launch(n.k.relu, grid(rows*l.Out, threads), cuda.D1(threads), cuda.I32(rows*l.Out), cuda.Ptr(dst)); err != nil {
 				return err
+			}
+			if n.dropped {
+				mask := n.host.mask[:rows*l.Out]
+				n.dropout.Mask(mask)
+				if err := cuda.CopyIn(g, n.masks[i], mask); err != nil {
+					return err
+				}
+				if err := g.Launch(n.k.mul, grid(rows*l.Out, threads), cuda.D1(threads), cuda.I32(rows*l.Out), cuda.Ptr(dst), cuda.Ptr(n.masks[i])); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -308,7 +345,7 @@ func (n *Net) step(u *kernel.Update) (float64, error) {
 	sparseSGD := u != nil && u.Rule == kernel.SGDRule && u.WD == 0
 	var loss float64
 	err := n.g.Do(func() error {
-		if err := n.forward(); err != nil {
+		if err := n.forward(true); err != nil {
 			return err
 		}
 		g, rows := n.g, n.rows
@@ -370,6 +407,13 @@ func (n *Net) step(u *kernel.Update) (float64, error) {
 			if err := g.Launch(n.k.reluGrad, grid(rows*l.In, threads), cuda.D1(threads), cuda.I32(rows*l.In), cuda.Ptr(down), cuda.Ptr(in)); err != nil {
 				return err
 			}
+			if n.dropped {
+				// Survivors' gradients scaled as their activations were
+				// (the dropped read zero already).
+				if err := g.Launch(n.k.mul, grid(rows*l.In, threads), cuda.D1(threads), cuda.I32(rows*l.In), cuda.Ptr(down), cuda.Ptr(n.masks[i-1])); err != nil {
+					return err
+				}
+			}
 			up = down
 		}
 		if u != nil {
@@ -412,7 +456,7 @@ func (n *Net) Predict(z []float32) error {
 		return fmt.Errorf("gpu: %d logits for a batch of %d", len(z), want)
 	}
 	return n.g.Do(func() error {
-		if err := n.forward(); err != nil {
+		if err := n.forward(false); err != nil {
 			return err
 		}
 		return cuda.CopyOut(n.g, z, n.out)

@@ -216,3 +216,45 @@ func TestOptimizersMatchHost(t *testing.T) {
 		n.Close()
 	}
 }
+
+// With dropout, the GPU drops the units the host drops (masks from
+// streams of one seed), step after step, through two hidden layers.
+func TestDropoutMatchesHost(t *testing.T) {
+	g := cudatest.GPU(t)
+	r := rand.New(rand.NewPCG(12, 13))
+	m, err := model.New(model.Config{Inputs: 40, Hidden: []int{24, 12}, Outputs: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]float32, m.NumParams())
+	m.Init(p, 5)
+	ws := m.NewWorkspace(8)
+	if err := ws.SetDropout(0.3, 77); err != nil {
+		t.Fatal(err)
+	}
+	n, err := gpu.NewNet(g, m, 8, 64, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	d, _ := model.NewDropout(0.3, 77)
+	if err := n.SetDropout(d); err != nil {
+		t.Fatal(err)
+	}
+	n.SetParams(p)
+	want, got := make([]float32, len(p)), make([]float32, len(p))
+	for step := range 3 {
+		x, y := batch(r, 8, 40, 30, false)
+		wantLoss := ws.Gradient(p, want, x, y)
+		n.Load(x, y)
+		loss, err := n.Gradient()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.GradientOut(got)
+		if math.Abs(loss-wantLoss) > 1e-5*(1+math.Abs(wantLoss)) {
+			t.Errorf("step %d: loss %v, want %v", step, loss, wantLoss)
+		}
+		near(t, "gradient with dropout", got, want, 1e-4)
+	}
+}

@@ -418,3 +418,45 @@ func TestWorkspaceBytes(t *testing.T) {
 		}
 	}
 }
+
+// Mask draws the masks Apply applies, from the same stream, and a stream
+// restored from a state draws what followed it.
+func TestDropoutMask(t *testing.T) {
+	a, _ := NewDropout(0.3, 9)
+	b, _ := NewDropout(0.3, 9)
+	for _, n := range []int{7, 64, 1} {
+		act := make([]float32, n)
+		for i := range act {
+			act[i] = float32(i + 1)
+		}
+		want := append([]float32(nil), act...)
+		a.Apply(want)
+		mask := make([]float32, n)
+		b.Mask(mask)
+		dropped := 0
+		for i := range act {
+			if act[i]*mask[i] != want[i] {
+				t.Fatalf("unit %d of %d: mask %v, Apply %v", i, n, mask[i], want[i])
+			}
+			if mask[i] == 0 {
+				dropped++
+			}
+		}
+		if n == 64 && (dropped == 0 || dropped == n) {
+			t.Errorf("%d of %d dropped", dropped, n)
+		}
+	}
+	s, _ := a.State()
+	m1, m2 := make([]float32, 20), make([]float32, 20)
+	a.Mask(m1)
+	if err := b.SetState(s); err != nil {
+		t.Fatal(err)
+	}
+	b.Mask(m2)
+	if !slices.Equal(m1, m2) {
+		t.Error("a restored stream draws other masks")
+	}
+	if _, err := NewDropout(1, 1); err == nil {
+		t.Error("dropout 1: no error")
+	}
+}

@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/hetsgd/hetsgd/kernel"
 	"github.com/hetsgd/hetsgd/sparse"
@@ -27,10 +26,8 @@ type Workspace struct {
 	mark    []uint32
 	stamp   uint32
 
-	dropout float32    // probability of zeroing a hidden unit in training
-	rng     *rand.Rand // dropout masks
-	pcg     *rand.PCG  // rng's source, whose state a checkpoint keeps
-	dropped bool       // the last forward pass applied dropout
+	dropout *Dropout // nil: no dropout
+	dropped bool     // the last forward pass applied dropout
 }
 
 // WorkspaceBytes estimates the memory of NewWorkspace(maxRows) in use, with
@@ -70,37 +67,33 @@ func (m *MLP) NewWorkspace(maxRows int) *Workspace {
 // the masks from a stream seeded by seed. Forward, used for evaluation, never
 // drops. p = 0 turns dropout off.
 func (w *Workspace) SetDropout(p float64, seed uint64) error {
-	if !(p >= 0 && p < 1) {
-		return fmt.Errorf("model: dropout %v must be in [0, 1)", p)
+	d, err := NewDropout(p, seed)
+	if err != nil {
+		return err
 	}
-	w.dropout = float32(p)
-	w.pcg = rand.NewPCG(seed, 0xd0_0a7)
-	w.rng = rand.New(w.pcg)
+	w.dropout = d
 	return nil
 }
 
 // DropoutState returns the state of the dropout masks' random stream, for
 // checkpoints (nil before SetDropout).
 func (w *Workspace) DropoutState() ([]byte, error) {
-	if w.pcg == nil {
+	if w.dropout == nil {
 		return nil, nil
 	}
-	return w.pcg.MarshalBinary()
+	return w.dropout.State()
 }
 
 // SetDropoutState restores a state DropoutState returned: the masks drawn
 // next are those that would have followed it.
 func (w *Workspace) SetDropoutState(b []byte) error {
-	if w.pcg == nil {
+	if w.dropout == nil {
 		if b == nil {
 			return nil
 		}
 		return fmt.Errorf("model: a dropout stream's state for a workspace without dropout set")
 	}
-	if err := w.pcg.UnmarshalBinary(b); err != nil {
-		return fmt.Errorf("model: the dropout stream's state: %w", err)
-	}
-	return nil
+	return w.dropout.SetState(b)
 }
 
 // Cap returns the largest batch the workspace holds.
@@ -133,7 +126,7 @@ func (w *Workspace) forward(p []float32, x *sparse.CSR, training bool, layers in
 		panic("model: batch has the wrong number of features")
 	}
 	w.rows = x.Rows
-	w.dropped = training && w.dropout > 0
+	w.dropped = training && w.dropout != nil && w.dropout.P > 0
 	n := x.Rows
 	for i, l := range w.m.layers[:layers] {
 		dst := w.out
@@ -154,27 +147,7 @@ func (w *Workspace) forward(p []float32, x *sparse.CSR, training bool, layers in
 		if i < len(w.acts) {
 			kernel.ReLU(dst, n*l.Out)
 			if w.dropped {
-				w.drop(dst[:n*l.Out])
-			}
-		}
-	}
-}
-
-// drop applies inverted dropout to the activations a. Dropped units read 0,
-// so ReLUGrad zeroes their gradient in Backward; survivors are scaled here
-// and their gradient by the same factor there.
-func (w *Workspace) drop(a []float32) {
-	keep := 1 - w.dropout
-	scale := 1 / keep
-	// 24-bit uniform draws, two per 64-bit word.
-	threshold := uint32(float64(keep) * (1 << 24))
-	for i := 0; i < len(a); i += 2 {
-		r := w.rng.Uint64()
-		for k := 0; k < 2 && i+k < len(a); k++ {
-			if uint32(r>>(32*k))&(1<<24-1) < threshold {
-				a[i+k] *= scale
-			} else {
-				a[i+k] = 0
+				w.dropout.Apply(dst[:n*l.Out])
 			}
 		}
 	}
@@ -266,7 +239,7 @@ func (w *Workspace) hiddenGrad(i int) []float32 {
 	down := w.dact[i]
 	kernel.ReLUGrad(down, w.acts[i], n*out)
 	if w.dropped {
-		kernel.Scal(1/(1-w.dropout), down[:n*out])
+		kernel.Scal(1/(1-w.dropout.P), down[:n*out])
 	}
 	return down
 }
