@@ -33,9 +33,9 @@ type Net struct {
 	acts, dact []cuda.Buffer // per hidden layer, max rows × width
 	masks      []cuda.Buffer // per hidden layer, its dropout mask (with dropout)
 	dropout    *model.Dropout
-	dropped    bool // the last forward pass applied dropout
-	out        cuda.Buffer   // logits, then their gradient
-	loss       cuda.Buffer   // a row's loss
+	dropped    bool        // the last forward pass applied dropout
+	out        cuda.Buffer // logits, then their gradient
+	loss       cuda.Buffer // a row's loss
 
 	// The loaded batch: inputs by row (xptr, xidx, xval) and by feature
 	// (feat, fptr, frow, fval), labels by row (yptr, yidx); rows and
