@@ -44,7 +44,7 @@ run() {
   step "kernels and products against their references (package cuda, package gpu)"
   (cd "$work" && HETSGD_GPU_TEST=real "$here/cuda.test" -test.v -test.count=1) >"$work/cuda.log" 2>&1 || fail "package cuda's tests"
   grep -E '^(--- |ok|FAIL|PASS)' "$work/cuda.log"
-  (cd "$work" && HETSGD_GPU_TEST=real "$here/gpu.test" -test.v -test.count=1 -test.run 'Gradient|Step|Optimizers|Load') >"$work/gpu.log" 2>&1 || fail "package gpu's tests"
+  (cd "$work" && HETSGD_GPU_TEST=real "$here/gpu.test" -test.v -test.count=1 -test.run 'Gradient|Step|Optimizers|Load|Dropout|TrainOnGPU') >"$work/gpu.log" 2>&1 || fail "package gpu's tests"
   grep -E '^(--- |ok|FAIL|PASS)' "$work/gpu.log"
   grep -B2 -A12 -E '^--- FAIL' "$work/cuda.log" "$work/gpu.log" | head -60
 

@@ -43,6 +43,23 @@ func (f *Settings) BuildWorkload(ctx context.Context, format data.Format, batch 
 	if f.Output != "dense" && f.Output != "lsh" {
 		return nil, "", fmt.Errorf("--output %q: want dense or lsh", f.Output)
 	}
+	var backend workload.Backend
+	switch f.Backend {
+	case "cpu":
+	case "gpu":
+		// Before the data loads: a machine without a GPU hears so at once.
+		if f.Output == "lsh" {
+			return nil, "", errors.New("--backend gpu: the sampled output layer (--output lsh) runs on the host's cores only")
+		}
+		b, err := openGPU()
+		if err != nil {
+			return nil, "", fmt.Errorf("--backend gpu: %w", err)
+		}
+		backend = b
+		fmt.Fprintf(stderr, "computing the gradients on %s\n", b.Name())
+	default:
+		return nil, "", fmt.Errorf("--backend %q: want cpu or gpu", f.Backend)
+	}
 	mode, err := data.ParseCacheMode(f.Cache)
 	if err != nil {
 		return nil, "", fmt.Errorf("--cache: %w", err)
@@ -64,6 +81,9 @@ func (f *Settings) BuildWorkload(ctx context.Context, format data.Format, batch 
 				f.Strategy, name, f.LSH.Hash, f.LSH.K, f.LSH.L, f.LSH.Capacity)
 		}
 		err = w.SetSampling(f.LSH)
+	}
+	if err == nil && backend != nil {
+		err = w.SetBackend(backend)
 	}
 	return w, source, err
 }

@@ -217,7 +217,7 @@ func inapplicable(info strategy.Info, optimizer string, f *Settings, ranks int) 
 		add(true, "applies with --output lsh only", "lsh-hash", "lsh-k", "lsh-l", "lsh-capacity", "lsh-active", "lsh-fill", "lsh-update", "lsh-correct", "lsh-rehash", "lsh-rebuild", "lsh-growth")
 	}
 	if f.Workload == "regression" {
-		add(true, "applies to --workload xml only", "output")
+		add(true, "applies to --workload xml only", "output", "backend")
 	}
 	if f.Workload != "regression" {
 		add(true, "applies to --workload regression only", "dim", "step-rule", "line-search")

@@ -57,6 +57,7 @@ type Settings struct {
 	Seed                                 uint64
 	Threads                              int
 	Precision                            string
+	Backend                              string
 	Log                                  string
 	Force                                bool
 	Progress                             string
@@ -219,6 +220,8 @@ var Decls = []Decl{
 		Usage: "`threads` the run computes on: the kernels' workers and the Go runtime's processors, which a sampled layer's background table builds share (0: one per CPU)"},
 	{Name: "precision", MayChange: true, Default: kernel.FP32, value: func(s *Settings) any { return &s.Precision },
 		Usage: "precision of the matrix products (the dense layers', evaluation's, and with --output lsh the batch's shared rows'): fp32, or bf16 (operands rounded to bfloat16, float32 sums and float32 weights) on CPUs with AVX512-BF16, which stay fp32 elsewhere; the run log's kernel names the one that ran. A sampled layer's own rows stay fp32"},
+	{Name: "backend", MayChange: true, Default: "cpu", value: func(s *Settings) any { return &s.Backend },
+		Usage: "where the devices compute their gradients: cpu (the host's cores), or gpu (GPU 0 of NVIDIA's driver, every device a replica on it; a binary built with -tags cuda; the parameters stay the host's and cross to the GPU each step; not with --output lsh). A resume may change it"},
 	{Name: "log", Field: "runlog.AppendLog.path", NotSetting: true, MayChange: true, value: func(s *Settings) any { return &s.Log },
 		Usage: "write the run log as JSON Lines to `file`"},
 	{Name: "force", NotSetting: true, NotSaved: true, MayChange: true, value: func(s *Settings) any { return &s.Force },

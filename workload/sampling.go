@@ -226,6 +226,9 @@ func (s Sampling) active(labels int) int { return max(1, int(math.Ceil(s.Active*
 // stored a row per label), and every device's worker keeps its tables.
 // It must come before Init and NewWorker.
 func (w *XML) SetSampling(s Sampling) error {
+	if w.backend != nil {
+		return fmt.Errorf("workload: the sampled output layer (--output lsh) runs on the host's cores only, not on the %s backend", w.backend.Name())
+	}
 	if err := s.Check(); err != nil {
 		return err
 	}

@@ -126,6 +126,7 @@ type XML struct {
 	shared      *model.Workspace
 	sampling    *Sampling // the sampled output layer's settings; nil: dense
 	mostLabels  int       // with sampling: the most labels a training point has
+	backend     Backend   // nil: the host's cores
 }
 
 // DefaultDropout and DefaultHidden are the network hetsgd trains when none
@@ -225,6 +226,9 @@ func MLPShape(m *model.MLP) Shape {
 }
 
 func (w *XML) NewWorker(maxBatch int, seed uint64, shared bool) (Worker, error) {
+	if w.backend != nil {
+		return w.newBackendWorker(maxBatch, seed)
+	}
 	if w.sampling != nil {
 		// Every device keeps its own tables and sampled buffers.
 		return w.newSampledWorker(maxBatch, seed, &xmlWorker{set: w.Train, batch: data.NewBatch(w.Train, maxBatch)}, !shared)

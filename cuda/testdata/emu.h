@@ -2,7 +2,8 @@
 // (fake.c), which compiles a program with g++ and this header. A launch
 // runs on the calling thread: a block's threads are fibers (ucontext),
 // each run until it reaches __syncthreads or its end, in turn, so that
-// every thread reaches a barrier before any passes it; blocks run one
+// every thread reaches a barrier before any passes it (a kernel without
+// barriers runs its threads one after another, without fibers); blocks run one
 // after another, so __shared__ arrays (static here) are the block's. It
 // is deterministic. Warp-level primitives are not here: the kernels
 // reduce through shared memory.
@@ -63,7 +64,7 @@ static void emu_start(int t) {
 }
 
 template <typename... A>
-static int emu_launch(void (*k)(A...), unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, void **p) {
+static int emu_launch(void (*k)(A...), int sync, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, void **p) {
 	static void (*kernel)(A...);
 	kernel = k;
 	emu_body = [](void **p) { emu_call(kernel, p, std::index_sequence_for<A...>{}); };
@@ -71,6 +72,19 @@ static int emu_launch(void (*k)(A...), unsigned gx, unsigned gy, unsigned gz, un
 	gridDim = {gx, gy, gz};
 	blockDim = {bx, by, bz};
 	unsigned n = bx * by * bz;
+	if (!sync) {
+		// No barrier: each thread runs to its end in turn.
+		for (unsigned z = 0; z < gz; z++)
+			for (unsigned y = 0; y < gy; y++)
+				for (unsigned x = 0; x < gx; x++) {
+					blockIdx = {x, y, z};
+					for (unsigned t = 0; t < n; t++) {
+						threadIdx = {t % bx, t / bx % by, t / (bx * by)};
+						emu_body(p);
+					}
+				}
+		return 0;
+	}
 	emu_fiber.resize(n);
 	emu_index.resize(n);
 	emu_stack.resize(n * emu_stack_size);

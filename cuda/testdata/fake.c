@@ -145,7 +145,10 @@ int nvrtcDestroyProgram(program **p) {
 }
 const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR"; }
 
-/* Appends to f a launcher emu_NAME for each __global__ function NAME. */
+/* Appends to f a launcher emu_NAME for each __global__ function NAME,
+ * telling emu_launch whether the kernel's body calls __syncthreads (the
+ * kernels call no device function that does): a kernel that does not
+ * runs its threads one after another, without fibers. */
 static void launchers(FILE *f, const char *src) {
 	for (const char *s = src; (s = strstr(s, "__global__")) != NULL;) {
 		s += strlen("__global__");
@@ -155,9 +158,16 @@ static void launchers(FILE *f, const char *src) {
 		while (isspace(*s)) s++;
 		const char *e = s;
 		while (isalnum(*e) || *e == '_') e++;
+		const char *body = strchr(e, '{'), *end = body;
+		for (int depth = 0; end && *end; end++) {
+			if (*end == '{') depth++;
+			if (*end == '}' && --depth == 0) break;
+		}
+		int sync = 0;
+		for (const char *b = body; b && b < end && (b = strstr(b, "__syncthreads")) != NULL && b < end; b++) sync = 1;
 		fprintf(f, "\nextern \"C\" int emu_%.*s(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, void **p) "
-		           "{ return emu_launch(%.*s, gx, gy, gz, bx, by, bz, p); }\n",
-		        (int)(e - s), s, (int)(e - s), s);
+		           "{ return emu_launch(%.*s, %d, gx, gy, gz, bx, by, bz, p); }\n",
+		        (int)(e - s), s, (int)(e - s), s, sync);
 		s = e;
 	}
 }
