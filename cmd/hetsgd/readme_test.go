@@ -45,6 +45,7 @@ var readmeCommands = map[string]string{
 	"hetsgd train --workload regression --strategy adacons --devices 8 --batch 64 --optimizer sgd --line-search --time virtual --epochs 25": readmeRun,
 	"hetsgd train --output lsh":                      readmeRun,
 	"hetsgd train --precision bf16":                  readmeRun,
+	"hetsgd-cuda train --backend gpu":                "needs an NVIDIA GPU and a binary built with -tags cuda (package gpu's TestTrainOnGPUAsOnHost runs it on the emulator)",
 	"hetsgd strategies -v":                           readmeRun,
 	"hetsgd train --strategy gem --devices 4 --help": readmeRun,
 	"hetsgd train --strategy adaptive --devices 4 --adaptive.beta 4 --print-config > run.yaml": readmeRun,
