@@ -53,40 +53,36 @@ func (w *XML) newBackendWorker(maxBatch int, seed uint64) (Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &backendWorker{set: w.Train, batch: data.NewBatch(w.Train, maxBatch), gr: gr, dropout: d, name: w.backend.Name()}, nil
+	return &backendWorker{draw: &xmlWorker{set: w.Train, batch: data.NewBatch(w.Train, maxBatch)}, gr: gr, dropout: d, name: w.backend.Name()}, nil
 }
 
 // backendWorker is a device's Worker on a backend. It is no Stepper: the
-// host applies the update, with the optimizer's state it keeps.
+// host applies the update, with the optimizer's state it keeps. Its
+// batches are drawn as the host's workers draw theirs (draw: no workspace).
 type backendWorker struct {
-	set     *data.Dataset
-	batch   *data.Batch
+	draw    *xmlWorker
 	gr      Gradienter
 	dropout *model.Dropout
 	name    string
 }
 
-func (x *backendWorker) Load(s *data.Sampler, n int) { x.LoadPolled(s, n, nil) }
-
+func (x *backendWorker) Load(s *data.Sampler, n int) { x.draw.Load(s, n) }
 func (x *backendWorker) LoadPolled(s *data.Sampler, n int, poll func()) {
-	if n > x.batch.Cap() {
-		panic(fmt.Sprintf("engine: a batch of %d for a device sized for %d", n, x.batch.Cap()))
-	}
-	x.batch.DrawPolled(x.set, s, n, poll)
+	x.draw.LoadPolled(s, n, poll)
 }
 
 // Gradient panics when the backend fails mid-run (a GPU lost, say): its
 // memory was allocated when the worker was made, so a failure here is the
 // device's, not the run's settings'.
 func (x *backendWorker) Gradient(p, g []float32) float64 {
-	loss, err := x.gr.Gradient(p, g, &x.batch.X, &x.batch.Y)
+	loss, err := x.gr.Gradient(p, g, &x.draw.batch.X, &x.draw.batch.Y)
 	if err != nil {
 		panic(fmt.Errorf("workload: the %s backend failed: %w", x.name, err))
 	}
 	return loss
 }
 
-func (x *backendWorker) Loaded() (int, int) { return x.batch.Len(), x.batch.X.NNZ() }
+func (x *backendWorker) Loaded() (int, int) { return x.draw.Loaded() }
 func (x *backendWorker) Close()             { x.gr.Close() }
 
 func (x *backendWorker) RandomState() ([]byte, error)  { return x.dropout.State() }
