@@ -9,9 +9,11 @@
 #       and gpu into DIR (default out/gpu-check), with this script.
 #   DIR/gpu-check.sh run [PEER]
 #       on the GPU machine, in one call: the GPUs the tool finds; every
-#       kernel and product against its pure-Go reference
-#       (HETSGD_GPU_TEST=real); one epoch of the Amazon-670K-like set
-#       (data gen --like amazon-670k --points 60000 --seed 3) on the GPU,
+#       kernel and product against its pure-Go reference, and train
+#       --backend gpu against the CPU (HETSGD_GPU_TEST=real); a run
+#       checkpointed on the GPU and resumed on the CPU; one epoch of the
+#       Amazon-670K-like set (data gen --like amazon-670k --points 60000
+#       --seed 3) on the GPU,
 #       with its samples a second and P@1; beside it, when PEER names the
 #       PyTorch peer (torch_gpu_peer.py), the peer on the same files, fp32.
 #       It ends with one summary. HETSGD_CUDA_DRIVER and HETSGD_CUDA_LIBS
@@ -48,6 +50,16 @@ run() {
   grep -E '^(--- |ok|FAIL|PASS)' "$work/gpu.log"
   grep -B2 -A12 -E '^--- FAIL' "$work/cuda.log" "$work/gpu.log" | head -60
 
+  step "a resume across backends (Bibtex: half an epoch on the GPU, the rest on the CPU, against the CPU throughout)"
+  t="$here/hetsgd train --time virtual --eval-every 0.25 --progress off"
+  (cd "$work" && $t --epochs 1 >whole.log 2>&1 &&
+    $t --epochs 0.5 --backend gpu --checkpoint ck >half.log 2>&1 &&
+    "$here/hetsgd" train --resume ck --backend cpu --epochs 1 --progress off >resumed.log 2>&1) || fail "the resume across backends"
+  p_whole=$(awk '$1 == "epoch" && $5 == "P@1" { p = $6 } END { print p }' "$work/whole.log")
+  p_resumed=$(awk '$1 == "epoch" && $5 == "P@1" { p = $6 } END { print p }' "$work/resumed.log")
+  echo "P@1 after one epoch: on the CPU throughout $p_whole; half on the GPU, resumed on the CPU $p_resumed"
+  awk -v a="$p_whole" -v b="$p_resumed" 'BEGIN { d = a - b; if (a == "" || b == "" || d > 0.01 || d < -0.01) exit 1 }' || fail "the resumed run's P@1 is not the whole run's"
+
   step "the Amazon-670K-like set (60,000 points, seed 3)"
   "$here/hetsgd" data gen --like amazon-670k --points 60000 --seed 3 --out "$work/a670k" --progress off >/dev/null || fail "data gen"
 
@@ -68,6 +80,7 @@ summary() {
   echo "== summary: $status"
   grep -h -o 'epoch: .*' "$work/epoch.log" 2>/dev/null | sed 's/^/hetsgd on the GPU: /'
   [ -n "${peer:-}" ] && grep -h '^{' "$work/peer.log" 2>/dev/null | tail -2 | sed 's/^/PyTorch: /'
+  [ -n "${p_whole:-}" ] && echo "resume across backends: P@1 $p_whole throughout on the CPU, $p_resumed half on the GPU"
   echo "tests: $(cat "$work"/cuda.log "$work"/gpu.log 2>/dev/null | grep -c '^--- PASS') passed, $(cat "$work"/cuda.log "$work"/gpu.log 2>/dev/null | grep -c '^--- FAIL') failed, $(cat "$work"/cuda.log "$work"/gpu.log 2>/dev/null | grep -c '^--- SKIP') skipped"
 }
 

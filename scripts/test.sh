@@ -125,7 +125,7 @@ mpi_env() {
 }
 
 cuda_tests() {
-  go vet -tags cuda ./cuda/... ./gpu/... ./cmd/hetsgd && go test -count=1 -tags cuda -timeout "$(limit 5)" ./cuda/... ./gpu/...
+  go vet -tags cuda ./cuda/... ./gpu/... ./cmd/hetsgd && go test -count=1 -tags cuda -timeout "$(limit 5)" ./cuda/... ./gpu/... && go test -count=1 -tags cuda -timeout "$(limit 5)" -run AcrossBackends ./cmd/hetsgd
 }
 
 mpi_tests() {
