@@ -70,7 +70,7 @@ extern "C" __global__ void axpy(int n, float a, const float* x, float* y) {
 // One block a row: the row's sum through shared memory.
 extern "C" __global__ void rowsum(int cols, const float* x, float* out) {
 	__shared__ float part[128];
-	const float* row = x + (size_t)blockIdx.x * cols;
+	const float* row = x + (long long)blockIdx.x * cols;
 	float s = 0;
 	for (int j = threadIdx.x; j < cols; j += blockDim.x) s += row[j];
 	part[threadIdx.x] = s;

@@ -14,8 +14,8 @@ extern "C" __global__ void spmm_bias(int out, const int* ptr, const int* idx, co
 	int r = blockIdx.x;
 	for (int j = threadIdx.x; j < out; j += blockDim.x) {
 		float s = b[j];
-		for (int k = ptr[r]; k < ptr[r + 1]; k++) s += val[k] * W[(size_t)idx[k] * out + j];
-		dst[(size_t)r * out + j] = s;
+		for (int k = ptr[r]; k < ptr[r + 1]; k++) s += val[k] * W[(long long)idx[k] * out + j];
+		dst[(long long)r * out + j] = s;
 	}
 }
 
@@ -27,8 +27,8 @@ extern "C" __global__ void spmm_t(int out, const int* feat, const int* fptr, con
 	int f = blockIdx.x;
 	for (int j = threadIdx.x; j < out; j += blockDim.x) {
 		float s = 0;
-		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(size_t)frow[e] * out + j];
-		gW[(size_t)feat[f] * out + j] = s;
+		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(long long)frow[e] * out + j];
+		gW[(long long)feat[f] * out + j] = s;
 	}
 }
 
@@ -38,15 +38,15 @@ extern "C" __global__ void spmm_t_sgd(int out, float lr, const int* feat, const 
 	int f = blockIdx.x;
 	for (int j = threadIdx.x; j < out; j += blockDim.x) {
 		float s = 0;
-		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(size_t)frow[e] * out + j];
-		W[(size_t)feat[f] * out + j] -= lr * s;
+		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(long long)frow[e] * out + j];
+		W[(long long)feat[f] * out + j] -= lr * s;
 	}
 }
 
 // dst[r, :] = b for rows × out.
 extern "C" __global__ void broadcast(int rows, int out, const float* b, float* dst) {
-	size_t n = (size_t)rows * out;
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+	long long n = (long long)rows * out;
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
 		dst[i] = b[i % out];
 }
 
@@ -66,7 +66,7 @@ extern "C" __global__ void relu_grad(int n, float* g, const float* act) {
 extern "C" __global__ void sum_rows(int rows, int cols, const float* a, float* dst) {
 	for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += gridDim.x * blockDim.x) {
 		float s = 0;
-		for (int r = 0; r < rows; r++) s += a[(size_t)r * cols + j];
+		for (int r = 0; r < rows; r++) s += a[(long long)r * cols + j];
 		dst[j] = s;
 	}
 }
@@ -81,7 +81,7 @@ extern "C" __global__ void softmax_xent(int L, const int* yptr, const int* yidx,
 	__shared__ float part[THREADS];
 	__shared__ float target;
 	int r = blockIdx.x, t = threadIdx.x;
-	float* row = z + (size_t)r * L;
+	float* row = z + (long long)r * L;
 	int k0 = yptr[r], k = yptr[r + 1] - k0;
 	if (k == 0) {
 		if (grad)
@@ -89,7 +89,7 @@ extern "C" __global__ void softmax_xent(int L, const int* yptr, const int* yidx,
 		if (t == 0) loss[r] = 0;
 		return;
 	}
-	float m = -FLT_MAX;
+	float m = -3.402823466e38f; // -FLT_MAX: NVRTC has no standard headers
 	for (int j = t; j < L; j += blockDim.x) m = fmaxf(m, row[j]);
 	part[t] = m;
 	__syncthreads();

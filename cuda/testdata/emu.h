@@ -16,6 +16,13 @@
 #include <utility>
 #include <vector>
 
+// NVRTC compiles without the standard headers: what they define as macros
+// is not a kernel's to use.
+#undef FLT_MAX
+#undef FLT_MIN
+#undef INFINITY
+#undef NAN
+
 struct dim3 {
 	unsigned x = 1, y = 1, z = 1;
 };
