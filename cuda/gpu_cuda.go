@@ -177,6 +177,15 @@ func (g *GPU) Alloc(n int) (Buffer, error) {
 	return Buffer{Ptr: p, Len: n}, err
 }
 
+// FreeMemory returns the bytes of device memory free now: what a replica
+// about to be allocated is checked against, since other replicas (and
+// other programs) may hold part of the GPU.
+func (g *GPU) FreeMemory() (uint64, error) {
+	var free, total uint64
+	err := g.call("cuMemGetInfo", func() int32 { return g.lib.memGetInfo(&free, &total) })
+	return free, err
+}
+
 // Free frees b.
 func (g *GPU) Free(b Buffer) error {
 	if b.Ptr == 0 {
@@ -367,9 +376,13 @@ var ErrMath = errors.New("cuda: math mode is fp32 or tf32")
 // SetMath sets cuBLAS's products to fp32 or tf32 (tensor cores, inputs
 // rounded to 10 bits of mantissa).
 func (g *GPU) SetMath(mode string) error {
-	m := map[string]int32{"fp32": blasDefaultMath, "tf32": blasTF32Math}
-	v, ok := m[mode]
-	if !ok {
+	var v int32
+	switch mode {
+	case "fp32":
+		v = blasDefaultMath
+	case "tf32":
+		v = blasTF32Math
+	default:
 		return fmt.Errorf("%w, not %q", ErrMath, mode)
 	}
 	return g.Do(func() error {

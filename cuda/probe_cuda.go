@@ -44,6 +44,7 @@ type lib struct {
 	copyDtoH       func(dst unsafe.Pointer, src uint64, bytes uintptr) int32
 	copyDtoD       func(dst, src uint64, bytes uintptr) int32
 	memsetD32      func(dst uint64, v uint32, n uintptr) int32
+	memGetInfo     func(free, total *uint64) int32
 	moduleLoadData func(m *uintptr, image *byte) int32
 	moduleUnload   func(m uintptr) int32
 	moduleFunction func(f *uintptr, m uintptr, name *byte) int32
@@ -108,11 +109,11 @@ func load(o Options) (*lib, *System, error) {
 		"install the NVIDIA driver, or name its libcuda.so.1 with "+DriverEnv,
 		[]string{"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceTotalMem_v2", "cuDeviceGetAttribute", "cuGetErrorString",
 			"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxSetCurrent", "cuCtxSynchronize",
-			"cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2", "cuMemsetD32_v2",
+			"cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2", "cuMemsetD32_v2", "cuMemGetInfo_v2",
 			"cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel"},
 		&d.init, &d.version, &d.deviceCount, &d.device, &d.deviceName, &d.deviceMemory, &d.deviceAttr, &d.errorString,
 		&d.primaryRetain, &d.primaryRelease, &d.ctxSetCurrent, &d.ctxSynchronize,
-		&d.memAlloc, &d.memFree, &d.copyHtoD, &d.copyDtoH, &d.copyDtoD, &d.memsetD32,
+		&d.memAlloc, &d.memFree, &d.copyHtoD, &d.copyDtoH, &d.copyDtoD, &d.memsetD32, &d.memGetInfo,
 		&d.moduleLoadData, &d.moduleUnload, &d.moduleFunction, &d.launchKernel)
 	if err != nil {
 		return nil, nil, err

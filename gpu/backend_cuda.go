@@ -20,10 +20,15 @@ type Backend struct{ GPU *cuda.GPU }
 func (b Backend) Name() string { return "gpu (" + b.GPU.Device().String() + ")" }
 
 // NewGradienter implements workload.Backend: a replica of m on the GPU,
-// refused before it allocates when it would not fit the GPU's memory.
+// refused before it allocates when it would not fit the GPU's free
+// memory (the devices' replicas share the GPU).
 func (b Backend) NewGradienter(m *model.MLP, maxRows, maxNNZ, maxLabels int, d *model.Dropout) (workload.Gradienter, error) {
-	if need, have := Bytes(m, maxRows, maxNNZ, maxLabels), b.GPU.Device().Memory; uint64(need) > have {
-		return nil, fmt.Errorf("gpu: a replica of %d parameters for batches of %d rows needs %.1f GiB, more than the %.1f GiB of %s",
+	have, err := b.GPU.FreeMemory()
+	if err != nil {
+		return nil, err
+	}
+	if need := Bytes(m, maxRows, maxNNZ, maxLabels); uint64(need) > have {
+		return nil, fmt.Errorf("gpu: a replica of %d parameters for batches of %d rows needs %.1f GiB, more than the %.1f GiB free on %s",
 			m.NumParams(), maxRows, float64(need)/(1<<30), float64(have)/(1<<30), b.GPU.Device().Name)
 	}
 	n, err := NewNet(b.GPU, m, maxRows, maxNNZ, maxLabels)

@@ -19,27 +19,22 @@ extern "C" __global__ void spmm_bias(int out, const int* ptr, const int* idx, co
 	}
 }
 
-// gW[f, :] = Σ over the batch's entries of feature f of val·up[row, :],
-// for each feature the batch has (a block each): the first layer's weight
-// gradient on its rows. fptr/frow/fval are the batch by feature.
-extern "C" __global__ void spmm_t(int out, const int* feat, const int* fptr, const int* frow, const float* fval,
+// The first layer's weight gradient on the batch's features (a block
+// each): g = Σ over the batch's entries of feature f of val·up[row, :],
+// written to gW[f, :] when lr is 0, else applied to the weights there by
+// plain SGD (gW is then W: W[f, :] −= lr·g). fptr/frow/fval are the batch
+// by feature.
+extern "C" __global__ void spmm_t(int out, float lr, const int* feat, const int* fptr, const int* frow, const float* fval,
                                    const float* up, float* gW) {
 	int f = blockIdx.x;
 	for (int j = threadIdx.x; j < out; j += blockDim.x) {
 		float s = 0;
 		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(long long)frow[e] * out + j];
-		gW[(long long)feat[f] * out + j] = s;
-	}
-}
-
-// As spmm_t, but applying plain SGD to the rows at once: W[f, :] -= lr·g.
-extern "C" __global__ void spmm_t_sgd(int out, float lr, const int* feat, const int* fptr, const int* frow, const float* fval,
-                                       const float* up, float* W) {
-	int f = blockIdx.x;
-	for (int j = threadIdx.x; j < out; j += blockDim.x) {
-		float s = 0;
-		for (int e = fptr[f]; e < fptr[f + 1]; e++) s += fval[e] * up[(long long)frow[e] * out + j];
-		W[(long long)feat[f] * out + j] -= lr * s;
+		float* w = &gW[(long long)feat[f] * out + j];
+		if (lr == 0)
+			*w = s;
+		else
+			*w -= lr * s;
 	}
 }
 

@@ -45,7 +45,7 @@ type Net struct {
 	host                                                 staging
 
 	k struct {
-		spmmBias, spmmT, spmmTSGD, broadcast, relu, reluGrad, sumRows, update, xent, mul cuda.Function
+		spmmBias, spmmT, broadcast, relu, reluGrad, sumRows, update, xent, mul cuda.Function
 	}
 }
 
@@ -75,7 +75,7 @@ func NewNet(g *cuda.GPU, m *model.MLP, maxRows, maxNNZ, maxLabels int) (*Net, er
 		fn   *cuda.Function
 		name string
 	}{
-		{&n.k.spmmBias, "spmm_bias"}, {&n.k.spmmT, "spmm_t"}, {&n.k.spmmTSGD, "spmm_t_sgd"}, {&n.k.broadcast, "broadcast"},
+		{&n.k.spmmBias, "spmm_bias"}, {&n.k.spmmT, "spmm_t"}, {&n.k.broadcast, "broadcast"},
 		{&n.k.relu, "relu"}, {&n.k.reluGrad, "relu_grad"}, {&n.k.sumRows, "sum_rows"}, {&n.k.update, "update"}, {&n.k.xent, "softmax_xent"}, {&n.k.mul, "mul"},
 	} {
 		if *f.fn, err = mod.Function(f.name); err != nil {
@@ -120,12 +120,13 @@ func NewNet(g *cuda.GPU, m *model.MLP, maxRows, maxNNZ, maxLabels int) (*Net, er
 	return n, nil
 }
 
-// Bytes is the device memory NewNet allocates, to refuse a run before it
-// allocates what the GPU does not have.
+// Bytes is the device memory NewNet and SetDropout allocate, to refuse a
+// run before it allocates what the GPU does not have. (A Step with
+// momentum or Adam adds its state: one or two vectors of the parameters.)
 func Bytes(m *model.MLP, maxRows, maxNNZ, maxLabels int) int64 {
 	e := 2 * int64(m.NumParams())
 	for _, l := range m.Layers()[:len(m.Layers())-1] {
-		e += 2 * int64(maxRows*l.Out)
+		e += 3 * int64(maxRows*l.Out) // activations, their gradient, the dropout mask
 	}
 	e += int64(maxRows)*int64(m.Config().Outputs) + 3*int64(maxRows+1) + 6*int64(maxNNZ) + 1 + int64(maxLabels)
 	return 4 * e
@@ -176,7 +177,7 @@ func (n *Net) Params(p []float32) error {
 	return cuda.CopyOut(n.g, p, n.p)
 }
 
-// Gradient copies the gradient of the last Gradient into g.
+// GradientOut copies the gradient of the last Gradient into g.
 func (n *Net) GradientOut(g []float32) error {
 	if len(g) != n.m.NumParams() {
 		return fmt.Errorf("gpu: %d gradient elements for a network of %d", len(g), n.m.NumParams())
@@ -310,7 +311,8 @@ func (n *Net) forward(training bool) error {
 
 // Gradient computes the gradient of the loaded batch's mean loss at the
 // replica's parameters into its gradient buffer (GradientOut reads it)
-// and returns that loss, as model.Workspace.Gradient does without dropout.
+// and returns that loss, as model.Workspace.Gradient does (with dropout,
+// when set).
 func (n *Net) Gradient() (float64, error) { return n.step(nil) }
 
 // Step trains on the loaded batch: the gradient, then u applied to the
@@ -350,11 +352,8 @@ func (n *Net) step(u *kernel.Update) (float64, error) {
 		}
 		g, rows := n.g, n.rows
 		cfg := n.m.Config()
-		scale := float32(0)
 		if rows > 0 {
-			scale = 1 / float32(rows)
-		}
-		if rows > 0 {
+			scale := 1 / float32(rows)
 			if err := g.Launch(n.k.xent, cuda.D1(rows), cuda.D1(threads), cuda.I32(cfg.Outputs), cuda.Ptr(n.yptr), cuda.Ptr(n.yidx),
 				cuda.F32(scale), cuda.I32(1), cuda.Ptr(n.out), cuda.Ptr(n.loss)); err != nil {
 				return err
@@ -377,15 +376,14 @@ func (n *Net) step(u *kernel.Update) (float64, error) {
 				if n.features == 0 {
 					break
 				}
+				// Plain SGD updates the weights' rows in place; otherwise
+				// their gradient is written.
+				lr, dst := float32(0), gw
 				if sparseSGD {
-					if err := g.Launch(n.k.spmmTSGD, cuda.D1(n.features), cuda.D1(min(threads, l.Out)), cuda.I32(l.Out), cuda.F32(u.LR),
-						cuda.Ptr(n.feat), cuda.Ptr(n.fptr), cuda.Ptr(n.frow), cuda.Ptr(n.fval), cuda.Ptr(up), cuda.Ptr(n.p.Slice(l.W, l.B))); err != nil {
-						return err
-					}
-					break
+					lr, dst = u.LR, n.p.Slice(l.W, l.B)
 				}
-				if err := g.Launch(n.k.spmmT, cuda.D1(n.features), cuda.D1(min(threads, l.Out)), cuda.I32(l.Out),
-					cuda.Ptr(n.feat), cuda.Ptr(n.fptr), cuda.Ptr(n.frow), cuda.Ptr(n.fval), cuda.Ptr(up), cuda.Ptr(gw)); err != nil {
+				if err := g.Launch(n.k.spmmT, cuda.D1(n.features), cuda.D1(min(threads, l.Out)), cuda.I32(l.Out), cuda.F32(lr),
+					cuda.Ptr(n.feat), cuda.Ptr(n.fptr), cuda.Ptr(n.frow), cuda.Ptr(n.fval), cuda.Ptr(up), cuda.Ptr(dst)); err != nil {
 					return err
 				}
 				break

@@ -5,6 +5,7 @@ package gpu_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hetsgd/hetsgd/cuda/cudatest"
@@ -257,4 +258,29 @@ func TestDropoutMatchesHost(t *testing.T) {
 		}
 		near(t, "gradient with dropout", got, want, 1e-4)
 	}
+}
+
+// A replica that would not fit the GPU's free memory is refused before
+// anything is allocated, with the sizes.
+func TestBackendRefusesWhatDoesNotFit(t *testing.T) {
+	g := cudatest.GPU(t)
+	free, err := g.FreeMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two parameter-sized vectors of 4-byte floats: twice free's bytes.
+	m, err := model.New(model.Config{Inputs: 10, Hidden: []int{2}, Outputs: int(free / 12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = gpu.Backend{GPU: g}.NewGradienter(m, 8, 64, 32, nil)
+	if err == nil || !strings.Contains(err.Error(), "free on") {
+		t.Errorf("a replica of %d parameters with %d bytes free: %v", m.NumParams(), free, err)
+	}
+	small, _ := model.New(model.Config{Inputs: 10, Hidden: []int{2}, Outputs: 5})
+	gr, err := gpu.Backend{GPU: g}.NewGradienter(small, 8, 64, 32, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr.Close()
 }

@@ -34,10 +34,16 @@ type Gradienter interface {
 // runs on the host's cores only.
 func (w *XML) SetBackend(b Backend) error {
 	if w.sampling != nil {
-		return fmt.Errorf("workload: the sampled output layer (--output lsh) runs on the host's cores only, not on the %s backend", b.Name())
+		return errSampledOnBackend(b)
 	}
 	w.backend = b
 	return nil
+}
+
+// errSampledOnBackend refuses a sampled output layer on backend b, in
+// whichever order the two are set.
+func errSampledOnBackend(b Backend) error {
+	return fmt.Errorf("workload: the sampled output layer (--output lsh) runs on the host's cores only, not on the %s backend", b.Name())
 }
 
 // Backend returns the backend set, nil for the host's cores.

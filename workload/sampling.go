@@ -227,7 +227,7 @@ func (s Sampling) active(labels int) int { return max(1, int(math.Ceil(s.Active*
 // It must come before Init and NewWorker.
 func (w *XML) SetSampling(s Sampling) error {
 	if w.backend != nil {
-		return fmt.Errorf("workload: the sampled output layer (--output lsh) runs on the host's cores only, not on the %s backend", w.backend.Name())
+		return errSampledOnBackend(w.backend)
 	}
 	if err := s.Check(); err != nil {
 		return err

@@ -75,6 +75,16 @@ int cuMemAlloc_v2(unsigned long long *p, size_t n) {
 	*p = (unsigned long long)(uintptr_t)m;
 	return 0;
 }
+int cuMemGetInfo_v2(size_t *free, size_t *total) {
+	NEED_CONTEXT;
+	*total = (size_t)16 << 30;
+#ifdef FAKE_MEMORY
+	*free = FAKE_MEMORY;
+#else
+	*free = (size_t)15 << 30;
+#endif
+	return 0;
+}
 int cuMemFree_v2(unsigned long long p) { NEED_CONTEXT; free((void *)(uintptr_t)p); return 0; }
 int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n) { NEED_CONTEXT; memcpy((void *)(uintptr_t)dst, src, n); return 0; }
 int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n) { NEED_CONTEXT; memcpy(dst, (void *)(uintptr_t)src, n); return 0; }
